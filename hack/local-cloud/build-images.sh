@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Builds the two container images the local cloud needs, without a registry or
+# a container builder: each is an OCI image layout (one layer tarball, a
+# config, a manifest, an index) packed into a tar that `ctr images import`
+# accepts. Cached by content; rebuilt only when this script changes.
+#   pause    - a static C program that sleeps until signalled.
+#   test-app - busybox (sh, ping, nc, httpd, ip...) with an HTTP server that
+#              answers with the pod's hostname, as the default command.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+PAUSE_IMAGE=registry.k8s.io/pause:3.10
+APP_IMAGE=kuryr.local/test-app:v1
+stamp=$(sha256sum "$0" | cut -c1-16)
+if [ -f "$IMAGES_DIR/$stamp.done" ]; then
+  log "images: cached in $IMAGES_DIR"
+  exit 0
+fi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$IMAGES_DIR"
+
+sha() { sha256sum "$1" | cut -d' ' -f1; }
+
+# oci_archive NAME REF ROOTFS_DIR CONFIG_JSON_FRAGMENT OUT.tar
+oci_archive() {
+  local name=$1 ref=$2 rootfs=$3 cfg=$4 out=$5
+  local d=$work/$name-oci
+  mkdir -p "$d/blobs/sha256"
+  tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -C "$rootfs" -cf "$d/layer.tar" .
+  local diff; diff=$(sha "$d/layer.tar")
+  gzip -n -c "$d/layer.tar" >"$d/layer.tar.gz"
+  local lsum; lsum=$(sha "$d/layer.tar.gz")
+  local lsize; lsize=$(stat -c %s "$d/layer.tar.gz")
+  mv "$d/layer.tar.gz" "$d/blobs/sha256/$lsum"
+  rm "$d/layer.tar"
+  jq -n --arg diff "sha256:$diff" --argjson cfg "$cfg" \
+    '{architecture:"amd64", os:"linux", config:$cfg,
+      rootfs:{type:"layers", diff_ids:[$diff]}}' >"$d/config.json"
+  local csum; csum=$(sha "$d/config.json")
+  local csize; csize=$(stat -c %s "$d/config.json")
+  mv "$d/config.json" "$d/blobs/sha256/$csum"
+  jq -n --arg c "sha256:$csum" --argjson cs "$csize" --arg l "sha256:$lsum" --argjson ls "$lsize" \
+    '{schemaVersion:2, mediaType:"application/vnd.oci.image.manifest.v1+json",
+      config:{mediaType:"application/vnd.oci.image.config.v1+json", digest:$c, size:$cs},
+      layers:[{mediaType:"application/vnd.oci.image.layer.v1.tar+gzip", digest:$l, size:$ls}]}' \
+    >"$d/manifest.json"
+  local msum; msum=$(sha "$d/manifest.json")
+  local msize; msize=$(stat -c %s "$d/manifest.json")
+  mv "$d/manifest.json" "$d/blobs/sha256/$msum"
+  jq -n --arg m "sha256:$msum" --argjson ms "$msize" --arg ref "$ref" \
+    '{schemaVersion:2, manifests:[{mediaType:"application/vnd.oci.image.manifest.v1+json",
+      digest:$m, size:$ms, platform:{architecture:"amd64", os:"linux"},
+      annotations:{"io.containerd.image.name":$ref, "org.opencontainers.image.ref.name":$ref}}]}' \
+    >"$d/index.json"
+  echo '{"imageLayoutVersion":"1.0.0"}' >"$d/oci-layout"
+  tar --sort=name --mtime=@0 --owner=0 --group=0 -C "$d" -cf "$out" oci-layout index.json blobs
+}
+
+# pause
+mkdir -p "$work/pause-root"
+cat >"$work/pause.c" <<'EOF'
+#include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <sys/wait.h>
+static void stop(int s) { (void)s; _exit(0); }
+static void reap(int s) { (void)s; while (waitpid(-1, NULL, WNOHANG) > 0) {} }
+int main(void) {
+  signal(SIGINT, stop); signal(SIGTERM, stop); signal(SIGCHLD, reap);
+  for (;;) pause();
+}
+EOF
+gcc -Os -static -o "$work/pause-root/pause" "$work/pause.c"
+strip "$work/pause-root/pause"
+oci_archive pause "$PAUSE_IMAGE" "$work/pause-root" \
+  '{"Entrypoint":["/pause"],"Env":["PATH=/"]}' "$IMAGES_DIR/pause.tar"
+
+# test-app
+r=$work/app-root
+mkdir -p "$r/bin" "$r/www" "$r/tmp" "$r/etc" "$r/proc" "$r/sys" "$r/dev" "$r/run"
+cp /bin/busybox "$r/bin/busybox"
+for a in $("$r/bin/busybox" --list); do
+  [ "$a" = busybox ] || ln -sf busybox "$r/bin/$a"
+done
+echo 'root:x:0:0:root:/:/bin/sh' >"$r/etc/passwd"
+echo 'root:x:0:' >"$r/etc/group"
+cat >"$r/bin/serve" <<'EOF'
+#!/bin/sh
+# Default command: an HTTP server on $PORT (8080) answering with the pod's
+# hostname. A shell as PID 1 so SIGTERM ends the pod at once.
+PORT=${PORT:-8080}
+hostname >/www/index.html
+httpd -f -p "$PORT" -h /www &
+trap 'kill $! 2>/dev/null; exit 0' TERM INT
+wait
+EOF
+chmod +x "$r/bin/serve"
+oci_archive test-app "$APP_IMAGE" "$r" \
+  '{"Cmd":["/bin/serve"],"Env":["PATH=/bin"],"ExposedPorts":{"8080/tcp":{}}}' "$IMAGES_DIR/test-app.tar"
+
+echo "$PAUSE_IMAGE" >"$IMAGES_DIR/pause.ref"
+echo "$APP_IMAGE" >"$IMAGES_DIR/test-app.ref"
+rm -f "$IMAGES_DIR"/*.done
+touch "$IMAGES_DIR/$stamp.done"
+log "images: built $PAUSE_IMAGE and $APP_IMAGE in $IMAGES_DIR"

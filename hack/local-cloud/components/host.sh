@@ -1,0 +1,31 @@
+# Host settings the cloud changes, saved first so `down` restores them.
+#  - /etc/hosts: node names resolve to 127.0.0.1, so the API server reaches
+#    each kubelet through the loopback relay (the kubelet refuses a loopback
+#    node IP, so the node's address type "Hostname" is what gets used).
+#  - sysctls the kubelet sets on start.
+
+HOSTS_MARK="# kuryr-local-cloud"
+SAVED_SYSCTLS=(vm.overcommit_memory kernel.panic kernel.panic_on_oops)
+
+save_host_settings() {
+  mkdir -p "$CLOUD_STATE"
+  local f=$CLOUD_STATE/sysctl.saved s
+  if [ ! -f "$f" ]; then
+    for s in "${SAVED_SYSCTLS[@]}"; do echo "$s=$(sysctl -n "$s")"; done >"$f.tmp"
+    mv "$f.tmp" "$f"
+  fi
+  grep -q "$HOSTS_MARK" /etc/hosts || echo "127.0.0.1 ${NODES[*]} $HOSTS_MARK" >>/etc/hosts
+}
+
+restore_host_settings() {
+  local f=$CLOUD_STATE/sysctl.saved line
+  if [ -f "$f" ]; then
+    while read -r line; do sysctl -q -w "$line" >/dev/null || log "could not restore $line"; done <"$f"
+    rm -f "$f"
+  fi
+  if grep -q "$HOSTS_MARK" /etc/hosts; then
+    # /etc/hosts may be a bind mount: rewrite in place, never replace.
+    local tmp; tmp=$(grep -v "$HOSTS_MARK" /etc/hosts)
+    printf '%s\n' "$tmp" >/etc/hosts
+  fi
+}

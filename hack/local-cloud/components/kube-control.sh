@@ -1,0 +1,97 @@
+# etcd, kube-apiserver, kube-controller-manager and kube-scheduler, all on
+# 127.0.0.1 of the root namespace. Sourced by up.sh.
+
+KUBE_DIR=$CLOUD_STATE/kube
+ADMIN_KUBECONFIG=$KUBE_DIR/admin.kubeconfig
+
+start_etcd() {
+  mkdir -p "$CLOUD_STATE/etcd"
+  start_bg etcd -- etcd --name kuryr-local --data-dir "$CLOUD_STATE/etcd" \
+    --listen-client-urls "http://127.0.0.1:$ETCD_PORT" \
+    --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
+    --listen-peer-urls http://127.0.0.1:2380 \
+    --initial-advertise-peer-urls http://127.0.0.1:2380 \
+    --initial-cluster kuryr-local=http://127.0.0.1:2380 \
+    --quota-backend-bytes 2147483648 --log-level warn
+  wait_for etcd 20 curl -fsS "http://127.0.0.1:$ETCD_PORT/health"
+}
+
+# kube_credentials writes the service-account key pair, a static token file
+# (an admin, one identity per node for the Node authorizer, and kuryr) and a
+# kubeconfig per identity. Tokens are random per cloud.
+kube_credentials() {
+  mkdir -p "$KUBE_DIR"
+  [ -f "$KUBE_DIR/sa.key" ] || {
+    openssl genrsa -out "$KUBE_DIR/sa.key" 2048 2>/dev/null
+    openssl rsa -in "$KUBE_DIR/sa.key" -pubout -out "$KUBE_DIR/sa.pub" 2>/dev/null
+  }
+  [ -f "$KUBE_DIR/tokens.csv" ] && return 0
+  local tok n
+  tok() { head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n'; }
+  {
+    echo "$(tok),admin,admin,system:masters"
+    echo "$(tok),kuryr-controller,kuryr-controller,system:masters"
+    for n in "${NODES[@]}"; do
+      echo "$(tok),system:node:$n,node-$n,system:nodes"
+      echo "$(tok),kuryr-daemon:$n,kuryr-daemon-$n,system:masters"
+    done
+  } >"$KUBE_DIR/tokens.csv"
+  chmod 600 "$KUBE_DIR/tokens.csv"
+}
+
+# kubeconfig_for USER OUT: a kubeconfig with USER's token. The apiserver's
+# certificate is self-signed on first start, so clients skip verification;
+# this cloud only ever listens on loopback.
+kubeconfig_for() {
+  local user=$1 out=$2 token
+  token=$(awk -F, -v u="$user" '$2==u {print $1}' "$KUBE_DIR/tokens.csv")
+  [ -n "$token" ] || die "no token for $user"
+  cat >"$out" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: $CLUSTER_NAME
+  cluster:
+    server: https://127.0.0.1:$APISERVER_PORT
+    insecure-skip-tls-verify: true
+users:
+- name: $user
+  user:
+    token: $token
+contexts:
+- name: $CLUSTER_NAME
+  context: {cluster: $CLUSTER_NAME, user: $user}
+current-context: $CLUSTER_NAME
+EOF
+  chmod 600 "$out"
+}
+
+start_kube_control() {
+  kube_credentials
+  kubeconfig_for admin "$ADMIN_KUBECONFIG"
+  start_bg kube-apiserver -- "$K8S_BIN/kube-apiserver" \
+    --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
+    --bind-address 127.0.0.1 --secure-port "$APISERVER_PORT" \
+    --advertise-address 127.0.0.1 --endpoint-reconciler-type none \
+    --cert-dir "$KUBE_DIR/pki" \
+    --service-cluster-ip-range "$SERVICE_CIDR" \
+    --token-auth-file "$KUBE_DIR/tokens.csv" \
+    --authorization-mode Node,RBAC \
+    --service-account-key-file "$KUBE_DIR/sa.pub" \
+    --service-account-signing-key-file "$KUBE_DIR/sa.key" \
+    --service-account-issuer https://kubernetes.default.svc \
+    --allow-privileged=true \
+    --kubelet-preferred-address-types Hostname \
+    --profiling=false --v 1
+  wait_for kube-apiserver 60 curl -fsSk "https://127.0.0.1:$APISERVER_PORT/readyz"
+  start_bg kube-controller-manager -- "$K8S_BIN/kube-controller-manager" \
+    --kubeconfig "$ADMIN_KUBECONFIG" --leader-elect=false \
+    --bind-address 127.0.0.1 \
+    --service-account-private-key-file "$KUBE_DIR/sa.key" \
+    --root-ca-file "$KUBE_DIR/pki/apiserver.crt" \
+    --service-cluster-ip-range "$SERVICE_CIDR" \
+    --profiling=false --v 1
+  start_bg kube-scheduler -- "$K8S_BIN/kube-scheduler" \
+    --kubeconfig "$ADMIN_KUBECONFIG" --leader-elect=false \
+    --bind-address 127.0.0.1 --profiling=false --v 1
+}

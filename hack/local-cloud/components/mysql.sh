@@ -1,0 +1,32 @@
+# MariaDB for Neutron and Octavia: its own datadir, socket and port, so it
+# never touches a system instance. SQLite cannot run their migrations.
+
+MYSQL_DIR=$CLOUD_STATE/mysql
+MYSQL_SOCK=$CLOUD_RUN/mysql.sock
+MYSQL_PASSWORD=kuryr-local
+DB_URL_BASE="mysql+pymysql://cloud:$MYSQL_PASSWORD@127.0.0.1:$MYSQL_PORT"
+
+mysql_cli() { mysql --no-defaults -uroot -S "$MYSQL_SOCK" "$@"; }
+
+start_mysql() {
+  mkdir -p "$CLOUD_RUN"
+  if [ ! -d "$MYSQL_DIR/mysql" ]; then
+    mkdir -p "$MYSQL_DIR"
+    mariadb-install-db --no-defaults --datadir="$MYSQL_DIR" --user=root \
+      --auth-root-authentication-method=socket --skip-test-db \
+      >"$CLOUD_LOG_DIR/mysql-install.log" 2>&1 || die "mariadb-install-db failed (see $CLOUD_LOG_DIR/mysql-install.log)"
+  fi
+  # Durability is worthless for a throwaway cloud; fsyncs are the main cost
+  # of the migrations.
+  start_bg mysql -- mariadbd --no-defaults --datadir="$MYSQL_DIR" --user=root \
+    --socket="$MYSQL_SOCK" --port="$MYSQL_PORT" --bind-address=127.0.0.1 \
+    --pid-file="$CLOUD_RUN/mysql.pidfile" --skip-log-bin \
+    --innodb-flush-log-at-trx-commit=0 --innodb-doublewrite=0 --sync-binlog=0 \
+    --innodb-buffer-pool-size=128M --max-connections=1000 --skip-name-resolve
+  wait_for mysql 30 mysql_cli -e 'select 1'
+  mysql_cli -e "
+    CREATE USER IF NOT EXISTS 'cloud'@'127.0.0.1' IDENTIFIED BY '$MYSQL_PASSWORD';
+    CREATE DATABASE IF NOT EXISTS neutron;
+    CREATE DATABASE IF NOT EXISTS octavia;
+    GRANT ALL ON *.* TO 'cloud'@'127.0.0.1';"
+}

@@ -1,0 +1,81 @@
+# The Neutron resources kuryr needs, created idempotently by name (a second
+# `up` finds and reuses them). Everything is owned by PROJECT_ID and tagged
+# "kuryr-local-cloud", so tests can tell it from what kuryr creates.
+#
+#   public          flat external network on physnet "public" (172.24.4.0/24)
+#   kuryr-pods      subnet pool 10.10.0.0/16, /24 per subnet
+#   kuryr-pod-net   default pod network + subnet from that pool
+#   kuryr-service-net / -subnet  10.96.0.0/16: Kubernetes cluster IPs are the
+#                   lower half; Neutron allocates only from the upper half,
+#                   and the gateway is the last address (10.96.0.1 is the
+#                   "kubernetes" Service)
+#   kuryr-router    gateway on "public", interfaces on both subnets
+#   kuryr-pods-default  security group: all ingress, all egress (Kubernetes
+#                   pods are open until a NetworkPolicy selects them)
+
+NEUTRON_API=http://127.0.0.1:$NEUTRON_PORT/v2.0
+BOOTSTRAP_TAG=kuryr-local-cloud
+
+neutron() { # METHOD PATH [JSON]
+  local args=(-fsS -X "$1" -H 'Content-Type: application/json' "$NEUTRON_API$2")
+  [ -n "${3:-}" ] && args+=(-d "$3")
+  curl "${args[@]}" || die "neutron $1 $2 failed"
+}
+
+# find_id COLLECTION NAME: the id of the one resource with that name, or "".
+find_id() {
+  neutron GET "/$1?name=$2&fields=id" | jq -r --arg c "$1" '.[$c | sub("-";"_")][0].id // empty'
+}
+
+# ensure COLLECTION NAME BODY: id of the named resource, created if missing.
+ensure() {
+  local coll=$1 name=$2 body=$3 id key
+  id=$(find_id "$coll" "$name")
+  if [ -z "$id" ]; then
+    key=${coll%s}; key=${key//-/_}; [ "$coll" = subnetpools ] && key=subnetpool
+    [ "$coll" = security-groups ] && key=security_group
+    id=$(neutron POST "/$coll" "{\"$key\": $(jq -c --arg n "$name" --arg p "$PROJECT_ID" \
+      '. + {name: $n, project_id: $p}' <<<"$body")}" | jq -r ".$key.id")
+    neutron PUT "/$coll/$id/tags/$BOOTSTRAP_TAG" >/dev/null
+  fi
+  echo "$id"
+}
+
+router_has_interface() { # router subnet
+  neutron GET "/ports?device_id=$1&fields=fixed_ips" | jq -e --arg s "$2" \
+    '[.ports[].fixed_ips[].subnet_id] | index($s) != null' >/dev/null
+}
+
+bootstrap_neutron() {
+  local pub pubsub pool podnet podsub svcnet svcsub router sg
+  pub=$(ensure networks public '{"router:external": true, "provider:network_type": "flat",
+    "provider:physical_network": "public", "shared": true}')
+  pubsub=$(ensure subnets public-subnet "$(jq -nc --arg n "$pub" --arg c "$EXTERNAL_CIDR" --arg g "$EXTERNAL_GW" \
+    '{network_id: $n, cidr: $c, ip_version: 4, gateway_ip: $g, enable_dhcp: false,
+      allocation_pools: [{start: "172.24.4.10", end: "172.24.4.250"}]}')")
+  pool=$(ensure subnetpools kuryr-pods "$(jq -nc --arg p "$POD_POOL_PREFIX" \
+    '{prefixes: [$p], default_prefixlen: 24, min_prefixlen: 16, max_prefixlen: 28}')")
+  podnet=$(ensure networks kuryr-pod-net '{}')
+  podsub=$(ensure subnets kuryr-pod-subnet "$(jq -nc --arg n "$podnet" --arg p "$pool" --arg c "$POD_SUBNET_CIDR" \
+    '{network_id: $n, subnetpool_id: $p, cidr: $c, ip_version: 4, enable_dhcp: false}')")
+  svcnet=$(ensure networks kuryr-service-net '{}')
+  svcsub=$(ensure subnets kuryr-service-subnet "$(jq -nc --arg n "$svcnet" --arg c "$SERVICE_SUBNET_CIDR" \
+    '{network_id: $n, cidr: $c, ip_version: 4, enable_dhcp: false, gateway_ip: "10.96.255.254",
+      allocation_pools: [{start: "10.96.128.1", end: "10.96.255.253"}]}')")
+  router=$(ensure routers kuryr-router "$(jq -nc --arg n "$pub" '{external_gateway_info: {network_id: $n, enable_snat: true}}')")
+  local s
+  for s in "$podsub" "$svcsub"; do
+    router_has_interface "$router" "$s" || neutron PUT "/routers/$router/add_router_interface" "{\"subnet_id\": \"$s\"}" >/dev/null
+  done
+  sg=$(find_id security-groups kuryr-pods-default)
+  if [ -z "$sg" ]; then
+    sg=$(ensure security-groups kuryr-pods-default '{"description": "kuryr pods: open until a NetworkPolicy selects them"}')
+    local eth
+    for eth in IPv4 IPv6; do
+      neutron POST /security-group-rules "$(jq -nc --arg sg "$sg" --arg e "$eth" --arg p "$PROJECT_ID" \
+        '{security_group_rule: {security_group_id: $sg, direction: "ingress", ethertype: $e, project_id: $p}}')" >/dev/null
+    done
+  fi
+  declare -g BS_PUBLIC_NET=$pub BS_PUBLIC_SUBNET=$pubsub BS_POD_POOL=$pool BS_POD_NET=$podnet \
+    BS_POD_SUBNET=$podsub BS_SERVICE_NET=$svcnet BS_SERVICE_SUBNET=$svcsub BS_ROUTER=$router BS_POD_SG=$sg
+}

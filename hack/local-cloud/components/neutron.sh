@@ -1,0 +1,82 @@
+# neutron-server with ML2/OVN: geneve tenant networks, a flat "public"
+# provider network, ovn-router and trunk service plugins, noauth. No RabbitMQ
+# and no agents: with OVN the server talks to the OVN databases directly, and
+# a fake transport satisfies oslo.messaging.
+
+NEUTRON_DIR=$CLOUD_STATE/neutron
+NEUTRON_CONF=$NEUTRON_DIR/neutron.conf
+
+write_neutron_conf() {
+  mkdir -p "$NEUTRON_DIR/lock"
+  cat >"$NEUTRON_CONF" <<EOF
+[DEFAULT]
+core_plugin = ml2
+service_plugins = ovn-router,trunk,segments
+auth_strategy = noauth
+transport_url = fake://
+bind_host = 127.0.0.1
+bind_port = $NEUTRON_PORT
+api_workers = 2
+rpc_workers = 0
+rpc_state_report_workers = 0
+state_path = $NEUTRON_DIR
+allow_overlapping_ips = true
+global_physnet_mtu = 1500
+notify_nova_on_port_status_changes = false
+notify_nova_on_port_data_changes = false
+dhcp_agent_notification = false
+debug = false
+use_stderr = true
+log_file =
+# Roomy quotas: the benchmarks create hundreds of ports.
+[quotas]
+quota_port = -1
+quota_network = -1
+quota_subnet = -1
+quota_security_group = -1
+quota_security_group_rule = -1
+quota_router = -1
+quota_floatingip = -1
+
+[database]
+connection = $DB_URL_BASE/neutron
+max_pool_size = 20
+
+[oslo_concurrency]
+lock_path = $NEUTRON_DIR/lock
+
+[ml2]
+mechanism_drivers = ovn
+type_drivers = geneve,flat
+tenant_network_types = geneve
+extension_drivers = port_security,dns
+overlay_ip_version = 4
+
+[ml2_type_geneve]
+vni_ranges = 1:65536
+max_header_size = 38
+
+[ml2_type_flat]
+flat_networks = public
+
+[securitygroup]
+enable_security_group = true
+
+[ovn]
+ovn_nb_connection = unix:$OVN_NB_SOCK
+ovn_sb_connection = unix:$OVN_SB_SOCK
+ovn_l3_scheduler = leastloaded
+# Octavia health monitors need the metadata port on each network.
+ovn_metadata_enabled = true
+enable_distributed_floating_ip = false
+EOF
+}
+
+start_neutron() {
+  write_neutron_conf
+  neutron-db-manage --config-file "$NEUTRON_CONF" upgrade heads \
+    >"$CLOUD_LOG_DIR/neutron-db-manage.log" 2>&1 \
+    || die "neutron migrations failed (see $CLOUD_LOG_DIR/neutron-db-manage.log)"
+  start_bg neutron-server -- neutron-server --config-file "$NEUTRON_CONF"
+  wait_for neutron-server 90 curl -fsS "http://127.0.0.1:$NEUTRON_PORT/v2.0/networks?limit=1"
+}

@@ -1,0 +1,163 @@
+# A node's Kubernetes side: containerd and a kubelet inside the node's
+# namespace, each with its own roots, sockets and cgroup root, plus the relays
+# that join the node's loopback to the control plane's (a node namespace
+# cannot reach the root namespace's 127.0.0.1; unix sockets can cross).
+
+RELAY_DIR=$CLOUD_RUN/relay
+
+# relay_root_listen NAME PORT: root-namespace unix socket -> 127.0.0.1:PORT.
+relay_unix_to_root() {
+  mkdir -p "$RELAY_DIR"
+  start_bg "relay-$1" -- socat "UNIX-LISTEN:$RELAY_DIR/$1.sock,fork,unlink-early,mode=600" \
+    "TCP:127.0.0.1:$2"
+}
+
+# relay_into_ns NAME NS PORT SOCK: NS's 127.0.0.1:PORT -> unix socket SOCK.
+relay_tcp_to_unix() {
+  local name=$1 ns=$2 port=$3 sock=$4
+  if [ -n "$ns" ]; then
+    start_bg "$name" "$ns" -- socat "TCP-LISTEN:$port,bind=127.0.0.1,fork,reuseaddr" "UNIX-CONNECT:$sock"
+  else
+    start_bg "$name" -- socat "TCP-LISTEN:$port,bind=127.0.0.1,fork,reuseaddr" "UNIX-CONNECT:$sock"
+  fi
+}
+
+start_control_relays() {
+  relay_unix_to_root apiserver "$APISERVER_PORT"
+  relay_unix_to_root neutron "$NEUTRON_PORT"
+  relay_unix_to_root octavia "$OCTAVIA_PORT"
+}
+
+# The kubelet and kube-proxy-less pods of a node see the API server, Neutron
+# and Octavia on the node's own loopback; the API server reaches the kubelet
+# through the root namespace's loopback on the node's own port.
+start_node_relays() {
+  local node=$1 ns; ns=$(node_ns "$1")
+  local r; r=$(node_run "$node")
+  local port; port=$(node_kubelet_port "$node")
+  relay_tcp_to_unix "$node-relay-apiserver" "$ns" "$APISERVER_PORT" "$RELAY_DIR/apiserver.sock"
+  relay_tcp_to_unix "$node-relay-neutron" "$ns" "$NEUTRON_PORT" "$RELAY_DIR/neutron.sock"
+  relay_tcp_to_unix "$node-relay-octavia" "$ns" "$OCTAVIA_PORT" "$RELAY_DIR/octavia.sock"
+  start_bg "$node-relay-kubelet-in" "$ns" -- socat \
+    "UNIX-LISTEN:$r/kubelet.sock,fork,unlink-early,mode=600" "TCP:127.0.0.1:$port"
+  relay_tcp_to_unix "$node-relay-kubelet" "" "$port" "$r/kubelet.sock"
+}
+
+write_containerd_conf() {
+  local node=$1 d; d=$(node_dir "$1")
+  local r; r=$(node_run "$node")
+  mkdir -p "$d/containerd" "$d/cni/bin" "$d/cni/net.d"
+  cp /usr/lib/cni/loopback "$d/cni/bin/loopback"
+  cat >"$d/containerd/config.toml" <<EOF
+version = 2
+root = "$d/containerd/root"
+state = "$r/containerd"
+[grpc]
+  address = "$r/containerd.sock"
+[plugins."io.containerd.internal.v1.opt"]
+  path = "$d/containerd/opt"
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "$(cat "$IMAGES_DIR/pause.ref")"
+  # The VM lacks CAP_SYS_RESOURCE: without this every sandbox fails with
+  # "can't get final child's PID from pipe: EOF".
+  restrict_oom_score_adj = true
+  disable_tcp_service = true
+  stream_server_address = "127.0.0.1"
+  stream_server_port = "0"
+  enable_selinux = false
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    snapshotter = "overlayfs"
+    default_runtime_name = "runc"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+        SystemdCgroup = false
+        Root = "$r/runc"
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "$d/cni/bin"
+    conf_dir = "$d/cni/net.d"
+    max_conf_num = 1
+EOF
+}
+
+start_node_containerd() {
+  local node=$1 ns; ns=$(node_ns "$1")
+  local r; r=$(node_run "$node")
+  write_containerd_conf "$node"
+  start_bg "$node-containerd" "$ns" -- containerd --config "$(node_dir "$node")/containerd/config.toml"
+  wait_for "$node containerd" 20 ctr --address "$r/containerd.sock" version
+  local img
+  for img in pause test-app; do
+    ctr --address "$r/containerd.sock" -n k8s.io images import --no-unpack=false \
+      "$IMAGES_DIR/$img.tar" >/dev/null || die "importing $img into $node failed"
+  done
+}
+
+# The kubelet's pods go under their own cgroup root per node, so two kubelets
+# on one host do not fight over /kubepods.
+ensure_cgroup_root() {
+  local node=$1 sub
+  for sub in /sys/fs/cgroup/*/; do
+    sub=${sub%/}
+    [ "$(basename "$sub")" = unified ] && continue
+    mkdir -p "$sub/kc-$node"
+    if [ -f "$sub/cpuset.cpus" ]; then
+      cat "$sub/cpuset.cpus" >"$sub/kc-$node/cpuset.cpus"
+      cat "$sub/cpuset.mems" >"$sub/kc-$node/cpuset.mems"
+    fi
+  done
+}
+
+write_kubelet_conf() {
+  local node=$1 d; d=$(node_dir "$1")
+  local r; r=$(node_run "$node")
+  mkdir -p "$d/kubelet"
+  cat >"$d/kubelet/config.yaml" <<EOF
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+address: 127.0.0.1
+port: $(node_kubelet_port "$node")
+readOnlyPort: 0
+healthzBindAddress: 127.0.0.1
+healthzPort: 10248
+authentication:
+  anonymous: {enabled: true}
+  webhook: {enabled: false}
+authorization: {mode: AlwaysAllow}
+containerRuntimeEndpoint: unix://$r/containerd.sock
+cgroupDriver: cgroupfs
+cgroupRoot: /kc-$node
+cgroupsPerQOS: true
+enforceNodeAllocatable: [pods]
+failSwapOn: false
+makeIPTablesUtilChains: false
+protectKernelDefaults: false
+serializeImagePulls: false
+# Images are imported, never pulled: garbage collection would lose them.
+imageGCHighThresholdPercent: 100
+imageGCLowThresholdPercent: 99
+evictionHard: {memory.available: "1Mi", nodefs.available: "0%", imagefs.available: "0%", nodefs.inodesFree: "0%"}
+nodeStatusUpdateFrequency: 4s
+syncFrequency: 10s
+fileCheckFrequency: 0s
+volumeStatsAggPeriod: 0s
+resolvConf: /etc/resolv.conf
+EOF
+}
+
+start_node_kubelet() {
+  local node=$1 ns; ns=$(node_ns "$1")
+  local d; d=$(node_dir "$node")
+  ensure_cgroup_root "$node"
+  write_kubelet_conf "$node"
+  kubeconfig_for "system:node:$node" "$d/kubelet/kubeconfig"
+  # Before the kuryr daemon installs its CNI config, a loopback-only one lets
+  # the runtime report its network ready (see README: "Pods and CNI").
+  [ -n "$(ls "$d/cni/net.d" 2>/dev/null)" ] || cat >"$d/cni/net.d/99-loopback.conflist" <<EOF
+{"cniVersion": "1.0.0", "name": "loopback", "plugins": [{"type": "loopback"}]}
+EOF
+  start_bg "$node-kubelet" "$ns" -- "$K8S_BIN/kubelet" \
+    --config "$d/kubelet/config.yaml" --kubeconfig "$d/kubelet/kubeconfig" \
+    --hostname-override "$node" --node-ip "$(node_underlay_ip "$node")" \
+    --root-dir "$d/kubelet/root" --cert-dir "$d/kubelet/pki" --v 1
+}

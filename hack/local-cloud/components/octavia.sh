@@ -1,0 +1,65 @@
+# Octavia API and driver agent with only the OVN provider: load balancers are
+# OVN load balancers, no amphora VMs, no worker and no message queue. The
+# driver agent's sockets must stay at their default paths under
+# /var/run/octavia, so there can be one such Octavia per machine.
+
+OCTAVIA_DIR=$CLOUD_STATE/octavia
+OCTAVIA_CONF=$OCTAVIA_DIR/octavia.conf
+
+write_octavia_conf() {
+  mkdir -p "$OCTAVIA_DIR/lock" /var/run/octavia
+  cat >"$OCTAVIA_CONF" <<EOF
+[DEFAULT]
+transport_url = fake://
+debug = false
+use_stderr = true
+
+[api_settings]
+bind_host = 127.0.0.1
+bind_port = $OCTAVIA_PORT
+auth_strategy = noauth
+enabled_provider_drivers = ovn:Octavia OVN driver
+default_provider_driver = ovn
+allow_tls_terminated_listeners = false
+
+[database]
+connection = $DB_URL_BASE/octavia
+max_pool_size = 10
+
+[driver_agent]
+enabled_provider_agents = ovn
+
+[oslo_concurrency]
+lock_path = $OCTAVIA_DIR/lock
+
+[ovn]
+ovn_nb_connection = unix:$OVN_NB_SOCK
+ovn_sb_connection = unix:$OVN_SB_SOCK
+
+# Octavia and its OVN provider read Neutron through keystoneauth; under
+# noauth the "none" plugin plus an explicit endpoint does it.
+[service_auth]
+auth_type = none
+
+[neutron]
+endpoint = http://127.0.0.1:$NEUTRON_PORT
+
+# Under noauth there is no project to own the VIP subnet; let Octavia use
+# subnets it cannot "see".
+[networking]
+allow_invisible_resource_usage = true
+
+[controller_worker]
+loadbalancer_topology = SINGLE
+EOF
+}
+
+start_octavia() {
+  write_octavia_conf
+  octavia-db-manage --config-file "$OCTAVIA_CONF" upgrade head \
+    >"$CLOUD_LOG_DIR/octavia-db-manage.log" 2>&1 \
+    || die "octavia migrations failed (see $CLOUD_LOG_DIR/octavia-db-manage.log)"
+  start_bg octavia-driver-agent -- octavia-driver-agent --config-file "$OCTAVIA_CONF"
+  start_bg octavia-api -- octavia-api --config-file "$OCTAVIA_CONF"
+  wait_for octavia-api 60 curl -fsS "http://127.0.0.1:$OCTAVIA_PORT/"
+}

@@ -1,0 +1,111 @@
+# Shared settings and helpers for the local cloud scripts. Sourced, not run.
+# Every path the cloud writes to is defined here, so that `down` can remove
+# exactly what `up` created.
+
+REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+CLOUD_SCRIPTS="$REPO_ROOT/hack/local-cloud"
+
+# Pinned Kubernetes release. 1.31 is the newest line that still runs on
+# cgroup v1 hosts without opting out of the v1 deprecation, and that speaks
+# to Debian's etcd 3.4 and containerd 1.6.
+K8S_VERSION=${K8S_VERSION:-v1.31.4}
+
+# Build cache survives `down`, so a second `up` does not rebuild.
+CLOUD_CACHE=${KURYR_CLOUD_CACHE:-/var/cache/kuryr-cloud}
+# Runtime state (databases, containerd roots, OVS dbs, sockets, pids).
+CLOUD_STATE=${KURYR_CLOUD_STATE:-/var/lib/kuryr-cloud}
+CLOUD_RUN=$CLOUD_STATE/run
+# Logs stay in the checkout (and survive `down`) so a failed run can be read.
+CLOUD_OUT=$REPO_ROOT/_output
+CLOUD_LOG_DIR=$CLOUD_OUT/logs
+CLOUD_ENV_FILE=$CLOUD_OUT/local-cloud.env
+
+K8S_BIN=$CLOUD_CACHE/k8s/$K8S_VERSION/bin
+IMAGES_DIR=$CLOUD_CACHE/images
+
+# Nodes: each a network namespace with its own OVS, ovn-controller,
+# containerd and kubelet. The first one is also the OVN gateway chassis.
+NODES=(${KURYR_CLOUD_NODES:-kuryr-node-1 kuryr-node-2})
+UNDERLAY_NS=kc-underlay
+OUTSIDE_NS=kc-outside
+UNDERLAY_CIDR_PREFIX=10.250.0   # node i gets .(10+i)/24
+EXTERNAL_CIDR=172.24.4.0/24     # the "public" provider network
+EXTERNAL_GW=172.24.4.1          # lives in the outside namespace
+POD_POOL_PREFIX=10.10.0.0/16
+POD_SUBNET_CIDR=10.10.0.0/24
+SERVICE_CIDR=10.96.0.0/17       # Kubernetes cluster IPs: lower half of the service subnet
+SERVICE_SUBNET_CIDR=10.96.0.0/16
+
+# Control plane ports, all on 127.0.0.1 of the root namespace.
+ETCD_PORT=2379
+APISERVER_PORT=6443
+MYSQL_PORT=3307
+NEUTRON_PORT=9696
+OCTAVIA_PORT=9876
+KUBELET_BASE_PORT=10250        # node i listens on KUBELET_BASE_PORT+i
+
+# noauth Neutron/Octavia still need a project id in every body.
+PROJECT_ID=${KURYR_CLOUD_PROJECT:-5ab7e0b5a1e14d6c9c1a6e0f0c0a1d01}
+CLUSTER_NAME=kuryr-local
+
+log() { printf '%s %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+die() { log "ERROR: $*"; exit 1; }
+
+node_index() { # name -> 1-based index
+  local i
+  for i in "${!NODES[@]}"; do
+    [ "${NODES[$i]}" = "$1" ] && { echo $((i + 1)); return; }
+  done
+  return 1
+}
+node_ns() { echo "kc-$1"; }
+node_dir() { echo "$CLOUD_STATE/nodes/$1"; }
+node_underlay_ip() { echo "$UNDERLAY_CIDR_PREFIX.$((10 + $(node_index "$1")))"; }
+node_kubelet_port() { echo $((KUBELET_BASE_PORT + $(node_index "$1"))); }
+
+# pidfile helpers: every process we start records its pid in $CLOUD_RUN/pids.
+pidfile() { echo "$CLOUD_RUN/pids/$1.pid"; }
+is_running() {
+  local f; f=$(pidfile "$1")
+  [ -f "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null
+}
+
+# start_bg NAME [netns] -- CMD...: starts CMD in the background with its
+# output in $CLOUD_LOG_DIR/NAME.log and its pid in the pidfile. With a netns
+# the command runs inside it.
+start_bg() {
+  local name=$1; shift
+  local ns=""
+  if [ "$1" != "--" ]; then ns=$1; shift; fi
+  shift # --
+  if is_running "$name"; then return 0; fi
+  mkdir -p "$CLOUD_RUN/pids" "$CLOUD_LOG_DIR"
+  if [ -n "$ns" ]; then
+    # nsenter keeps the root mount namespace (ip netns exec would not).
+    setsid nsenter --net="/run/netns/$ns" -- "$@" >>"$CLOUD_LOG_DIR/$name.log" 2>&1 </dev/null &
+  else
+    setsid "$@" >>"$CLOUD_LOG_DIR/$name.log" 2>&1 </dev/null &
+  fi
+  echo $! >"$(pidfile "$name")"
+}
+
+# wait_for DESC TIMEOUT_S CMD...: polls CMD every 0.1 s.
+wait_for() {
+  local desc=$1 timeout=$2; shift 2
+  local deadline=$((SECONDS + timeout))
+  until "$@" >/dev/null 2>&1; do
+    [ $SECONDS -ge $deadline ] && die "timed out after ${timeout}s waiting for $desc"
+    sleep 0.1
+  done
+}
+
+# timed NAME CMD...: runs CMD and records how long it took.
+timed() {
+  local name=$1; shift
+  local t0; t0=$(date +%s.%N)
+  "$@"
+  local t1; t1=$(date +%s.%N)
+  mkdir -p "$CLOUD_RUN"
+  awk -v n="$name" -v a="$t0" -v b="$t1" 'BEGIN{printf "  %-26s %6.2fs\n", n, b-a}' \
+    | tee -a "$CLOUD_RUN/timings" >&2
+}

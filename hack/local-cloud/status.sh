@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Shows every component of the local cloud with its pid and health. Exits
+# non-zero if anything that should run is down or unhealthy.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+for f in "$CLOUD_SCRIPTS"/components/*.sh; do . "$f"; done
+
+bad=0
+row() { printf '  %-34s %-8s %s\n' "$1" "$2" "$3"; }
+check() { "$@" >/dev/null 2>&1 && echo ok || echo FAIL; }
+
+# health NAME: a component-specific probe, or just "running".
+health() {
+  local node
+  case "$1" in
+    etcd) check curl -fsS "http://127.0.0.1:$ETCD_PORT/health" ;;
+    kube-apiserver) check curl -fsSk "https://127.0.0.1:$APISERVER_PORT/readyz" ;;
+    kube-controller-manager) check curl -fsSk https://127.0.0.1:10257/healthz ;;
+    kube-scheduler) check curl -fsSk https://127.0.0.1:10259/healthz ;;
+    mysql) check mysql_cli -e 'select 1' ;;
+    neutron-server) check curl -fsS "http://127.0.0.1:$NEUTRON_PORT/v2.0/networks?limit=1" ;;
+    octavia-api) check curl -fsS "http://127.0.0.1:$OCTAVIA_PORT/" ;;
+    ovn-nb) check ovn-nbctl --db="unix:$OVN_NB_SOCK" --timeout=5 show ;;
+    ovn-sb) check ovn-sbctl --db="unix:$OVN_SB_SOCK" --timeout=5 show ;;
+    *-ovsdb) check node_vsctl "${1%-ovsdb}" show ;;
+    *-vswitchd) node=${1%-vswitchd}; check ovs-appctl -t "$(node_run "$node")/ovs-vswitchd.ctl" version ;;
+    *-ovn-controller) node=${1%-ovn-controller}
+      [ "$(ovn-appctl -t "$(node_run "$node")/ovn-controller.ctl" connection-status 2>/dev/null)" = connected ] \
+        && echo ok || echo FAIL ;;
+    *-containerd) node=${1%-containerd}; check ctr --address "$(node_run "$node")/containerd.sock" version ;;
+    *-kubelet) node=${1%-kubelet}; check nsenter --net="/run/netns/$(node_ns "$node")" curl -fsS http://127.0.0.1:10248/healthz ;;
+    *) echo ok ;;
+  esac
+}
+
+echo "Processes:"
+if [ -d "$CLOUD_RUN/pids" ]; then
+  for f in $(ls "$CLOUD_RUN"/pids/*.pid 2>/dev/null | sort); do
+    name=$(basename "$f" .pid)
+    pid=$(cat "$f")
+    if kill -0 "$pid" 2>/dev/null; then
+      h=$(health "$name")
+    else
+      h="DEAD (log: $CLOUD_LOG_DIR/$name.log)"
+    fi
+    [ "$h" = ok ] || bad=1
+    row "$name" "$pid" "$h"
+  done
+else
+  echo "  (nothing started: run make up)"
+  exit 1
+fi
+
+if [ -f "$ADMIN_KUBECONFIG" ] && is_running kube-apiserver; then
+  echo "Kubernetes nodes:"
+  "$K8S_BIN/kubectl" --kubeconfig "$ADMIN_KUBECONFIG" get nodes -o wide 2>&1 | sed 's/^/  /'
+fi
+if is_running neutron-server; then
+  echo "Neutron OVN agents:"
+  curl -fsS "http://127.0.0.1:$NEUTRON_PORT/v2.0/agents" 2>/dev/null \
+    | jq -r '.agents[] | "  \(.host)\t\(.agent_type)\talive=\(.alive)"' || bad=1
+fi
+[ -f "$CLOUD_RUN/timings" ] && { echo "Start-up timings (last up):"; sed 's/^  /  /' "$CLOUD_RUN/timings"; }
+exit $bad

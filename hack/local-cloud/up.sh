@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Brings up the local cloud: Kubernetes + Neutron ML2/OVN + OVN + Octavia on
+# this machine, nodes as network namespaces. Idempotent: what runs is left
+# running, what exists is reused. See README.md for the topology.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+for f in "$CLOUD_SCRIPTS"/components/*.sh; do . "$f"; done
+
+[ "$(id -u)" = 0 ] || die "the local cloud needs root (network namespaces, OVS, kubelet)"
+mkdir -p "$CLOUD_LOG_DIR" "$CLOUD_RUN"
+
+log "preparing (install, build, images: cached after the first run)"
+bash "$CLOUD_SCRIPTS/install-packages.sh"
+bash "$CLOUD_SCRIPTS/build-k8s.sh"
+bash "$CLOUD_SCRIPTS/build-images.sh"
+
+: >"$CLOUD_RUN/timings"
+t0=$(date +%s.%N)
+save_host_settings
+
+# join PID...: waits for background phases; any failure stops `up`.
+join() {
+  local p rc=0
+  for p in "$@"; do wait "$p" || rc=1; done
+  [ $rc = 0 ] || die "a component failed to start; logs are in $CLOUD_LOG_DIR"
+}
+
+log "starting control plane"
+( timed etcd start_etcd && timed kube-control-plane start_kube_control ) & p_kube=$!
+( timed mariadb start_mysql ) & p_db=$!
+( timed ovn-central start_ovn_central ) & p_ovn=$!
+ensure_underlay
+join $p_ovn
+pids=()
+for n in "${NODES[@]}"; do ( timed "$n network" start_node_net "$n" ) & pids+=($!); done
+join $p_db
+( timed neutron-server start_neutron ) & p_neutron=$!
+( timed octavia start_octavia ) & p_octavia=$!
+join "${pids[@]}" $p_kube
+start_control_relays
+pids=()
+for n in "${NODES[@]}"; do
+  ( start_node_relays "$n" && timed "$n containerd" start_node_containerd "$n" \
+    && timed "$n kubelet" start_node_kubelet "$n" ) & pids+=($!)
+done
+join $p_neutron
+timed neutron-bootstrap bootstrap_neutron
+write_kuryr_conf
+join $p_octavia "${pids[@]}"
+write_env_file
+
+nodes_ready() {
+  local ready
+  ready=$("$K8S_BIN/kubectl" --kubeconfig "$ADMIN_KUBECONFIG" get nodes -o \
+    jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' | grep -c True)
+  [ "$ready" -ge ${#NODES[@]} ]
+}
+chassis_up() {
+  [ "$(curl -fsS "$NEUTRON_API/agents?agent_type=OVN%20Controller%20agent" \
+    | jq '[.agents[] | select(.alive)] | length')" -ge ${#NODES[@]} ]
+}
+timed "nodes ready" wait_for "nodes Ready" 120 nodes_ready
+timed "ovn chassis alive" wait_for "OVN controller agents alive" 60 chassis_up
+
+total=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}')
+log "local cloud up in ${total}s (after install/build). Per component:"
+sort -k2 -n -r "$CLOUD_RUN/timings" | sed 's/^/  /' >&2 || true
+echo "  total                      ${total}s" >>"$CLOUD_RUN/timings"
+log "logs: $CLOUD_LOG_DIR    status: make status    stop: make down"
+echo "# source this file: . $CLOUD_ENV_FILE"
+cat "$CLOUD_ENV_FILE"
