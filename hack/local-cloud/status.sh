@@ -13,6 +13,7 @@ check() { "$@" >/dev/null 2>&1 && echo ok || echo FAIL; }
 health() {
   local node
   case "$1" in
+    *-relay-*|relay-*) echo ok ;;
     etcd) check curl -fsS "http://127.0.0.1:$ETCD_PORT/health" ;;
     kube-apiserver) check curl -fsSk "https://127.0.0.1:$APISERVER_PORT/readyz" ;;
     kube-controller-manager) check curl -fsSk https://127.0.0.1:10257/healthz ;;
@@ -25,7 +26,7 @@ health() {
     *-ovsdb) check node_vsctl "${1%-ovsdb}" show ;;
     *-vswitchd) node=${1%-vswitchd}; check ovs-appctl -t "$(node_run "$node")/ovs-vswitchd.ctl" version ;;
     *-ovn-controller) node=${1%-ovn-controller}
-      [ "$(ovn-appctl -t "$(node_run "$node")/ovn-controller.ctl" connection-status 2>/dev/null)" = connected ] \
+      [ "$(ovn-appctl -t "$(node_ovn_ctl "$node")" connection-status 2>/dev/null)" = connected ] \
         && echo ok || echo FAIL ;;
     *-containerd) node=${1%-containerd}; check ctr --address "$(node_run "$node")/containerd.sock" version ;;
     *-kubelet) node=${1%-kubelet}; check nsenter --net="/run/netns/$(node_ns "$node")" curl -fsS http://127.0.0.1:10248/healthz ;;

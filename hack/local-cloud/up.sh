@@ -56,8 +56,9 @@ nodes_ready() {
   [ "$ready" -ge ${#NODES[@]} ]
 }
 chassis_up() {
-  [ "$(curl -fsS "$NEUTRON_API/agents?agent_type=OVN%20Controller%20agent" \
-    | jq '[.agents[] | select(.alive)] | length')" -ge ${#NODES[@]} ]
+  # Neutron's alive=true filter does not work for OVN agents: read the field.
+  [ "$(curl -fsS "$NEUTRON_API/agents" | jq '[.agents[] | select(.alive and
+    (.agent_type | startswith("OVN Controller")))] | length')" -ge ${#NODES[@]} ]
 }
 timed "nodes ready" wait_for "nodes Ready" 120 nodes_ready
 timed "ovn chassis alive" wait_for "OVN controller agents alive" 60 chassis_up
