@@ -65,7 +65,7 @@ timed "ovn chassis alive" wait_for "OVN controller agents alive" 60 chassis_up
 
 total=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}')
 log "local cloud up in ${total}s (after install/build). Per component:"
-sort -k2 -n -r "$CLOUD_RUN/timings" | sed 's/^/  /' >&2 || true
+awk '{print $NF, $0}' "$CLOUD_RUN/timings" | sort -rn | cut -d" " -f2- >&2 || true
 echo "  total                      ${total}s" >>"$CLOUD_RUN/timings"
 log "logs: $CLOUD_LOG_DIR    status: make status    stop: make down"
 echo "# source this file: . $CLOUD_ENV_FILE"

@@ -3,6 +3,7 @@
 #    each kubelet through the loopback relay (the kubelet refuses a loopback
 #    node IP, so the node's address type "Hostname" is what gets used).
 #  - sysctls the kubelet sets on start.
+#  - /run/netns, which `ip netns add` turns into a mount point on first use.
 
 HOSTS_MARK="# kuryr-local-cloud"
 SAVED_SYSCTLS=(vm.overcommit_memory kernel.panic kernel.panic_on_oops)
@@ -14,6 +15,9 @@ save_host_settings() {
     for s in "${SAVED_SYSCTLS[@]}"; do echo "$s=$(sysctl -n "$s")"; done >"$f.tmp"
     mv "$f.tmp" "$f"
   fi
+  if [ ! -f "$CLOUD_STATE/netns-mount.saved" ]; then
+    mountpoint -q /run/netns && echo yes >"$CLOUD_STATE/netns-mount.saved" || echo no >"$CLOUD_STATE/netns-mount.saved"
+  fi
   grep -q "$HOSTS_MARK" /etc/hosts || echo "127.0.0.1 ${NODES[*]} $HOSTS_MARK" >>/etc/hosts
 }
 
@@ -22,6 +26,9 @@ restore_host_settings() {
   if [ -f "$f" ]; then
     while read -r line; do sysctl -q -w "$line" >/dev/null || log "could not restore $line"; done <"$f"
     rm -f "$f"
+  fi
+  if [ "$(cat "$CLOUD_STATE/netns-mount.saved" 2>/dev/null)" = no ] && [ -z "$(ls /run/netns 2>/dev/null)" ]; then
+    umount /run/netns 2>/dev/null && rmdir /run/netns 2>/dev/null
   fi
   if grep -q "$HOSTS_MARK" /etc/hosts; then
     # /etc/hosts may be a bind mount: rewrite in place, never replace.

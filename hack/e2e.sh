@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Runs the end-to-end tests against the local cloud. If no cloud is running,
+# brings one up first and tears it down afterwards (pass or fail); a cloud a
+# developer started with `make up` is used as it is and left running.
+set -euo pipefail
+REPO_ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$REPO_ROOT"
+. hack/local-cloud/lib.sh
+
+owned=0
+if ! bash hack/local-cloud/status.sh >/dev/null 2>&1; then
+  owned=1
+  trap 'log "e2e: tearing the local cloud down"; bash hack/local-cloud/down.sh >/dev/null 2>&1 || true' EXIT
+  bash hack/local-cloud/down.sh >/dev/null 2>&1 || true # leftovers of a crashed run
+  bash hack/local-cloud/up.sh >/dev/null
+fi
+# shellcheck disable=SC1090
+. "$CLOUD_ENV_FILE"
+log "e2e: running against the local cloud (brought up by this run: $([ $owned = 1 ] && echo yes || echo no))"
+set +e
+go test -tags e2e -count=1 -timeout "${E2E_TIMEOUT:-40m}" -p 1 ${E2E_RUN:+-run "$E2E_RUN"} -v ./test/e2e/... \
+  2>&1 | tee "$CLOUD_LOG_DIR/e2e.log" | grep --line-buffered -vE '^=== (PAUSE|CONT)'
+rc=${PIPESTATUS[0]}
+set -e
+exit "$rc"

@@ -1,0 +1,69 @@
+// Package openstack builds the gophercloud service clients kuryr talks to
+// Neutron and Octavia with.
+package openstack
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2"
+	gopenstack "github.com/gophercloud/gophercloud/v2/openstack"
+)
+
+// Clients are the service clients for the OpenStack services kuryr uses.
+type Clients struct {
+	Network      *gophercloud.ServiceClient
+	LoadBalancer *gophercloud.ServiceClient
+}
+
+// Endpoints are fixed service URLs without a version path, e.g.
+// "http://127.0.0.1:9696". They are what a cloud without Keystone (noauth)
+// offers instead of a service catalog.
+type Endpoints struct {
+	Network      string
+	LoadBalancer string
+}
+
+// NewNoAuthClients returns clients for services running with
+// auth_strategy=noauth. Each request is bounded by timeout so that a hung
+// service never blocks a caller forever.
+func NewNoAuthClients(ep Endpoints, timeout time.Duration) (*Clients, error) {
+	if ep.Network == "" {
+		return nil, fmt.Errorf("noauth: the network (Neutron) endpoint is required")
+	}
+	pc := &gophercloud.ProviderClient{HTTPClient: http.Client{Timeout: timeout}}
+	// The locator stands in for a service catalog: the gophercloud
+	// constructors below still add the right version paths.
+	pc.EndpointLocator = func(eo gophercloud.EndpointOpts) (string, error) {
+		switch eo.Type {
+		case "network":
+			return withSlash(ep.Network), nil
+		case "load-balancer":
+			if ep.LoadBalancer == "" {
+				return "", fmt.Errorf("noauth: no load-balancer (Octavia) endpoint configured")
+			}
+			return withSlash(ep.LoadBalancer), nil
+		}
+		return "", fmt.Errorf("noauth: no endpoint for service type %q", eo.Type)
+	}
+	c := &Clients{}
+	var err error
+	if c.Network, err = gopenstack.NewNetworkV2(pc, gophercloud.EndpointOpts{}); err != nil {
+		return nil, fmt.Errorf("network client: %w", err)
+	}
+	if ep.LoadBalancer != "" {
+		if c.LoadBalancer, err = gopenstack.NewLoadBalancerV2(pc, gophercloud.EndpointOpts{}); err != nil {
+			return nil, fmt.Errorf("load-balancer client: %w", err)
+		}
+	}
+	return c, nil
+}
+
+func withSlash(u string) string {
+	if strings.HasSuffix(u, "/") {
+		return u
+	}
+	return u + "/"
+}

@@ -1,0 +1,134 @@
+//go:build e2e
+
+package framework
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/containernetworking/plugins/pkg/ns"
+	"github.com/vishvananda/netns"
+)
+
+const netnsDir = "/run/netns"
+
+// NewNetns creates a named network namespace (named "kc-test-...", so that
+// `make down` removes any a crashed test leaves) and deletes it at cleanup.
+func NewNetns(t testing.TB, name string) ns.NetNS {
+	t.Helper()
+	name = "kc-test-" + name
+	err := func() error {
+		// Creating a namespace switches the calling thread into it: pin the
+		// goroutine and switch back before the thread is reused.
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		orig, err := netns.Get()
+		if err != nil {
+			return fmt.Errorf("current netns: %w", err)
+		}
+		defer orig.Close()
+		h, err := netns.NewNamed(name)
+		if err != nil {
+			return fmt.Errorf("create netns %s: %w", name, err)
+		}
+		h.Close()
+		return netns.Set(orig)
+	}()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := ns.GetNS(filepath.Join(netnsDir, name))
+	if err != nil {
+		t.Fatalf("open netns %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		n.Close()
+		if err := netns.DeleteNamed(name); err != nil {
+			t.Errorf("delete netns %s: %v", name, err)
+		}
+	})
+	return n
+}
+
+// OpenNetns opens an existing named namespace (a node's, the outside one).
+func OpenNetns(t testing.TB, name string) ns.NetNS {
+	t.Helper()
+	n, err := ns.GetNS(filepath.Join(netnsDir, name))
+	if err != nil {
+		t.Fatalf("open netns %s: %v", name, err)
+	}
+	t.Cleanup(func() { n.Close() })
+	return n
+}
+
+// InNetns runs a command inside a named namespace and returns its output.
+func InNetns(ctx context.Context, nsPath string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "nsenter", append([]string{"--net=" + nsPath, "--"}, args...)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return string(out), fmt.Errorf("%v in %s: %w: %s", args, nsPath, err, out)
+	}
+	return string(out), nil
+}
+
+// Ping sends count ICMP echoes from inside n to ip, with busybox's ping
+// (Debian's busybox-static is installed with the cloud).
+func Ping(n ns.NetNS, ip string, count int) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(count*2+5)*time.Second)
+	defer cancel()
+	_, err := InNetns(ctx, n.Path(), "busybox", "ping", "-c", fmt.Sprint(count), "-W", "2", ip)
+	return err
+}
+
+// ServeTCP listens on port inside n and answers every connection with reply.
+// The socket belongs to n even though the goroutine serving it does not.
+func ServeTCP(t testing.TB, n ns.NetNS, port int, reply string) {
+	t.Helper()
+	var ln net.Listener
+	err := n.Do(func(ns.NetNS) error {
+		var err error
+		ln, err = net.Listen("tcp", fmt.Sprintf(":%d", port))
+		return err
+	})
+	if err != nil {
+		t.Fatalf("listen on %d in %s: %v", port, n.Path(), err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			_, _ = c.Write([]byte(reply))
+			c.Close()
+		}
+	}()
+}
+
+// DialTCP connects from inside n to addr and returns what the server sent.
+func DialTCP(n ns.NetNS, addr string) (string, error) {
+	var got string
+	err := n.Do(func(ns.NetNS) error {
+		c, err := net.DialTimeout("tcp", addr, 3*time.Second)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		_ = c.SetReadDeadline(time.Now().Add(3 * time.Second))
+		buf := make([]byte, 256)
+		k, err := c.Read(buf)
+		if k > 0 {
+			got = string(buf[:k])
+			return nil
+		}
+		return fmt.Errorf("read from %s: %w", addr, err)
+	})
+	return got, err
+}
