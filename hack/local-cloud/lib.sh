@@ -89,6 +89,13 @@ start_bg() {
   echo $! >"$(pidfile "$name")"
 }
 
+# run_logged NAME CMD...: runs a one-shot step with its output in
+# $CLOUD_LOG_DIR/NAME.log, stopping `up` with a pointer to it on failure.
+run_logged() {
+  local name=$1; shift
+  "$@" >"$CLOUD_LOG_DIR/$name.log" 2>&1 || die "$name failed (see $CLOUD_LOG_DIR/$name.log)"
+}
+
 # wait_for DESC TIMEOUT_S CMD...: polls CMD every 0.1 s.
 wait_for() {
   local desc=$1 timeout=$2; shift 2

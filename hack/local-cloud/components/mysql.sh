@@ -12,9 +12,8 @@ start_mysql() {
   mkdir -p "$CLOUD_RUN"
   if [ ! -d "$MYSQL_DIR/mysql" ]; then
     mkdir -p "$MYSQL_DIR"
-    mariadb-install-db --no-defaults --datadir="$MYSQL_DIR" --user=root \
-      --auth-root-authentication-method=socket --skip-test-db \
-      >"$CLOUD_LOG_DIR/mysql-install.log" 2>&1 || die "mariadb-install-db failed (see $CLOUD_LOG_DIR/mysql-install.log)"
+    run_logged mysql-install mariadb-install-db --no-defaults --datadir="$MYSQL_DIR" --user=root \
+      --auth-root-authentication-method=socket --skip-test-db
   fi
   # Durability is worthless for a throwaway cloud; fsyncs are the main cost
   # of the migrations.

@@ -74,9 +74,7 @@ EOF
 
 start_neutron() {
   write_neutron_conf
-  neutron-db-manage --config-file "$NEUTRON_CONF" upgrade heads \
-    >"$CLOUD_LOG_DIR/neutron-db-manage.log" 2>&1 \
-    || die "neutron migrations failed (see $CLOUD_LOG_DIR/neutron-db-manage.log)"
+  run_logged neutron-db-manage neutron-db-manage --config-file "$NEUTRON_CONF" upgrade heads
   start_bg neutron-server -- neutron-server --config-file "$NEUTRON_CONF"
   wait_for neutron-server 90 curl -fsS "http://127.0.0.1:$NEUTRON_PORT/v2.0/networks?limit=1"
 }

@@ -56,9 +56,7 @@ EOF
 
 start_octavia() {
   write_octavia_conf
-  octavia-db-manage --config-file "$OCTAVIA_CONF" upgrade head \
-    >"$CLOUD_LOG_DIR/octavia-db-manage.log" 2>&1 \
-    || die "octavia migrations failed (see $CLOUD_LOG_DIR/octavia-db-manage.log)"
+  run_logged octavia-db-manage octavia-db-manage --config-file "$OCTAVIA_CONF" upgrade head
   start_bg octavia-driver-agent -- octavia-driver-agent --config-file "$OCTAVIA_CONF"
   start_bg octavia-api -- octavia-api --config-file "$OCTAVIA_CONF"
   wait_for octavia-api 60 curl -fsS "http://127.0.0.1:$OCTAVIA_PORT/"
