@@ -7,8 +7,10 @@ CLOUD := hack/local-cloud
 CACHE ?= /var/cache/kuryr-cloud
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(CACHE)/bin/staticcheck-$(STATICCHECK_VERSION)
+CONTROLLER_GEN_VERSION := v0.23.0
+CONTROLLER_GEN := $(CACHE)/bin/controller-gen-$(CONTROLLER_GEN_VERSION)
 
-.PHONY: up down status test lint unit e2e
+.PHONY: up down status test lint unit e2e generate verify-generated build
 
 up:
 	@bash $(CLOUD)/up.sh
@@ -19,7 +21,20 @@ down:
 status:
 	@bash $(CLOUD)/status.sh
 
-test: lint unit e2e
+test: verify-generated lint unit e2e
+
+# CRD manifests and deep-copy functions come from the Go types in api/.
+generate: $(CONTROLLER_GEN)
+	$(CONTROLLER_GEN) object paths=./api/...
+	$(CONTROLLER_GEN) crd paths=./api/... output:crd:artifacts:config=config/crd
+
+verify-generated: generate
+	@git diff --exit-code -- api config/crd || { echo "generated files are stale: run make generate and commit"; exit 1; }
+	@[ -z "$$(git status --porcelain -- api config/crd)" ] || { echo "untracked generated files: commit them"; exit 1; }
+
+build:
+	@mkdir -p bin
+	CGO_ENABLED=0 go build -o bin/ ./cmd/...
 
 lint: $(STATICCHECK)
 	@out=$$(gofmt -l $$(git ls-files '*.go')); [ -z "$$out" ] || { echo "gofmt needed: $$out"; exit 1; }
@@ -27,6 +42,11 @@ lint: $(STATICCHECK)
 	go vet -tags e2e ./...
 	$(STATICCHECK) ./...
 	$(STATICCHECK) -tags e2e ./...
+
+$(CONTROLLER_GEN):
+	@mkdir -p $(CACHE)/bin
+	GOBIN=$(CACHE)/bin go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION)
+	mv $(CACHE)/bin/controller-gen $@
 
 $(STATICCHECK):
 	@mkdir -p $(CACHE)/bin

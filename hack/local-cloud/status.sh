@@ -14,6 +14,7 @@ health() {
   local node
   case "$1" in
     *-relay-*|relay-*) echo ok ;;
+    kuryr-controller) check curl -fsS http://127.0.0.1:8082/readyz ;;
     etcd) check curl -fsS "http://127.0.0.1:$ETCD_PORT/health" ;;
     kube-apiserver) check curl -fsSk "https://127.0.0.1:$APISERVER_PORT/readyz" ;;
     kube-controller-manager) check curl -fsSk https://127.0.0.1:10257/healthz ;;

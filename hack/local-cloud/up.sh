@@ -26,6 +26,7 @@ join() {
 }
 
 log "starting control plane"
+( timed kuryr-build build_kuryr ) & p_build=$!
 ( timed etcd start_etcd && timed kube-control-plane start_kube_control ) & p_kube=$!
 ( timed mariadb start_mysql ) & p_db=$!
 ( timed ovn-central start_ovn_central ) & p_ovn=$!
@@ -47,6 +48,9 @@ join $p_neutron
 timed neutron-bootstrap bootstrap_neutron
 write_kuryr_conf
 join $p_octavia "${pids[@]}"
+install_crds
+join $p_build
+timed kuryr-controller start_kuryr_controller
 write_env_file
 
 nodes_ready() {

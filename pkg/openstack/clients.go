@@ -4,7 +4,6 @@ package openstack
 
 import (
 	"fmt"
-	"net/http"
 	"strings"
 	"time"
 
@@ -33,7 +32,7 @@ func NewNoAuthClients(ep Endpoints, timeout time.Duration) (*Clients, error) {
 	if ep.Network == "" {
 		return nil, fmt.Errorf("noauth: the network (Neutron) endpoint is required")
 	}
-	pc := &gophercloud.ProviderClient{HTTPClient: http.Client{Timeout: timeout}}
+	pc := &gophercloud.ProviderClient{HTTPClient: httpClient(timeout, nil)}
 	// The locator stands in for a service catalog: the gophercloud
 	// constructors below still add the right version paths.
 	pc.EndpointLocator = func(eo gophercloud.EndpointOpts) (string, error) {

@@ -49,7 +49,8 @@ lock_path = $NEUTRON_DIR/lock
 mechanism_drivers = ovn
 type_drivers = geneve,flat
 tenant_network_types = geneve
-extension_drivers = port_security,dns
+# tag_ports_during_bulk_creation: tags in port create bodies (one request per pod, not two).
+extension_drivers = port_security,dns,tag_ports_during_bulk_creation
 overlay_ip_version = 4
 
 [ml2_type_geneve]

@@ -1,0 +1,47 @@
+// Package v1 holds kuryr's custom resources, group openstack.org, version v1.
+// The kinds keep the names of the original kuryr-kubernetes (KuryrPort,
+// KuryrNetwork) so that its operators recognise them.
+//
+// +kubebuilder:object:generate=true
+// +groupName=openstack.org
+package v1
+
+import (
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/scheme"
+)
+
+var (
+	// GroupVersion is the API group and version of kuryr's resources.
+	GroupVersion = schema.GroupVersion{Group: "openstack.org", Version: "v1"}
+
+	// SchemeBuilder registers the kinds of this package with a scheme.
+	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+
+	// AddToScheme adds the kinds of this package to a scheme.
+	AddToScheme = SchemeBuilder.AddToScheme
+)
+
+// Finalizers and labels kuryr puts on its objects. The values are those of
+// the original project, so objects it left behind are recognised.
+const (
+	KuryrPortFinalizer    = "kuryr.openstack.org/kuryrport-finalizer"
+	KuryrNetworkFinalizer = "kuryrnetwork.finalizers.kuryr.openstack.org"
+	// NodeNameLabel lets each node's daemon watch only its own KuryrPorts.
+	NodeNameLabel = "kuryr.openstack.org/nodeName"
+)
+
+// Condition types and reasons shared by kuryr's resources.
+const (
+	// ConditionReady is True when the Neutron side matches the spec.
+	ConditionReady = "Ready"
+
+	ReasonCreated        = "Created"
+	ReasonAdopted        = "Adopted"
+	ReasonWaiting        = "Waiting"
+	ReasonNeutronError   = "NeutronError"
+	ReasonSubnetFull     = "SubnetFull"
+	ReasonQuotaExceeded  = "QuotaExceeded"
+	ReasonNeutronTimeout = "NeutronUnavailable"
+	ReasonDeleting       = "Deleting"
+)

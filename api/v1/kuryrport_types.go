@@ -1,0 +1,114 @@
+package v1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// KuryrPortSpec identifies the pod a KuryrPort networks.
+type KuryrPortSpec struct {
+	// PodUID is the UID of the pod; a pod recreated with the same name gets a
+	// new KuryrPort and a new Neutron port.
+	PodUID string `json:"podUid"`
+	// PodNodeName is the node the pod is scheduled on; the port is bound to it.
+	PodNodeName string `json:"podNodeName"`
+	// PodStatic is true for static (mirror) pods, whose UID as seen by the
+	// kubelet differs from the API's.
+	// +optional
+	PodStatic bool `json:"podStatic,omitempty"`
+}
+
+// IPAddress is one of a port's addresses on a subnet.
+type IPAddress struct {
+	// Address in CIDR notation with the subnet's prefix, e.g. 10.10.0.5/24.
+	Address  string `json:"address"`
+	SubnetID string `json:"subnetId"`
+}
+
+// Route is a route the pod must install.
+type Route struct {
+	Destination string `json:"destination"`
+	Gateway     string `json:"gateway"`
+}
+
+// VIF is everything a node needs to plug a pod into its Neutron port.
+type VIF struct {
+	PortID     string `json:"portId"`
+	MACAddress string `json:"macAddress"`
+	NetworkID  string `json:"networkId"`
+	// IPs with their prefix lengths.
+	IPs []IPAddress `json:"ips"`
+	// Gateway is the default gateway (the subnet's), empty if none.
+	// +optional
+	Gateway string `json:"gateway,omitempty"`
+	// +optional
+	Routes []Route `json:"routes,omitempty"`
+	// +optional
+	DNS []string `json:"dns,omitempty"`
+	MTU int      `json:"mtu"`
+	// VIFType is Neutron's binding:vif_type, e.g. "ovs".
+	VIFType string `json:"vifType"`
+	// Bridge is the integration bridge to plug into, e.g. "br-int".
+	// +optional
+	Bridge string `json:"bridge,omitempty"`
+	// VIFName is the host-side interface name ("tap" + port id prefix).
+	VIFName string `json:"vifName"`
+	// Default marks the interface that carries the default route (eth0).
+	Default bool `json:"default"`
+	// Active is true once Neutron reports the port ACTIVE.
+	Active bool `json:"active"`
+}
+
+// KuryrPortStatus is what the controller observed and created in Neutron.
+type KuryrPortStatus struct {
+	// VIFs by interface name in the pod (eth0, ...).
+	// +optional
+	VIFs map[string]VIF `json:"vifs,omitempty"`
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// KuryrPort is the Neutron side of one pod: created by kuryr-controller
+// for every scheduled pod that is not on the host network, and read by the
+// kuryr-daemon of the pod's node to plug it.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=kp
+// +kubebuilder:printcolumn:name="Node",type=string,JSONPath=`.spec.podNodeName`
+// +kubebuilder:printcolumn:name="Port",type=string,JSONPath=`.status.vifs.eth0.portId`
+// +kubebuilder:printcolumn:name="IP",type=string,JSONPath=`.status.vifs.eth0.ips[0].address`
+// +kubebuilder:printcolumn:name="Active",type=boolean,JSONPath=`.status.vifs.eth0.active`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type KuryrPort struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   KuryrPortSpec   `json:"spec"`
+	Status KuryrPortStatus `json:"status,omitempty"`
+}
+
+// KuryrPortList is a list of KuryrPorts.
+//
+// +kubebuilder:object:root=true
+type KuryrPortList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []KuryrPort `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&KuryrPort{}, &KuryrPortList{})
+}
+
+// DefaultVIF returns the VIF carrying the default route, if any.
+func (s *KuryrPortStatus) DefaultVIF() (VIF, bool) {
+	for _, v := range s.VIFs {
+		if v.Default {
+			return v, true
+		}
+	}
+	return VIF{}, false
+}

@@ -1,0 +1,131 @@
+// Command kuryr-controller watches Kubernetes and reconciles Neutron to
+// match: a port for every pod, a network for every namespace (in namespace
+// isolation mode). One instance is active per cluster.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/config"
+	"github.com/kuryr-k8s/kuryr/pkg/openstack"
+)
+
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+func main() {
+	var (
+		configFile = flag.String("config-file", "/etc/kuryr/kuryr.conf", "kuryr.conf to read (empty: defaults only)")
+		helpConfig = flag.Bool("help-config", false, "print every configuration option with its default, and exit")
+		sets       multiFlag
+	)
+	flag.Var(&sets, "set", "override an option: section.option=value (repeatable)")
+	zapOpts := zap.Options{}
+	zapOpts.BindFlags(flag.CommandLine)
+	flag.Parse()
+	if *helpConfig {
+		fmt.Print(config.Describe())
+		return
+	}
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	logger := ctrl.Log.WithName("kuryr-controller")
+	// --kubeconfig is registered by controller-runtime; it overrides
+	// [kubernetes] kubeconfig.
+	if f := flag.Lookup("kubeconfig"); f != nil && f.Value.String() != "" {
+		sets = append(sets, "kubernetes.kubeconfig="+f.Value.String())
+	}
+	if err := run(ctrl.SetupSignalHandler(), logger, *configFile, sets); err != nil {
+		logger.Error(err, "kuryr-controller stopped")
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, logger logr.Logger, configFile string, sets []string) error {
+	cfg, warnings, err := config.Load(configFile, sets)
+	for _, w := range warnings {
+		logger.Info("configuration: " + w)
+	}
+	if err != nil {
+		return fmt.Errorf("invalid configuration: %w", err)
+	}
+	restCfg, err := restConfig(cfg.Kubernetes)
+	if err != nil {
+		return err
+	}
+	osc, err := connectOpenStack(ctx, logger, cfg)
+	if err != nil {
+		return err
+	}
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return err
+	}
+	if err := kuryrv1.AddToScheme(scheme); err != nil {
+		return err
+	}
+	mgr, err := newManager(restCfg, scheme, cfg)
+	if err != nil {
+		return err
+	}
+	if err := wire(mgr, cfg, osc); err != nil {
+		return err
+	}
+	logger.Info("starting", "cluster", cfg.Kubernetes.ClusterName, "subnetDriver", cfg.Kubernetes.PodSubnetsDriver)
+	return mgr.Start(ctx)
+}
+
+// restConfig: a kubeconfig, or api_root with a token, or in-cluster.
+func restConfig(k config.Kubernetes) (*rest.Config, error) {
+	switch {
+	case k.Kubeconfig != "":
+		c, err := clientcmd.BuildConfigFromFlags("", k.Kubeconfig)
+		if err != nil {
+			return nil, fmt.Errorf("[kubernetes] kubeconfig %s: %w", k.Kubeconfig, err)
+		}
+		return c, nil
+	case k.APIRoot != "":
+		c := &rest.Config{Host: k.APIRoot, BearerTokenFile: k.TokenFile}
+		c.TLSClientConfig = rest.TLSClientConfig{CAFile: k.SSLCACrtFile, Insecure: !k.SSLVerifyServerCrt}
+		return c, nil
+	}
+	c, err := rest.InClusterConfig()
+	if err != nil {
+		return nil, fmt.Errorf("no [kubernetes] kubeconfig or api_root, and not in a cluster: %w", err)
+	}
+	return c, nil
+}
+
+// connectOpenStack retries with backoff: Keystone being down at start is
+// waited out, not a crash loop.
+func connectOpenStack(ctx context.Context, logger logr.Logger, cfg *config.Config) (*openstack.Clients, error) {
+	delay := time.Second
+	for {
+		c, err := openstack.NewClients(ctx, cfg.Neutron, cfg.Octavia.EndpointOverride)
+		if err == nil {
+			return c, nil
+		}
+		logger.Error(err, "connecting to OpenStack; retrying", "in", delay.String())
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, time.Minute)
+	}
+}

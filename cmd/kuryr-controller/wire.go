@@ -1,0 +1,138 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/kuryr-k8s/kuryr/pkg/config"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/cleanup"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrnetwork"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrport"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/pod"
+	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+	"github.com/kuryr-k8s/kuryr/pkg/openstack"
+)
+
+func newManager(restCfg *rest.Config, scheme *runtime.Scheme, cfg *config.Config) (ctrl.Manager, error) {
+	restCfg.QPS, restCfg.Burst = 100, 200
+	resync := cfg.Controller.ResyncPeriod
+	mgr, err := ctrl.NewManager(restCfg, ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: fmt.Sprintf(":%d", cfg.PrometheusExporter.ControllerExporterPort)},
+		HealthProbeBindAddress: fmt.Sprintf(":%d", cfg.HealthServer.Port),
+		ReadinessEndpointName:  "/readyz",
+		LivenessEndpointName:   "/livez",
+		Cache:                  cache.Options{SyncPeriod: &resync},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("controller manager: %w", err)
+	}
+	openstack.MustRegister(metrics.Registry)
+	return mgr, nil
+}
+
+// noEvents stands in for the recorder when [kubernetes] use_events = false.
+type noEvents struct{}
+
+func (noEvents) Eventf(_, _ runtime.Object, _, _, _, _ string, _ ...any) {}
+
+func wire(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients) error {
+	nc := neutron.New(osc.Network)
+	info := neutron.NewInfo(nc, 10*time.Minute)
+	ledger := kuryrport.NewLedger()
+	cluster := cfg.Kubernetes.ClusterName
+	var rec kuryrport.Recorder = noEvents{}
+	if cfg.Kubernetes.UseEvents {
+		rec = mgr.GetEventRecorder("kuryr-controller")
+	}
+	namespaced := cfg.Kubernetes.PodSubnetsDriver == config.SubnetDriverNamespace
+	target := kuryrport.DefaultTarget(info, cfg.NeutronDefaults.PodSubnet)
+	if namespaced {
+		target = kuryrport.NamespaceTarget(mgr.GetClient())
+	}
+	nd := cfg.NeutronDefaults
+	kp := &kuryrport.Reconciler{
+		Client: mgr.GetClient(), Neutron: nc, Info: info, Ledger: ledger, Target: target, Recorder: rec,
+		Settings: kuryrport.Settings{
+			Cluster: cluster, ProjectID: nd.Project, SecurityGroups: nd.PodSecurityGroups, ExtraTags: nd.ResourceTags,
+			PortDebug: cfg.Kubernetes.PortDebug, Bridge: nd.OVSBridge, MTUCap: nd.NetworkDeviceMTU,
+		},
+	}
+	if err := kp.SetupWithManager(mgr, cfg.Controller.PortWorkers); err != nil {
+		return err
+	}
+	pr := &pod.Reconciler{Client: mgr.GetClient(), Namespaced: namespaced, ProjectID: nd.Project}
+	if err := pr.SetupWithManager(mgr, cfg.Controller.PortWorkers); err != nil {
+		return err
+	}
+	if namespaced {
+		kn := &kuryrnetwork.Reconciler{Client: mgr.GetClient(), Neutron: nc, Recorder: rec, Settings: kuryrnetwork.Settings{
+			Cluster: cluster, Router: cfg.NamespaceSubnet.PodRouter, SubnetPool: cfg.NamespaceSubnet.PodSubnetPool, ExtraTags: nd.ResourceTags,
+		}}
+		if err := kn.SetupWithManager(mgr, cfg.Controller.NetworkWorkers); err != nil {
+			return err
+		}
+	}
+	ready := make(chan struct{})
+	runnables := []manager.Runnable{
+		manager.RunnableFunc(func(ctx context.Context) error { return loadLedger(ctx, mgr, ledger, nc, cluster, ready) }),
+		&kuryrport.ActivityWatcher{Client: mgr.GetClient(), Neutron: nc, Cluster: cluster, Interval: time.Second},
+		&cleanup.Sweeper{Client: mgr.GetClient(), Neutron: nc, Ledger: ledger, Cluster: cluster,
+			Router: cfg.NamespaceSubnet.PodRouter, Period: cfg.Controller.CleanupPeriod, Ready: ready},
+	}
+	for _, r := range runnables {
+		if err := mgr.Add(r); err != nil {
+			return err
+		}
+	}
+	if err := mgr.AddReadyzCheck("neutron-ledger", func(*http.Request) error {
+		if !ledger.Ready() {
+			return errors.New("pod ports not yet read from Neutron")
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	return mgr.AddHealthzCheck("ping", func(*http.Request) error { return nil })
+}
+
+// loadLedger reads the cluster's ports from Neutron, retrying with backoff
+// until Neutron answers, then waits for the caches so the sweep can start.
+func loadLedger(ctx context.Context, mgr ctrl.Manager, l *kuryrport.Ledger, nc *neutron.Client, cluster string, ready chan struct{}) error {
+	logger := log.FromContext(ctx).WithName("ledger")
+	delay := 500 * time.Millisecond
+	for {
+		err := nc.DetectExtensions(ctx)
+		if err == nil {
+			err = l.Load(ctx, nc, cluster)
+		}
+		if err == nil {
+			break
+		}
+		logger.Error(err, "reading this cluster's ports from Neutron; retrying", "in", delay.String())
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, 30*time.Second)
+	}
+	logger.Info("ports of this cluster known", "count", l.Len())
+	if mgr.GetCache().WaitForCacheSync(ctx) {
+		close(ready)
+	}
+	<-ctx.Done()
+	return nil
+}

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Controls the kuryr processes of a running local cloud; used by the e2e
+# tests and handy by hand.
+#   kuryr-ctl.sh controller start|stop|kill|restart [controller flags...]
+# restart and start with flags replace the saved extra flags; `kill` is
+# SIGKILL (a crash), `stop` a clean SIGTERM.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+for f in "$CLOUD_SCRIPTS"/components/*.sh; do . "$f"; done
+
+[ "${1:-}" = controller ] || die "usage: $0 controller start|stop|kill|restart [flags...]"
+action=${2:-}
+shift 2 || true
+save_args() { [ $# -gt 0 ] && printf '%s\n' "$@" >"$KURYR_CONTROLLER_ARGS" || rm -f "$KURYR_CONTROLLER_ARGS"; }
+case "$action" in
+  start) [ $# -gt 0 ] && save_args "$@"; start_kuryr_controller ;;
+  stop) stop_kuryr_controller TERM ;;
+  kill) stop_kuryr_controller KILL ;;
+  restart) stop_kuryr_controller TERM; save_args "$@"; start_kuryr_controller ;;
+  *) die "unknown action $action" ;;
+esac

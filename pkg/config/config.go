@@ -1,0 +1,203 @@
+// Package config reads kuryr.conf, the INI file operators of the original
+// kuryr-kubernetes already have: every option kuryr implements keeps the
+// original section and option name. Options are declared once, in a table
+// (options.go), with their type, default and validation, so that parsing,
+// overriding from flags, reporting unknown options and documenting them all
+// agree.
+package config
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"gopkg.in/ini.v1"
+)
+
+// Config is kuryr's configuration after defaults, file and overrides.
+type Config struct {
+	Kubernetes         Kubernetes
+	Neutron            Auth
+	Octavia            Endpoint
+	NeutronDefaults    NeutronDefaults
+	NamespaceSubnet    NamespaceSubnet
+	Controller         Controller
+	HealthServer       HealthServer
+	PrometheusExporter PrometheusExporter
+	CNIDaemon          CNIDaemon
+}
+
+// Kubernetes is the [kubernetes] section.
+type Kubernetes struct {
+	Kubeconfig         string
+	APIRoot            string
+	TokenFile          string
+	SSLCACrtFile       string
+	SSLVerifyServerCrt bool
+	ClusterName        string
+	PodSubnetsDriver   string
+	PortDebug          bool
+	UseEvents          bool
+}
+
+// Auth is the [neutron] section: how to reach OpenStack. One identity serves
+// Neutron and Octavia, as in the original.
+type Auth struct {
+	// AuthType is "none" (noauth services), "password",
+	// "v3applicationcredential", or "" to take everything from clouds.yaml.
+	AuthType                    string
+	Cloud                       string
+	CloudsFile                  string
+	AuthURL                     string
+	Username                    string
+	Password                    string
+	UserDomainName              string
+	ProjectID                   string
+	ProjectName                 string
+	ProjectDomainName           string
+	ApplicationCredentialID     string
+	ApplicationCredentialSecret string
+	RegionName                  string
+	EndpointType                string
+	EndpointOverride            string
+	CAFile                      string
+	Insecure                    bool
+	Timeout                     time.Duration
+}
+
+// Endpoint is a service section with only an endpoint override ([octavia]).
+type Endpoint struct {
+	EndpointOverride string
+}
+
+// NeutronDefaults is the [neutron_defaults] section.
+type NeutronDefaults struct {
+	Project           string
+	PodSubnet         string
+	ServiceSubnet     string
+	PodSecurityGroups []string
+	OVSBridge         string
+	ExternalSvcNet    string
+	ExternalSvcSubnet string
+	NetworkDeviceMTU  int
+	ResourceTags      []string
+}
+
+// NamespaceSubnet is the [namespace_subnet] section.
+type NamespaceSubnet struct {
+	PodRouter     string
+	PodSubnetPool string
+}
+
+// Controller is the [controller] section (new in this implementation).
+type Controller struct {
+	PortWorkers    int
+	NetworkWorkers int
+	ResyncPeriod   time.Duration
+	CleanupPeriod  time.Duration
+}
+
+// HealthServer is the [health_server] section.
+type HealthServer struct{ Port int }
+
+// PrometheusExporter is the [prometheus_exporter] section.
+type PrometheusExporter struct {
+	ControllerExporterPort int
+	CNIExporterPort        int
+}
+
+// CNIDaemon is the [cni_daemon] section.
+type CNIDaemon struct {
+	VIFAnnotationTimeout time.Duration
+}
+
+// Subnet drivers for [kubernetes] pod_subnets_driver.
+const (
+	SubnetDriverDefault   = "default"
+	SubnetDriverNamespace = "namespace"
+)
+
+// Load reads file (if not empty), then applies overrides of the form
+// "section.option=value". It returns the configuration and warnings about
+// options it does not know or does not implement; an invalid value is an
+// error naming the option.
+func Load(file string, overrides []string) (*Config, []string, error) {
+	cfg := &Config{}
+	opts := options(cfg)
+	for _, o := range opts {
+		if err := o.set(o.def); err != nil {
+			return nil, nil, fmt.Errorf("default of [%s] %s: %w", o.section, o.name, err)
+		}
+	}
+	var warnings []string
+	if file != "" {
+		f, err := ini.LoadSources(ini.LoadOptions{Insensitive: false, AllowBooleanKeys: true}, file)
+		if err != nil {
+			return nil, nil, fmt.Errorf("read %s: %w", file, err)
+		}
+		w, err := apply(opts, iniValues(f), file)
+		if err != nil {
+			return nil, nil, err
+		}
+		warnings = append(warnings, w...)
+	}
+	values := map[string]string{}
+	for _, kv := range overrides {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || !strings.Contains(k, ".") {
+			return nil, nil, fmt.Errorf("override %q: want section.option=value", kv)
+		}
+		values[k] = v
+	}
+	w, err := apply(opts, values, "command line")
+	if err != nil {
+		return nil, nil, err
+	}
+	warnings = append(warnings, w...)
+	if err := cfg.validate(); err != nil {
+		return nil, warnings, err
+	}
+	return cfg, warnings, nil
+}
+
+// iniValues flattens a file into "section.option" keys; the DEFAULT section
+// is "DEFAULT".
+func iniValues(f *ini.File) map[string]string {
+	out := map[string]string{}
+	for _, s := range f.Sections() {
+		for _, k := range s.Keys() {
+			out[s.Name()+"."+k.Name()] = k.Value()
+		}
+	}
+	return out
+}
+
+// apply sets each known option, and reports the rest.
+func apply(opts []*option, values map[string]string, source string) ([]string, error) {
+	byKey := map[string]*option{}
+	for _, o := range opts {
+		byKey[o.section+"."+o.name] = o
+	}
+	keys := make([]string, 0, len(values))
+	for k := range values {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var warnings []string
+	for _, k := range keys {
+		section, name, _ := strings.Cut(k, ".")
+		o, ok := byKey[k]
+		switch {
+		case ok:
+			if err := o.set(values[k]); err != nil {
+				return warnings, fmt.Errorf("%s: [%s] %s = %q: %w", source, section, name, values[k], err)
+			}
+		case originalOnly[k]:
+			warnings = append(warnings, fmt.Sprintf("%s: [%s] %s is an option of the original kuryr-kubernetes that this implementation does not support; ignored", source, section, name))
+		default:
+			warnings = append(warnings, fmt.Sprintf("%s: unknown option [%s] %s; ignored", source, section, name))
+		}
+	}
+	return warnings, nil
+}

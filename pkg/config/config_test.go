@@ -1,0 +1,102 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+const noauthConf = `
+[kubernetes]
+cluster_name = test
+[neutron]
+auth_type = none
+endpoint_override = http://127.0.0.1:9696
+[neutron_defaults]
+project = p1
+pod_subnet = s1
+pod_security_groups = sg1, sg2
+`
+
+func write(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "kuryr.conf")
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestLoad(t *testing.T) {
+	tests := []struct {
+		name      string
+		conf      string
+		overrides []string
+		wantErr   string
+		wantWarn  string
+		check     func(*testing.T, *Config)
+	}{
+		{name: "noauth", conf: noauthConf, check: func(t *testing.T, c *Config) {
+			if !c.Neutron.NoAuth() || c.NeutronDefaults.Project != "p1" || c.NeutronDefaults.OVSBridge != "br-int" {
+				t.Errorf("got %+v %+v", c.Neutron, c.NeutronDefaults)
+			}
+			if got := strings.Join(c.NeutronDefaults.PodSecurityGroups, "|"); got != "sg1|sg2" {
+				t.Errorf("pod_security_groups = %q", got)
+			}
+			if c.Neutron.Timeout != 30*time.Second || c.Controller.PortWorkers != 8 {
+				t.Errorf("defaults: timeout %v workers %d", c.Neutron.Timeout, c.Controller.PortWorkers)
+			}
+		}},
+		{name: "override wins", conf: noauthConf, overrides: []string{"controller.port_workers=3", "neutron.timeout=1m"},
+			check: func(t *testing.T, c *Config) {
+				if c.Controller.PortWorkers != 3 || c.Neutron.Timeout != time.Minute {
+					t.Errorf("got workers %d timeout %v", c.Controller.PortWorkers, c.Neutron.Timeout)
+				}
+			}},
+		{name: "unknown option warns", conf: noauthConf + "[kubernetes]\nfoo = bar\n", wantWarn: "unknown option [kubernetes] foo"},
+		{name: "original-only option warns", conf: noauthConf + "[vif_pool]\nports_pool_min = 5\n", wantWarn: "does not support"},
+		{name: "bad bool", conf: noauthConf, overrides: []string{"kubernetes.port_debug=maybe"}, wantErr: "port_debug"},
+		{name: "bad driver", conf: noauthConf, overrides: []string{"kubernetes.pod_subnets_driver=magic"}, wantErr: "must be one of"},
+		{name: "negative workers", conf: noauthConf, overrides: []string{"controller.port_workers=0"}, wantErr: "at least 1"},
+		{name: "namespace driver needs pool", conf: noauthConf, overrides: []string{"kubernetes.pod_subnets_driver=namespace"},
+			wantErr: "pod_subnet_pool is required"},
+		{name: "noauth needs endpoint", conf: "[neutron]\nauth_type = none\n[neutron_defaults]\nproject = p\npod_subnet = s\n",
+			wantErr: "endpoint_override is required"},
+		{name: "no credentials", conf: "[neutron_defaults]\nproject = p\npod_subnet = s\n", wantErr: "[neutron] cloud is required"},
+		{name: "password needs user", conf: "[neutron]\nauth_type = password\nauth_url = http://k\n[neutron_defaults]\nproject = p\npod_subnet = s\n",
+			wantErr: "username is required"},
+		{name: "bad cluster name", conf: noauthConf, overrides: []string{"kubernetes.cluster_name=a/b"}, wantErr: "cluster_name"},
+		{name: "malformed override", conf: noauthConf, overrides: []string{"port_workers"}, wantErr: "section.option=value"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, warns, err := Load(write(t, tt.conf), tt.overrides)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want it to mention %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.wantWarn != "" && !strings.Contains(strings.Join(warns, "\n"), tt.wantWarn) {
+				t.Errorf("warnings %q do not mention %q", warns, tt.wantWarn)
+			}
+			if tt.check != nil {
+				tt.check(t, cfg)
+			}
+		})
+	}
+}
+
+func TestDescribeListsEveryOption(t *testing.T) {
+	d := Describe()
+	for _, o := range options(&Config{}) {
+		if !strings.Contains(d, "#"+o.name+" = ") {
+			t.Errorf("Describe() misses [%s] %s", o.section, o.name)
+		}
+	}
+}

@@ -1,0 +1,178 @@
+package config
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// option is one configuration option bound to a field of Config.
+type option struct {
+	section, name, def, help string
+	set                      func(string) error
+}
+
+func str(p *string) func(string) error {
+	return func(v string) error { *p = strings.TrimSpace(v); return nil }
+}
+
+func boolean(p *bool) func(string) error {
+	return func(v string) error {
+		b, err := strconv.ParseBool(strings.TrimSpace(v))
+		if err != nil {
+			return fmt.Errorf("not a boolean")
+		}
+		*p = b
+		return nil
+	}
+}
+
+func integer(p *int, min int) func(string) error {
+	return func(v string) error {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil {
+			return fmt.Errorf("not an integer")
+		}
+		if n < min {
+			return fmt.Errorf("must be at least %d", min)
+		}
+		*p = n
+		return nil
+	}
+}
+
+// seconds reads durations the way oslo.config options were written (a number
+// of seconds), and also Go durations ("1m30s").
+func seconds(p *time.Duration) func(string) error {
+	return func(v string) error {
+		v = strings.TrimSpace(v)
+		if f, err := strconv.ParseFloat(v, 64); err == nil && f >= 0 {
+			*p = time.Duration(f * float64(time.Second))
+			return nil
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return fmt.Errorf("not a duration (seconds, or e.g. 1m30s)")
+		}
+		*p = d
+		return nil
+	}
+}
+
+func list(p *[]string) func(string) error {
+	return func(v string) error {
+		*p = nil
+		for _, s := range strings.Split(v, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				*p = append(*p, s)
+			}
+		}
+		return nil
+	}
+}
+
+func oneOf(p *string, allowed ...string) func(string) error {
+	return func(v string) error {
+		v = strings.TrimSpace(v)
+		for _, a := range allowed {
+			if v == a {
+				*p = v
+				return nil
+			}
+		}
+		return fmt.Errorf("must be one of %s", strings.Join(allowed, ", "))
+	}
+}
+
+// options binds every implemented option to cfg. Sections and names are the
+// original's where the option existed there.
+func options(c *Config) []*option {
+	k, n, nd := &c.Kubernetes, &c.Neutron, &c.NeutronDefaults
+	return []*option{
+		{"kubernetes", "kubeconfig", "", "kubeconfig file; empty: in-cluster, or api_root + token_file", str(&k.Kubeconfig)},
+		{"kubernetes", "api_root", "", "Kubernetes API URL when no kubeconfig is given", str(&k.APIRoot)},
+		{"kubernetes", "token_file", "", "bearer token file for api_root", str(&k.TokenFile)},
+		{"kubernetes", "ssl_ca_crt_file", "", "CA bundle for api_root", str(&k.SSLCACrtFile)},
+		{"kubernetes", "ssl_verify_server_crt", "false", "verify the API server certificate (api_root)", boolean(&k.SSLVerifyServerCrt)},
+		{"kubernetes", "cluster_name", "kubernetes", "identifies this cluster in Neutron tags; unique per OpenStack project", str(&k.ClusterName)},
+		{"kubernetes", "pod_subnets_driver", SubnetDriverDefault, "default: one shared pod subnet; namespace: a network per namespace", oneOf(&k.PodSubnetsDriver, SubnetDriverDefault, SubnetDriverNamespace)},
+		{"kubernetes", "port_debug", "true", "name Neutron ports <namespace>/<pod>", boolean(&k.PortDebug)},
+		{"kubernetes", "use_events", "true", "record Kubernetes Events for what users must see", boolean(&k.UseEvents)},
+
+		{"neutron", "auth_type", "", "none, password, v3applicationcredential; empty: from clouds.yaml", oneOf(&n.AuthType, "", "none", "noauth", "password", "v3password", "v3applicationcredential", "applicationcredential")},
+		{"neutron", "cloud", "", "entry of clouds.yaml to use", str(&n.Cloud)},
+		{"neutron", "clouds_file", "", "clouds.yaml path (default: the standard locations)", str(&n.CloudsFile)},
+		{"neutron", "auth_url", "", "Keystone URL", str(&n.AuthURL)},
+		{"neutron", "username", "", "", str(&n.Username)},
+		{"neutron", "password", "", "", str(&n.Password)},
+		{"neutron", "user_domain_name", "Default", "", str(&n.UserDomainName)},
+		{"neutron", "project_id", "", "", str(&n.ProjectID)},
+		{"neutron", "project_name", "", "", str(&n.ProjectName)},
+		{"neutron", "project_domain_name", "Default", "", str(&n.ProjectDomainName)},
+		{"neutron", "application_credential_id", "", "", str(&n.ApplicationCredentialID)},
+		{"neutron", "application_credential_secret", "", "", str(&n.ApplicationCredentialSecret)},
+		{"neutron", "region_name", "", "", str(&n.RegionName)},
+		{"neutron", "endpoint_type", "public", "catalog interface: public, internal, admin", oneOf(&n.EndpointType, "public", "internal", "admin")},
+		{"neutron", "endpoint_override", "", "Neutron URL, required with auth_type = none", str(&n.EndpointOverride)},
+		{"neutron", "cafile", "", "CA bundle for OpenStack endpoints", str(&n.CAFile)},
+		{"neutron", "insecure", "false", "skip TLS verification of OpenStack endpoints", boolean(&n.Insecure)},
+		{"neutron", "timeout", "30", "bound on each OpenStack request (seconds)", seconds(&n.Timeout)},
+		{"octavia", "endpoint_override", "", "Octavia URL, required with auth_type = none", str(&c.Octavia.EndpointOverride)},
+
+		{"neutron_defaults", "project", "", "project owning the Neutron resources kuryr creates", str(&nd.Project)},
+		{"neutron_defaults", "pod_subnet", "", "pod subnet (default subnet driver)", str(&nd.PodSubnet)},
+		{"neutron_defaults", "service_subnet", "", "subnet of Services' load balancer VIPs", str(&nd.ServiceSubnet)},
+		{"neutron_defaults", "pod_security_groups", "", "security groups of pod ports (comma separated)", list(&nd.PodSecurityGroups)},
+		{"neutron_defaults", "ovs_bridge", "br-int", "integration bridge pods are plugged into", str(&nd.OVSBridge)},
+		{"neutron_defaults", "external_svc_net", "", "external network for LoadBalancer Services", str(&nd.ExternalSvcNet)},
+		{"neutron_defaults", "external_svc_subnet", "", "external subnet for LoadBalancer Services", str(&nd.ExternalSvcSubnet)},
+		{"neutron_defaults", "network_device_mtu", "0", "cap on the pod MTU; 0: the network's MTU", integer(&nd.NetworkDeviceMTU, 0)},
+		{"neutron_defaults", "resource_tags", "", "extra tags on every Neutron resource kuryr creates", list(&nd.ResourceTags)},
+		{"namespace_subnet", "pod_router", "", "router namespace subnets are attached to", str(&c.NamespaceSubnet.PodRouter)},
+		{"namespace_subnet", "pod_subnet_pool", "", "subnet pool namespace subnets come from", str(&c.NamespaceSubnet.PodSubnetPool)},
+
+		{"controller", "port_workers", "8", "concurrent KuryrPort reconciles (Neutron port creations)", integer(&c.Controller.PortWorkers, 1)},
+		{"controller", "network_workers", "2", "concurrent KuryrNetwork reconciles", integer(&c.Controller.NetworkWorkers, 1)},
+		{"controller", "resync_period", "600", "full re-reconcile of every object (seconds)", seconds(&c.Controller.ResyncPeriod)},
+		{"controller", "cleanup_period", "300", "interval of the orphaned Neutron resource sweep (seconds)", seconds(&c.Controller.CleanupPeriod)},
+		{"health_server", "port", "8082", "controller /readyz and /livez port", integer(&c.HealthServer.Port, 0)},
+		{"prometheus_exporter", "controller_exporter_port", "9654", "controller metrics port", integer(&c.PrometheusExporter.ControllerExporterPort, 0)},
+		{"prometheus_exporter", "cni_exporter_port", "9655", "daemon metrics port", integer(&c.PrometheusExporter.CNIExporterPort, 0)},
+		{"cni_daemon", "vif_annotation_timeout", "60", "how long a CNI ADD waits for the controller's port data (seconds)", seconds(&c.CNIDaemon.VIFAnnotationTimeout)},
+	}
+}
+
+// originalOnly lists options of the original project that are recognised
+// but not implemented, so that an operator's old kuryr.conf produces a clear
+// note instead of an "unknown option".
+var originalOnly = map[string]bool{}
+
+func init() {
+	for _, k := range []string{
+		"kubernetes.enabled_handlers", "kubernetes.pod_vif_driver", "kubernetes.vif_pool_driver",
+		"kubernetes.service_subnets_driver", "kubernetes.pod_security_groups_driver",
+		"kubernetes.service_security_groups_driver", "kubernetes.pod_project_driver",
+		"kubernetes.service_project_driver", "kubernetes.namespace_project_driver",
+		"kubernetes.network_policy_project_driver", "kubernetes.endpoints_lbaas_driver",
+		"kubernetes.endpoints_driver_octavia_provider", "kubernetes.service_public_ip_driver",
+		"kubernetes.nodes_subnets_driver", "kubernetes.network_policy_driver", "kubernetes.multi_vif_drivers",
+		"kubernetes.additional_ifname_prefix", "kubernetes.enable_manager", "kubernetes.controller_ha",
+		"kubernetes.controller_ha_elector_port", "kubernetes.watch_retry_timeout",
+		"kubernetes.watch_connection_timeout", "kubernetes.watch_read_timeout",
+		"kubernetes.watch_reconcile_period", "kubernetes.ssl_client_crt_file", "kubernetes.ssl_client_key_file",
+		"neutron_defaults.lbaas_activation_timeout", "neutron_defaults.subnet_mapping",
+		"octavia_defaults.member_mode", "octavia_defaults.enforce_sg_rules", "octavia_defaults.lb_algorithm",
+		"octavia_defaults.timeout_client_data", "octavia_defaults.timeout_member_data",
+		"pod_vif_nested.worker_nodes_subnets", "pod_vif_nested.rev_update_attempts",
+		"vif_pool.ports_pool_min", "vif_pool.ports_pool_max", "vif_pool.ports_pool_batch",
+		"vif_pool.ports_pool_update_frequency", "vif_pool.vif_pool_mapping",
+		"cni_daemon.bind_address", "cni_daemon.worker_num", "cni_daemon.pyroute2_timeout",
+		"cni_daemon.docker_mode", "cni_daemon.netns_proc_dir", "cni_daemon.cni_failures_count",
+		"cni_health_server.port", "cni_health_server.max_memory_usage", "cni_health_server.cg_path",
+		"binding.link_iface", "binding.default_driver", "binding.driver",
+		"neutron.auth_section", "neutron.user_domain_id", "neutron.project_domain_id",
+	} {
+		originalOnly[k] = true
+	}
+}

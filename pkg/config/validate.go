@@ -1,0 +1,81 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+var clusterNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$`)
+
+// validate checks combinations that single options cannot; every message
+// names the option to fix.
+func (c *Config) validate() error {
+	var errs []error
+	req := func(v, section, name, why string) {
+		if v == "" {
+			errs = append(errs, fmt.Errorf("[%s] %s is required %s", section, name, why))
+		}
+	}
+	if !clusterNameRE.MatchString(c.Kubernetes.ClusterName) {
+		errs = append(errs, fmt.Errorf("[kubernetes] cluster_name %q: 1-40 letters, digits, '.', '_' or '-'", c.Kubernetes.ClusterName))
+	}
+	n := &c.Neutron
+	switch n.AuthType {
+	case "none", "noauth":
+		req(n.EndpointOverride, "neutron", "endpoint_override", "with auth_type = none")
+	case "password", "v3password":
+		req(n.AuthURL, "neutron", "auth_url", "with auth_type = password")
+		req(n.Username, "neutron", "username", "with auth_type = password")
+		req(n.Password, "neutron", "password", "with auth_type = password")
+		if n.ProjectID == "" && n.ProjectName == "" {
+			errs = append(errs, errors.New("[neutron] project_id or project_name is required with auth_type = password"))
+		}
+	case "v3applicationcredential", "applicationcredential":
+		req(n.AuthURL, "neutron", "auth_url", "with auth_type = v3applicationcredential")
+		req(n.ApplicationCredentialID, "neutron", "application_credential_id", "with auth_type = v3applicationcredential")
+		req(n.ApplicationCredentialSecret, "neutron", "application_credential_secret", "with auth_type = v3applicationcredential")
+	case "":
+		req(n.Cloud, "neutron", "cloud", "when auth_type is not set (credentials come from clouds.yaml)")
+	}
+	req(c.NeutronDefaults.Project, "neutron_defaults", "project", "(it owns the resources kuryr creates)")
+	switch c.Kubernetes.PodSubnetsDriver {
+	case SubnetDriverDefault:
+		req(c.NeutronDefaults.PodSubnet, "neutron_defaults", "pod_subnet", "with pod_subnets_driver = default")
+	case SubnetDriverNamespace:
+		req(c.NamespaceSubnet.PodRouter, "namespace_subnet", "pod_router", "with pod_subnets_driver = namespace")
+		req(c.NamespaceSubnet.PodSubnetPool, "namespace_subnet", "pod_subnet_pool", "with pod_subnets_driver = namespace")
+	}
+	return errors.Join(errs...)
+}
+
+// NoAuth reports whether OpenStack is reached without Keystone.
+func (a *Auth) NoAuth() bool { return a.AuthType == "none" || a.AuthType == "noauth" }
+
+// Describe renders the option table as a kuryr.conf with every option, its
+// default and its help, for `--help-config` and the README.
+func Describe() string {
+	cfg := &Config{}
+	opts := options(cfg)
+	bySection := map[string][]*option{}
+	var sections []string
+	for _, o := range opts {
+		if _, ok := bySection[o.section]; !ok {
+			sections = append(sections, o.section)
+		}
+		bySection[o.section] = append(bySection[o.section], o)
+	}
+	var b strings.Builder
+	for _, s := range sections {
+		fmt.Fprintf(&b, "[%s]\n", s)
+		for _, o := range bySection[s] {
+			if o.help != "" {
+				fmt.Fprintf(&b, "# %s\n", o.help)
+			}
+			fmt.Fprintf(&b, "#%s = %s\n", o.name, o.def)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}

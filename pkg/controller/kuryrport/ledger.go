@@ -1,0 +1,79 @@
+package kuryrport
+
+import (
+	"context"
+	"sync"
+
+	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+)
+
+// Ledger knows every pod port of this cluster in Neutron, by pod UID. It is
+// loaded once from Neutron at start (one list call) and kept current by the
+// reconciler, so that creating a port never needs a read first, yet a port
+// created before a crash, whose KuryrPort status was never written, is
+// adopted instead of created twice.
+type Ledger struct {
+	mu    sync.Mutex
+	byPod map[string]neutron.Port
+	ready bool
+}
+
+// NewLedger returns an empty ledger that is not ready until Load succeeds.
+func NewLedger() *Ledger { return &Ledger{byPod: map[string]neutron.Port{}} }
+
+type portLister interface {
+	ListPorts(ctx context.Context, tags []string, status string) ([]neutron.Port, error)
+}
+
+// Load reads the cluster's ports from Neutron.
+func (l *Ledger) Load(ctx context.Context, n portLister, cluster string) error {
+	ps, err := n.ListPorts(ctx, []string{neutron.ClusterTag(cluster)}, "")
+	if err != nil {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, p := range ps {
+		if uid := neutron.PodUIDOf(p.Tags); uid != "" {
+			l.byPod[uid] = p
+		}
+	}
+	l.ready = true
+	return nil
+}
+
+// Ready reports whether Load has succeeded.
+func (l *Ledger) Ready() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.ready
+}
+
+// Lookup returns the port of a pod, if one exists.
+func (l *Ledger) Lookup(podUID string) (neutron.Port, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	p, ok := l.byPod[podUID]
+	return p, ok
+}
+
+// Record remembers a port just created for a pod.
+func (l *Ledger) Record(podUID string, p neutron.Port) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.byPod[podUID] = p
+}
+
+// Forget drops a pod's port once it is deleted.
+func (l *Ledger) Forget(podUID string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.byPod, podUID)
+}
+
+// Len is the number of known ports.
+func (l *Ledger) Len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.byPod)
+}

@@ -1,0 +1,198 @@
+// Package kuryrport reconciles KuryrPorts with Neutron ports: one port per
+// KuryrPort, on the pod's subnet, bound to the pod's node, and its details
+// written to the KuryrPort status for the node's daemon.
+package kuryrport
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+)
+
+// ports is the Neutron seam of this reconciler.
+type ports interface {
+	CreatePort(ctx context.Context, s neutron.PortSpec) (*neutron.Port, error)
+	DeletePort(ctx context.Context, id string) error
+}
+
+// netInfo serves subnet and network details (cached).
+type netInfo interface {
+	Subnet(ctx context.Context, id string) (*subnets.Subnet, error)
+	Network(ctx context.Context, id string) (*neutron.Network, error)
+}
+
+// Recorder emits Kubernetes Events (events.k8s.io).
+type Recorder interface {
+	Eventf(regarding, related runtime.Object, eventtype, reason, action, note string, args ...any)
+}
+
+// TargetFunc says which network and subnet a KuryrPort's port goes on; ok is
+// false while that is not known yet (a namespace network being created).
+type TargetFunc func(ctx context.Context, kp *kuryrv1.KuryrPort) (t Target, ok bool, err error)
+
+// Reconciler converges KuryrPorts and Neutron ports.
+type Reconciler struct {
+	client.Client
+	Neutron  ports
+	Info     netInfo
+	Ledger   *Ledger
+	Target   TargetFunc
+	Recorder Recorder
+	Settings Settings
+}
+
+// Reconcile creates the port of a KuryrPort, or deletes it when the
+// KuryrPort is being deleted.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var kp kuryrv1.KuryrPort
+	if err := r.Get(ctx, req.NamespacedName, &kp); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !r.Ledger.Ready() {
+		// Until the ledger is loaded a crash-orphaned port cannot be told
+		// from a missing one.
+		return ctrl.Result{RequeueAfter: 500 * time.Millisecond}, nil
+	}
+	if !kp.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, r.finalize(ctx, &kp)
+	}
+	if _, done := kp.Status.DefaultVIF(); done {
+		return ctrl.Result{}, nil
+	}
+	return ctrl.Result{}, r.ensurePort(ctx, &kp)
+}
+
+func (r *Reconciler) ensurePort(ctx context.Context, kp *kuryrv1.KuryrPort) error {
+	if !controllerutil.ContainsFinalizer(kp, kuryrv1.KuryrPortFinalizer) {
+		// The pod controller creates KuryrPorts with the finalizer; one
+		// created by hand gets it before any port exists.
+		patch := client.MergeFrom(kp.DeepCopy())
+		controllerutil.AddFinalizer(kp, kuryrv1.KuryrPortFinalizer)
+		if err := r.Patch(ctx, kp, patch); err != nil {
+			return fmt.Errorf("add finalizer: %w", err)
+		}
+	}
+	target, ok, err := r.Target(ctx, kp)
+	if err != nil {
+		return r.fail(ctx, kp, "FindNetwork", err)
+	}
+	if !ok {
+		return r.setCondition(ctx, kp, metav1.ConditionFalse, kuryrv1.ReasonWaiting, "waiting for the namespace's network")
+	}
+	reason := kuryrv1.ReasonAdopted
+	port, found := r.Ledger.Lookup(kp.Spec.PodUID)
+	if !found {
+		created, err := r.Neutron.CreatePort(ctx, portSpec(kp, target, r.Settings))
+		if created != nil {
+			// Even a port created with an error after it (tagging) is
+			// recorded, so the retry adopts it rather than making another.
+			r.Ledger.Record(kp.Spec.PodUID, *created)
+		}
+		if err != nil {
+			return r.fail(ctx, kp, "CreatePort", err)
+		}
+		port, reason = *created, kuryrv1.ReasonCreated
+	}
+	vif, err := r.vif(ctx, &port)
+	if err != nil {
+		return r.fail(ctx, kp, "DescribePort", err)
+	}
+	return r.writeVIF(ctx, kp, vif, reason)
+}
+
+func (r *Reconciler) vif(ctx context.Context, p *neutron.Port) (kuryrv1.VIF, error) {
+	byID := map[string]*subnets.Subnet{}
+	for _, ip := range p.FixedIPs {
+		s, err := r.Info.Subnet(ctx, ip.SubnetID)
+		if err != nil {
+			return kuryrv1.VIF{}, err
+		}
+		byID[s.ID] = s
+	}
+	n, err := r.Info.Network(ctx, p.NetworkID)
+	if err != nil {
+		return kuryrv1.VIF{}, err
+	}
+	return vifFor(p, byID, n.MTU, r.Settings)
+}
+
+func (r *Reconciler) writeVIF(ctx context.Context, kp *kuryrv1.KuryrPort, vif kuryrv1.VIF, reason string) error {
+	patch := client.MergeFrom(kp.DeepCopy())
+	kp.Status.VIFs = map[string]kuryrv1.VIF{"eth0": vif}
+	meta.SetStatusCondition(&kp.Status.Conditions, metav1.Condition{
+		Type: kuryrv1.ConditionReady, Status: metav1.ConditionTrue, Reason: reason,
+		Message: fmt.Sprintf("port %s (%s) on node %s", vif.PortID, vif.IPs[0].Address, kp.Spec.PodNodeName),
+	})
+	if err := r.Status().Patch(ctx, kp, patch); err != nil {
+		return fmt.Errorf("write port %s to status: %w", vif.PortID, err)
+	}
+	log.FromContext(ctx).V(1).Info("port ready", "port", vif.PortID, "ip", vif.IPs[0].Address, "reason", reason)
+	return nil
+}
+
+// finalize deletes the pod's port (whether the status names it or only the
+// ledger knows it) and then releases the KuryrPort.
+func (r *Reconciler) finalize(ctx context.Context, kp *kuryrv1.KuryrPort) error {
+	if !controllerutil.ContainsFinalizer(kp, kuryrv1.KuryrPortFinalizer) {
+		return nil
+	}
+	ids := map[string]bool{}
+	for _, v := range kp.Status.VIFs {
+		ids[v.PortID] = true
+	}
+	if p, ok := r.Ledger.Lookup(kp.Spec.PodUID); ok {
+		ids[p.ID] = true
+	}
+	for id := range ids {
+		if err := r.Neutron.DeletePort(ctx, id); err != nil {
+			return r.fail(ctx, kp, "DeletePort", err)
+		}
+	}
+	r.Ledger.Forget(kp.Spec.PodUID)
+	patch := client.MergeFrom(kp.DeepCopy())
+	controllerutil.RemoveFinalizer(kp, kuryrv1.KuryrPortFinalizer)
+	if err := r.Patch(ctx, kp, patch); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("remove finalizer: %w", err)
+	}
+	return nil
+}
+
+// fail makes a Neutron error visible (condition, and an Event on the pod)
+// and returns it, so the work queue retries with backoff.
+func (r *Reconciler) fail(ctx context.Context, kp *kuryrv1.KuryrPort, action string, cause error) error {
+	kind := string(neutron.Classify(cause))
+	if err := r.setCondition(ctx, kp, metav1.ConditionFalse, kind, cause.Error()); err != nil {
+		log.FromContext(ctx).Error(err, "could not record the failure on the KuryrPort")
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: kp.Name, Namespace: kp.Namespace, UID: types.UID(kp.Spec.PodUID)}}
+	r.Recorder.Eventf(pod, kp, corev1.EventTypeWarning, kind, action, "%v", cause)
+	return cause
+}
+
+func (r *Reconciler) setCondition(ctx context.Context, kp *kuryrv1.KuryrPort, status metav1.ConditionStatus, reason, msg string) error {
+	if len(msg) > 1000 {
+		msg = msg[:1000]
+	}
+	patch := client.MergeFrom(kp.DeepCopy())
+	if !meta.SetStatusCondition(&kp.Status.Conditions, metav1.Condition{
+		Type: kuryrv1.ConditionReady, Status: status, Reason: reason, Message: msg,
+	}) {
+		return nil
+	}
+	return client.IgnoreNotFound(r.Status().Patch(ctx, kp, patch))
+}

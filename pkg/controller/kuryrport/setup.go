@@ -1,0 +1,79 @@
+package kuryrport
+
+import (
+	"context"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+)
+
+// RateLimiter retries a failing object after 0.5 s, doubling up to 2 min:
+// Neutron being down or a subnet being full must neither hot-loop nor wait
+// for minutes once fixed.
+func RateLimiter() workqueue.TypedRateLimiter[reconcile.Request] {
+	return workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](500*time.Millisecond, 2*time.Minute)
+}
+
+// SetupWithManager registers the reconciler; workers bounds concurrent
+// Neutron port creations.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("kuryrport").
+		For(&kuryrv1.KuryrPort{}).
+		// A namespace network becoming ready unblocks its KuryrPorts.
+		Watches(&kuryrv1.KuryrNetwork{}, handler.EnqueueRequestsFromMapFunc(r.waitingOn)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers, RateLimiter: RateLimiter()}).
+		Complete(r)
+}
+
+func (r *Reconciler) waitingOn(ctx context.Context, o client.Object) []reconcile.Request {
+	var kps kuryrv1.KuryrPortList
+	if err := r.List(ctx, &kps, client.InNamespace(o.GetNamespace())); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for _, kp := range kps.Items {
+		if _, done := kp.Status.DefaultVIF(); !done {
+			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: kp.Namespace, Name: kp.Name}})
+		}
+	}
+	return out
+}
+
+// subnetReader is what DefaultTarget needs.
+type subnetReader interface {
+	Subnet(ctx context.Context, id string) (*subnets.Subnet, error)
+}
+
+// DefaultTarget puts every port on the one configured pod subnet.
+func DefaultTarget(info subnetReader, subnetID string) TargetFunc {
+	return func(ctx context.Context, _ *kuryrv1.KuryrPort) (Target, bool, error) {
+		s, err := info.Subnet(ctx, subnetID)
+		if err != nil {
+			return Target{}, false, err
+		}
+		return Target{NetworkID: s.NetworkID, SubnetID: s.ID}, true, nil
+	}
+}
+
+// NamespaceTarget puts a port on its namespace's network, once the
+// KuryrNetwork of that namespace reports it ready.
+func NamespaceTarget(c client.Reader) TargetFunc {
+	return func(ctx context.Context, kp *kuryrv1.KuryrPort) (Target, bool, error) {
+		var kn kuryrv1.KuryrNetwork
+		err := c.Get(ctx, types.NamespacedName{Namespace: kp.Namespace, Name: kp.Namespace}, &kn)
+		if err != nil || !kn.Status.Ready() {
+			return Target{}, false, client.IgnoreNotFound(err)
+		}
+		return Target{NetworkID: kn.Status.NetID, SubnetID: kn.Status.SubnetID}, true, nil
+	}
+}

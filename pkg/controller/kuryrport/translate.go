@@ -1,0 +1,106 @@
+package kuryrport
+
+import (
+	"fmt"
+	"net"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
+
+	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+)
+
+// DeviceOwner marks pod ports, as in the original (kuryr-lib's constant).
+const DeviceOwner = "compute:kuryr"
+
+// Settings are the parts of kuryr.conf the KuryrPort reconciler uses.
+type Settings struct {
+	Cluster        string
+	ProjectID      string
+	SecurityGroups []string
+	ExtraTags      []string
+	PortDebug      bool
+	Bridge         string
+	// MTUCap caps the network's MTU when positive (network_device_mtu).
+	MTUCap int
+}
+
+// Target is the network and subnet a pod's port goes on.
+type Target struct{ NetworkID, SubnetID string }
+
+// portSpec is the port a KuryrPort asks for. Pure: the same KuryrPort and
+// target always give the same request.
+func portSpec(kp *kuryrv1.KuryrPort, t Target, s Settings) neutron.PortSpec {
+	name := ""
+	if s.PortDebug {
+		name = kp.Namespace + "/" + kp.Name
+	}
+	tags := append([]string{neutron.ClusterTag(s.Cluster), neutron.PodTag(kp.Spec.PodUID)}, s.ExtraTags...)
+	return neutron.PortSpec{
+		Name: name, NetworkID: t.NetworkID, SubnetID: t.SubnetID, ProjectID: s.ProjectID,
+		HostID: kp.Spec.PodNodeName, DeviceID: kp.Spec.PodUID, DeviceOwner: DeviceOwner,
+		SecurityGroups: s.SecurityGroups, Tags: tags,
+	}
+}
+
+// vifFor turns a Neutron port, its subnets and its network into what the node
+// needs to plug it. Pure; subnets are looked up by id.
+func vifFor(p *neutron.Port, subnetsByID map[string]*subnets.Subnet, mtu int, s Settings) (kuryrv1.VIF, error) {
+	v := kuryrv1.VIF{
+		PortID: p.ID, MACAddress: p.MACAddress, NetworkID: p.NetworkID,
+		VIFType: p.VIFType, Bridge: s.Bridge, VIFName: VIFName(p.ID),
+		Default: true, Active: p.Status == "ACTIVE", MTU: mtu,
+	}
+	if s.MTUCap > 0 && s.MTUCap < v.MTU {
+		v.MTU = s.MTUCap
+	}
+	if b, ok := p.VIFDetails["bridge_name"].(string); ok && b != "" {
+		v.Bridge = b
+	}
+	for _, ip := range p.FixedIPs {
+		sub, ok := subnetsByID[ip.SubnetID]
+		if !ok {
+			return v, fmt.Errorf("port %s: no details for its subnet %s", p.ID, ip.SubnetID)
+		}
+		_, cidr, err := net.ParseCIDR(sub.CIDR)
+		if err != nil {
+			return v, fmt.Errorf("subnet %s: bad cidr %q: %w", sub.ID, sub.CIDR, err)
+		}
+		ones, _ := cidr.Mask.Size()
+		v.IPs = append(v.IPs, kuryrv1.IPAddress{Address: fmt.Sprintf("%s/%d", ip.IPAddress, ones), SubnetID: sub.ID})
+		if v.Gateway == "" && sub.GatewayIP != "" {
+			v.Gateway = sub.GatewayIP
+		}
+		for _, r := range sub.HostRoutes {
+			v.Routes = append(v.Routes, kuryrv1.Route{Destination: r.DestinationCIDR, Gateway: r.NextHop})
+		}
+		v.DNS = appendNew(v.DNS, sub.DNSNameservers...)
+	}
+	if len(v.IPs) == 0 {
+		return v, fmt.Errorf("port %s has no fixed IPs", p.ID)
+	}
+	return v, nil
+}
+
+// VIFName is the host-side interface of a port: "tap" and the first 11
+// characters of its id, as Nova, os-vif and the original kuryr name it
+// (15 characters, the kernel's limit).
+func VIFName(portID string) string {
+	if len(portID) > 11 {
+		portID = portID[:11]
+	}
+	return "tap" + portID
+}
+
+func appendNew(list []string, items ...string) []string {
+	for _, it := range items {
+		found := false
+		for _, l := range list {
+			found = found || l == it
+		}
+		if !found {
+			list = append(list, it)
+		}
+	}
+	return list
+}

@@ -1,0 +1,134 @@
+// Package pod gives every scheduled, non-host-network pod a KuryrPort, and
+// takes it away when the pod ends, so that the KuryrPort reconciler creates
+// and deletes its Neutron port.
+package pod
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+)
+
+// Reconciler keeps one KuryrPort per networked pod.
+type Reconciler struct {
+	client.Client
+	// Namespaced: each namespace gets a KuryrNetwork (pod_subnets_driver =
+	// namespace), created here when its first pod appears.
+	Namespaced bool
+	ProjectID  string
+}
+
+// NeedsPort says whether kuryr networks this pod: scheduled, not on the host
+// network, and not finished. A pod being deleted keeps its port until the
+// object is gone, so that it keeps its network during graceful termination.
+func NeedsPort(p *corev1.Pod) bool {
+	return p.Spec.NodeName != "" && !p.Spec.HostNetwork &&
+		p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed
+}
+
+// Reconcile converges the KuryrPort of the pod named by req.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var pod corev1.Pod
+	podErr := r.Get(ctx, req.NamespacedName, &pod)
+	if podErr != nil && !apierrors.IsNotFound(podErr) {
+		return ctrl.Result{}, podErr
+	}
+	want := podErr == nil && NeedsPort(&pod)
+
+	var kp kuryrv1.KuryrPort
+	kpErr := r.Get(ctx, req.NamespacedName, &kp)
+	if kpErr != nil && !apierrors.IsNotFound(kpErr) {
+		return ctrl.Result{}, kpErr
+	}
+	exists := kpErr == nil
+	switch {
+	case exists && (!want || kp.Spec.PodUID != string(pod.UID)):
+		// Gone, finished, or a new pod with the same name: the old port
+		// goes first; deleting the KuryrPort triggers us again.
+		if kp.DeletionTimestamp.IsZero() {
+			log.FromContext(ctx).V(1).Info("releasing port", "podUid", kp.Spec.PodUID)
+			return ctrl.Result{}, client.IgnoreNotFound(r.Delete(ctx, &kp))
+		}
+	case !exists && want:
+		if r.Namespaced {
+			if err := r.ensureNetwork(ctx, pod.Namespace); err != nil {
+				return ctrl.Result{}, err
+			}
+		}
+		return ctrl.Result{}, r.createKuryrPort(ctx, &pod)
+	}
+	return ctrl.Result{}, nil
+}
+
+// Desired is the KuryrPort of a pod. Pure.
+func Desired(p *corev1.Pod) *kuryrv1.KuryrPort {
+	yes := true
+	return &kuryrv1.KuryrPort{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: p.Name, Namespace: p.Namespace,
+			Labels:     map[string]string{kuryrv1.NodeNameLabel: p.Spec.NodeName},
+			Finalizers: []string{kuryrv1.KuryrPortFinalizer},
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: "v1", Kind: "Pod", Name: p.Name, UID: p.UID, Controller: &yes,
+			}},
+		},
+		Spec: kuryrv1.KuryrPortSpec{
+			PodUID: string(p.UID), PodNodeName: p.Spec.NodeName,
+			PodStatic: p.Annotations["kubernetes.io/config.source"] != "" && p.Annotations["kubernetes.io/config.source"] != "api",
+		},
+	}
+}
+
+func (r *Reconciler) createKuryrPort(ctx context.Context, p *corev1.Pod) error {
+	err := r.Create(ctx, Desired(p))
+	if apierrors.IsAlreadyExists(err) {
+		return nil // our cache was behind; the next event converges
+	}
+	if err != nil {
+		return fmt.Errorf("create KuryrPort for pod %s/%s: %w", p.Namespace, p.Name, err)
+	}
+	return nil
+}
+
+func (r *Reconciler) ensureNetwork(ctx context.Context, ns string) error {
+	var kn kuryrv1.KuryrNetwork
+	err := r.Get(ctx, types.NamespacedName{Namespace: ns, Name: ns}, &kn)
+	if !apierrors.IsNotFound(err) {
+		return err
+	}
+	kn = kuryrv1.KuryrNetwork{
+		ObjectMeta: metav1.ObjectMeta{Name: ns, Namespace: ns, Finalizers: []string{kuryrv1.KuryrNetworkFinalizer}},
+		Spec:       kuryrv1.KuryrNetworkSpec{NsName: ns, ProjectID: r.ProjectID},
+	}
+	if err := r.Create(ctx, &kn); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create KuryrNetwork for namespace %s: %w", ns, err)
+	}
+	return nil
+}
+
+// SetupWithManager watches pods that are scheduled and not on the host
+// network, and the KuryrPorts they own.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
+	scheduled := predicate.NewPredicateFuncs(func(o client.Object) bool {
+		p, ok := o.(*corev1.Pod)
+		return ok && p.Spec.NodeName != "" && !p.Spec.HostNetwork
+	})
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("pod").
+		For(&corev1.Pod{}, builder.WithPredicates(scheduled)).
+		Owns(&kuryrv1.KuryrPort{}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
+		Complete(r)
+}

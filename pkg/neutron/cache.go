@@ -1,0 +1,66 @@
+package neutron
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
+)
+
+// Info serves subnet and network details from memory for ttl: every pod port
+// needs its subnet's CIDR, gateway, routes and DNS and its network's MTU,
+// which change rarely, so reading them per pod would double the Neutron calls
+// a pod costs.
+type Info struct {
+	c        *Client
+	ttl      time.Duration
+	mu       sync.Mutex
+	subnets  map[string]cached[*subnets.Subnet]
+	networks map[string]cached[*Network]
+}
+
+type cached[T any] struct {
+	v  T
+	at time.Time
+}
+
+// NewInfo returns a cache in front of c.
+func NewInfo(c *Client, ttl time.Duration) *Info {
+	return &Info{c: c, ttl: ttl, subnets: map[string]cached[*subnets.Subnet]{}, networks: map[string]cached[*Network]{}}
+}
+
+// Subnet returns a subnet, from memory when fresh.
+func (i *Info) Subnet(ctx context.Context, id string) (*subnets.Subnet, error) {
+	return lookup(i, i.subnets, id, func() (*subnets.Subnet, error) { return i.c.GetSubnet(ctx, id) })
+}
+
+// Network returns a network, from memory when fresh.
+func (i *Info) Network(ctx context.Context, id string) (*Network, error) {
+	return lookup(i, i.networks, id, func() (*Network, error) { return i.c.GetNetwork(ctx, id) })
+}
+
+// Forget drops what is known of a network or subnet (after deleting it).
+func (i *Info) Forget(id string) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	delete(i.subnets, id)
+	delete(i.networks, id)
+}
+
+func lookup[T any](i *Info, m map[string]cached[T], id string, get func() (T, error)) (T, error) {
+	i.mu.Lock()
+	e, ok := m[id]
+	i.mu.Unlock()
+	if ok && time.Since(e.at) < i.ttl {
+		return e.v, nil
+	}
+	v, err := get()
+	if err != nil {
+		return v, err
+	}
+	i.mu.Lock()
+	m[id] = cached[T]{v: v, at: time.Now()}
+	i.mu.Unlock()
+	return v, nil
+}

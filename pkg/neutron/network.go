@@ -1,0 +1,122 @@
+package neutron
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/attributestags"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/mtu"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
+)
+
+// Network is a Neutron network with its MTU.
+type Network struct {
+	networks.Network
+	mtu.NetworkMTUExt
+}
+
+// GetNetwork reads a network.
+func (c *Client) GetNetwork(ctx context.Context, id string) (*Network, error) {
+	var n Network
+	if err := networks.Get(ctx, c.sc, id).ExtractInto(&n); err != nil {
+		return nil, fmt.Errorf("get network %s: %w", id, err)
+	}
+	return &n, nil
+}
+
+// CreateNetwork creates a network and then tags it: Neutron rejects tags in
+// a network create body. A crash between the two leaves an untagged network
+// named after its namespace, which FindNetwork still finds by name.
+func (c *Client) CreateNetwork(ctx context.Context, name, project string, tags []string) (*Network, error) {
+	var n Network
+	if err := networks.Create(ctx, c.sc, networks.CreateOpts{Name: name, ProjectID: project}).ExtractInto(&n); err != nil {
+		return nil, fmt.Errorf("create network %q: %w", name, err)
+	}
+	if err := c.setTags(ctx, "networks", n.ID, tags); err != nil {
+		return &n, err
+	}
+	n.Tags = tags
+	return &n, nil
+}
+
+// FindNetwork returns the network with this exact name in project, or nil.
+func (c *Client) FindNetwork(ctx context.Context, name, project string) (*Network, error) {
+	pages, err := networks.List(c.sc, networks.ListOpts{Name: name, ProjectID: project}).AllPages(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("find network %q: %w", name, err)
+	}
+	var found []Network
+	if err := networks.ExtractNetworksInto(pages, &found); err != nil {
+		return nil, fmt.Errorf("decode networks: %w", err)
+	}
+	if len(found) == 0 {
+		return nil, nil
+	}
+	return &found[0], nil
+}
+
+// ListNetworks lists the networks carrying all of tags.
+func (c *Client) ListNetworks(ctx context.Context, tags []string) ([]Network, error) {
+	pages, err := networks.List(c.sc, networks.ListOpts{Tags: strings.Join(tags, ",")}).AllPages(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list networks tagged %v: %w", tags, err)
+	}
+	var out []Network
+	if err := networks.ExtractNetworksInto(pages, &out); err != nil {
+		return nil, fmt.Errorf("decode networks: %w", err)
+	}
+	return out, nil
+}
+
+// DeleteNetwork deletes a network and its subnets; one already gone is not
+// an error. Neutron refuses (409) while ports other than its own remain.
+func (c *Client) DeleteNetwork(ctx context.Context, id string) error {
+	if err := ignoreNotFound(networks.Delete(ctx, c.sc, id).ExtractErr()); err != nil {
+		return fmt.Errorf("delete network %s: %w", id, err)
+	}
+	return nil
+}
+
+func (c *Client) setTags(ctx context.Context, kind, id string, tags []string) error {
+	if _, err := attributestags.ReplaceAll(ctx, c.sc, kind, id, attributestags.ReplaceAllOpts{Tags: tags}).Extract(); err != nil {
+		return fmt.Errorf("tag %s %s: %w", kind, id, err)
+	}
+	return nil
+}
+
+// GetSubnet reads a subnet.
+func (c *Client) GetSubnet(ctx context.Context, id string) (*subnets.Subnet, error) {
+	s, err := subnets.Get(ctx, c.sc, id).Extract()
+	if err != nil {
+		return nil, fmt.Errorf("get subnet %s: %w", id, err)
+	}
+	return s, nil
+}
+
+// EnsureSubnetFromPool returns network's subnet, allocating one from pool if
+// it has none: a namespace network carries exactly one subnet.
+func (c *Client) EnsureSubnetFromPool(ctx context.Context, networkID, name, project, pool string, tags []string) (*subnets.Subnet, error) {
+	pages, err := subnets.List(c.sc, subnets.ListOpts{NetworkID: networkID}).AllPages(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list subnets of network %s: %w", networkID, err)
+	}
+	existing, err := subnets.ExtractSubnets(pages)
+	if err != nil {
+		return nil, fmt.Errorf("decode subnets: %w", err)
+	}
+	if len(existing) > 0 {
+		return &existing[0], nil
+	}
+	s, err := subnets.Create(ctx, c.sc, subnets.CreateOpts{
+		NetworkID: networkID, Name: name, ProjectID: project, SubnetPoolID: pool, IPVersion: 4,
+	}).Extract()
+	if err != nil {
+		return nil, fmt.Errorf("allocate a subnet from pool %s: %w", pool, err)
+	}
+	if err := c.setTags(ctx, "subnets", s.ID, tags); err != nil {
+		return s, err
+	}
+	return s, nil
+}

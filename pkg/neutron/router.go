@@ -1,0 +1,56 @@
+package neutron
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/routers"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
+)
+
+// EnsureRouterInterface attaches subnet to router. Already attached is
+// success: Neutron answers 400 "already has a port on subnet".
+func (c *Client) EnsureRouterInterface(ctx context.Context, router, subnet string) error {
+	attached, err := c.routerHasSubnet(ctx, router, subnet)
+	if err != nil || attached {
+		return err
+	}
+	_, err = routers.AddInterface(ctx, c.sc, router, routers.AddInterfaceOpts{SubnetID: subnet}).Extract()
+	if err != nil && strings.Contains(err.Error(), "already has a port") {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("attach subnet %s to router %s: %w", subnet, router, err)
+	}
+	return nil
+}
+
+// RemoveRouterInterface detaches subnet from router; not attached, or
+// router or subnet gone, is success.
+func (c *Client) RemoveRouterInterface(ctx context.Context, router, subnet string) error {
+	_, err := routers.RemoveInterface(ctx, c.sc, router, routers.RemoveInterfaceOpts{SubnetID: subnet}).Extract()
+	if err == nil || IsNotFound(err) {
+		return nil
+	}
+	return fmt.Errorf("detach subnet %s from router %s: %w", subnet, router, err)
+}
+
+func (c *Client) routerHasSubnet(ctx context.Context, router, subnet string) (bool, error) {
+	pages, err := ports.List(c.sc, ports.ListOpts{DeviceID: router}).AllPages(ctx)
+	if err != nil {
+		return false, fmt.Errorf("list ports of router %s: %w", router, err)
+	}
+	all, err := ports.ExtractPorts(pages)
+	if err != nil {
+		return false, fmt.Errorf("decode ports: %w", err)
+	}
+	for _, p := range all {
+		for _, ip := range p.FixedIPs {
+			if ip.SubnetID == subnet {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
+}

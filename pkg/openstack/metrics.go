@@ -1,0 +1,55 @@
+package openstack
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Every OpenStack request is counted and timed, by service and method, so
+// that operators (and the benchmarks) can see how many calls a pod costs.
+var (
+	requests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "kuryr_openstack_requests_total",
+		Help: "OpenStack API requests by service, method and status code.",
+	}, []string{"service", "method", "code"})
+	latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "kuryr_openstack_request_duration_seconds",
+		Help:    "OpenStack API request latency by service and method.",
+		Buckets: []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+	}, []string{"service", "method"})
+)
+
+// MustRegister adds the OpenStack client metrics to a registry.
+func MustRegister(r prometheus.Registerer) { r.MustRegister(requests, latency) }
+
+type instrumented struct{ next http.RoundTripper }
+
+func instrument(next http.RoundTripper) http.RoundTripper { return instrumented{next} }
+
+func (t instrumented) RoundTrip(req *http.Request) (*http.Response, error) {
+	svc := serviceOf(req.URL.Path)
+	start := time.Now()
+	resp, err := t.next.RoundTrip(req)
+	latency.WithLabelValues(svc, req.Method).Observe(time.Since(start).Seconds())
+	code := "error"
+	if err == nil {
+		code = strconv.Itoa(resp.StatusCode)
+	}
+	requests.WithLabelValues(svc, req.Method, code).Inc()
+	return resp, err
+}
+
+func serviceOf(path string) string {
+	switch {
+	case strings.Contains(path, "/lbaas/") || strings.Contains(path, "/octavia/"):
+		return "load-balancer"
+	case strings.Contains(path, "/auth/tokens"):
+		return "identity"
+	default:
+		return "network"
+	}
+}
