@@ -24,8 +24,8 @@ import (
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
 
-// ports is the Neutron seam of this reconciler.
-type ports interface {
+// portAPI is the Neutron seam of this reconciler.
+type portAPI interface {
 	CreatePort(ctx context.Context, s neutron.PortSpec) (*neutron.Port, error)
 	DeletePort(ctx context.Context, id string) error
 }
@@ -48,7 +48,7 @@ type TargetFunc func(ctx context.Context, kp *kuryrv1.KuryrPort) (t Target, ok b
 // Reconciler converges KuryrPorts and Neutron ports.
 type Reconciler struct {
 	client.Client
-	Neutron  ports
+	Neutron  portAPI
 	Info     netInfo
 	Ledger   *Ledger
 	Target   TargetFunc

@@ -1,0 +1,198 @@
+package kuryrport
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+	"github.com/kuryr-k8s/kuryr/pkg/neutron/neutrontest"
+)
+
+type events struct {
+	mu      sync.Mutex
+	reasons []string
+}
+
+func (e *events) Eventf(_, _ runtime.Object, _, reason, _, _ string, _ ...any) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.reasons = append(e.reasons, reason)
+}
+
+type env struct {
+	r      *Reconciler
+	fake   *neutrontest.Fake
+	events *events
+	subnet string
+}
+
+func newEnv(t *testing.T, objs ...client.Object) *env {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	if err := kuryrv1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	fn := neutrontest.New(t)
+	net := fn.Add("networks", neutrontest.Object{"name": "pods", "mtu": 1442})
+	sub := fn.Add("subnets", neutrontest.Object{
+		"network_id": net, "cidr": "10.10.0.0/24", "gateway_ip": "10.10.0.1", "ip_version": 4,
+		"dns_nameservers": []string{"10.0.0.53"}, "host_routes": []neutrontest.Object{{"destination": "10.20.0.0/16", "nexthop": "10.10.0.254"}},
+	})
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).WithStatusSubresource(&kuryrv1.KuryrPort{}).Build()
+	nc := neutron.New(fn.Client(t))
+	if err := nc.DetectExtensions(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	info := neutron.NewInfo(nc, time.Minute)
+	ev := &events{}
+	r := &Reconciler{
+		Client: c, Neutron: nc, Info: info, Ledger: NewLedger(), Recorder: ev,
+		Target:   DefaultTarget(info, sub),
+		Settings: Settings{Cluster: "c1", ProjectID: "p", SecurityGroups: []string{"sg"}, PortDebug: true, Bridge: "br-int"},
+	}
+	return &env{r: r, fake: fn, events: ev, subnet: sub}
+}
+
+func kp(name, uid string) *kuryrv1.KuryrPort {
+	return &kuryrv1.KuryrPort{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", Finalizers: []string{kuryrv1.KuryrPortFinalizer}},
+		Spec:       kuryrv1.KuryrPortSpec{PodUID: uid, PodNodeName: "node-a"},
+	}
+}
+
+func (e *env) reconcile(t *testing.T, name string) error {
+	t.Helper()
+	if err := e.r.Ledger.Load(context.Background(), e.r.Neutron.(*neutron.Client), "c1"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := e.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: name}})
+	return err
+}
+
+func (e *env) get(t *testing.T, name string) *kuryrv1.KuryrPort {
+	t.Helper()
+	var got kuryrv1.KuryrPort
+	if err := e.r.Get(context.Background(), types.NamespacedName{Namespace: "ns", Name: name}, &got); err != nil {
+		t.Fatal(err)
+	}
+	return &got
+}
+
+func TestCreatesPortAndWritesStatus(t *testing.T) {
+	e := newEnv(t, kp("web", "uid-1"))
+	if err := e.reconcile(t, "web"); err != nil {
+		t.Fatal(err)
+	}
+	vif, ok := e.get(t, "web").Status.DefaultVIF()
+	if !ok {
+		t.Fatal("no VIF in status")
+	}
+	port := e.fake.Get("ports", vif.PortID)
+	if port["binding:host_id"] != "node-a" || port["name"] != "ns/web" || port["device_owner"] != DeviceOwner {
+		t.Errorf("port %v", port)
+	}
+	if vif.Gateway != "10.10.0.1" || vif.MTU != 1442 || len(vif.IPs) != 1 || vif.IPs[0].Address[len(vif.IPs[0].Address)-3:] != "/24" ||
+		len(vif.Routes) != 1 || len(vif.DNS) != 1 || vif.VIFName != VIFName(vif.PortID) {
+		t.Errorf("vif %+v", vif)
+	}
+	if w := e.fake.Writes(); w != 1 {
+		t.Errorf("Neutron writes = %d, want 1 (%v)", w, e.fake.Requests)
+	}
+}
+
+func TestAdoptsPortCreatedBeforeACrash(t *testing.T) {
+	e := newEnv(t, kp("web", "uid-1"))
+	id := e.fake.Add("ports", neutrontest.Object{
+		"network_id": "n", "mac_address": "fa:16:3e:00:00:01", "status": "ACTIVE", "binding:vif_type": "ovs",
+		"fixed_ips": []neutrontest.Object{{"subnet_id": e.subnet, "ip_address": "10.10.0.7"}},
+		"tags":      []string{neutron.ClusterTag("c1"), neutron.PodTag("uid-1")},
+	})
+	e.fake.Get("ports", id)["network_id"] = e.fake.Get("subnets", e.subnet)["network_id"]
+	if err := e.reconcile(t, "web"); err != nil {
+		t.Fatal(err)
+	}
+	got := e.get(t, "web")
+	if v, _ := got.Status.DefaultVIF(); v.PortID != id || !v.Active {
+		t.Errorf("status %+v, want adopted port %s", got.Status, id)
+	}
+	if c := meta.FindStatusCondition(got.Status.Conditions, kuryrv1.ConditionReady); c == nil || c.Reason != kuryrv1.ReasonAdopted {
+		t.Errorf("condition %+v", c)
+	}
+	if w := e.fake.Writes(); w != 0 {
+		t.Errorf("Neutron writes = %d, want 0", w)
+	}
+}
+
+func TestCompleteKuryrPortCostsNothing(t *testing.T) {
+	e := newEnv(t, kp("web", "uid-1"))
+	if err := e.reconcile(t, "web"); err != nil {
+		t.Fatal(err)
+	}
+	before := fmt.Sprint(e.fake.Requests)
+	if _, err := e.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}}); err != nil {
+		t.Fatal(err)
+	}
+	if after := fmt.Sprint(e.fake.Requests); after != before {
+		t.Errorf("a second reconcile called Neutron: %s -> %s", before, after)
+	}
+}
+
+func TestSubnetFullIsVisibleAndRetried(t *testing.T) {
+	e := newEnv(t, kp("web", "uid-1"))
+	e.fake.Fail = func(method, coll string) (int, string) {
+		if method == "POST" && coll == "ports" {
+			return 409, `{"NeutronError": {"type": "IpAddressGenerationFailure", "message": "No more IP addresses available on network"}}`
+		}
+		return 0, ""
+	}
+	if err := e.reconcile(t, "web"); err == nil {
+		t.Fatal("want an error so the work queue retries")
+	}
+	c := meta.FindStatusCondition(e.get(t, "web").Status.Conditions, kuryrv1.ConditionReady)
+	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != string(neutron.KindSubnetFull) {
+		t.Errorf("condition %+v", c)
+	}
+	if len(e.events.reasons) != 1 || e.events.reasons[0] != string(neutron.KindSubnetFull) {
+		t.Errorf("events %v", e.events.reasons)
+	}
+	e.fake.Fail = nil
+	if err := e.reconcile(t, "web"); err != nil {
+		t.Fatalf("retry after the subnet has room: %v", err)
+	}
+	if _, ok := e.get(t, "web").Status.DefaultVIF(); !ok {
+		t.Error("no port after the retry")
+	}
+}
+
+func TestFinalizeDeletesPortAndReleases(t *testing.T) {
+	e := newEnv(t, kp("web", "uid-1"))
+	if err := e.reconcile(t, "web"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.r.Delete(context.Background(), e.get(t, "web")); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.reconcile(t, "web"); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.fake.Count("ports"); n != 0 {
+		t.Errorf("%d ports left", n)
+	}
+	var gone kuryrv1.KuryrPort
+	err := e.r.Get(context.Background(), types.NamespacedName{Namespace: "ns", Name: "web"}, &gone)
+	if err == nil {
+		t.Errorf("KuryrPort still there with finalizers %v", gone.Finalizers)
+	}
+}

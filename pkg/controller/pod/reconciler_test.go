@@ -1,0 +1,105 @@
+package pod
+
+import (
+	"context"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+)
+
+func pod(uid string, mutate ...func(*corev1.Pod)) *corev1.Pod {
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "shop", UID: types.UID(uid)},
+		Spec:       corev1.PodSpec{NodeName: "n1"},
+	}
+	for _, m := range mutate {
+		m(p)
+	}
+	return p
+}
+
+func TestNeedsPort(t *testing.T) {
+	tests := []struct {
+		name string
+		pod  *corev1.Pod
+		want bool
+	}{
+		{"scheduled", pod("u"), true},
+		{"not scheduled", pod("u", func(p *corev1.Pod) { p.Spec.NodeName = "" }), false},
+		{"host network", pod("u", func(p *corev1.Pod) { p.Spec.HostNetwork = true }), false},
+		{"succeeded", pod("u", func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded }), false},
+		{"failed", pod("u", func(p *corev1.Pod) { p.Status.Phase = corev1.PodFailed }), false},
+		{"terminating keeps its port", pod("u", func(p *corev1.Pod) { now := metav1.Now(); p.DeletionTimestamp = &now }), true},
+	}
+	for _, tt := range tests {
+		if got := NeedsPort(tt.pod); got != tt.want {
+			t.Errorf("%s: NeedsPort = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+func newReconciler(t *testing.T, namespaced bool, objs ...client.Object) *Reconciler {
+	s := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(s)
+	_ = kuryrv1.AddToScheme(s)
+	return &Reconciler{Client: fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).Build(), Namespaced: namespaced, ProjectID: "p"}
+}
+
+func reconcile(t *testing.T, r *Reconciler) {
+	t.Helper()
+	if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "shop", Name: "web"}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCreatesKuryrPortAndNamespaceNetwork(t *testing.T) {
+	r := newReconciler(t, true, pod("u1"))
+	reconcile(t, r)
+	var kp kuryrv1.KuryrPort
+	if err := r.Get(context.Background(), types.NamespacedName{Namespace: "shop", Name: "web"}, &kp); err != nil {
+		t.Fatal(err)
+	}
+	if kp.Spec.PodUID != "u1" || kp.Labels[kuryrv1.NodeNameLabel] != "n1" || len(kp.Finalizers) != 1 || kp.OwnerReferences[0].UID != "u1" {
+		t.Errorf("kuryrport %+v", kp)
+	}
+	var kn kuryrv1.KuryrNetwork
+	if err := r.Get(context.Background(), types.NamespacedName{Namespace: "shop", Name: "shop"}, &kn); err != nil {
+		t.Fatalf("namespace network: %v", err)
+	}
+}
+
+func TestRecreatedPodReplacesKuryrPort(t *testing.T) {
+	old := Desired(pod("old"))
+	old.Finalizers = nil // let the fake client delete it at once
+	r := newReconciler(t, false, pod("new"), old)
+	reconcile(t, r) // deletes the stale one
+	reconcile(t, r) // creates the new one
+	var kp kuryrv1.KuryrPort
+	if err := r.Get(context.Background(), types.NamespacedName{Namespace: "shop", Name: "web"}, &kp); err != nil {
+		t.Fatal(err)
+	}
+	if kp.Spec.PodUID != "new" {
+		t.Errorf("pod uid %s, want new", kp.Spec.PodUID)
+	}
+}
+
+func TestGonePodReleasesKuryrPort(t *testing.T) {
+	r := newReconciler(t, false, Desired(pod("u1")))
+	reconcile(t, r)
+	var kp kuryrv1.KuryrPort
+	if err := r.Get(context.Background(), types.NamespacedName{Namespace: "shop", Name: "web"}, &kp); err != nil {
+		t.Fatal(err)
+	}
+	if kp.DeletionTimestamp.IsZero() {
+		t.Error("KuryrPort of a gone pod is not being deleted")
+	}
+}

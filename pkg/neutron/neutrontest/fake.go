@@ -1,0 +1,144 @@
+// Package neutrontest is a fake Neutron for unit tests: an HTTP server that
+// keeps ports, networks and subnets in memory and understands the calls
+// kuryr makes (tag and status filters included), counts requests, and can be
+// told to fail.
+package neutrontest
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2"
+
+	"github.com/kuryr-k8s/kuryr/pkg/openstack"
+)
+
+// Object is a Neutron resource as JSON fields.
+type Object = map[string]any
+
+// Fake is an in-memory Neutron.
+type Fake struct {
+	mu       sync.Mutex
+	seq      int
+	objects  map[string]map[string]Object // collection -> id -> object
+	Requests map[string]int               // "POST ports" -> count
+	// Fail, when set, may answer a request instead of the fake (status and
+	// body); return 0 to let the fake answer.
+	Fail func(method, collection string) (int, string)
+	// TagOnCreate mimics the tag-ports-during-bulk-creation extension.
+	TagOnCreate bool
+	srv         *httptest.Server
+}
+
+// New starts a fake Neutron, closed at the end of the test.
+func New(t testing.TB) *Fake {
+	f := &Fake{objects: map[string]map[string]Object{}, Requests: map[string]int{}, TagOnCreate: true}
+	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+// Client returns a network service client pointed at the fake.
+func (f *Fake) Client(t testing.TB) *gophercloud.ServiceClient {
+	c, err := openstack.NewNoAuthClients(openstack.Endpoints{Network: f.srv.URL}, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.Network
+}
+
+// Add stores an object and returns its id.
+func (f *Fake) Add(collection string, o Object) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.add(collection, o)
+}
+
+func (f *Fake) add(collection string, o Object) string {
+	if _, ok := o["id"]; !ok {
+		f.seq++
+		o["id"] = fmt.Sprintf("%s-%04d-0000-0000-000000000000", strings.TrimSuffix(collection, "s")[:3], f.seq)
+	}
+	if f.objects[collection] == nil {
+		f.objects[collection] = map[string]Object{}
+	}
+	f.objects[collection][o["id"].(string)] = o
+	return o["id"].(string)
+}
+
+// Get returns a stored object, or nil.
+func (f *Fake) Get(collection, id string) Object {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.objects[collection][id]
+}
+
+// Count is the number of stored objects in a collection.
+func (f *Fake) Count(collection string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.objects[collection])
+}
+
+// Writes is the number of POST, PUT and DELETE requests so far.
+func (f *Fake) Writes() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for k, v := range f.Requests {
+		if !strings.HasPrefix(k, "GET ") {
+			n += v
+		}
+	}
+	return n
+}
+
+func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
+	parts := strings.Split(strings.Trim(strings.TrimPrefix(r.URL.Path, "/v2.0"), "/"), "/")
+	collection := parts[0]
+	f.mu.Lock()
+	f.Requests[r.Method+" "+collection]++
+	fail := f.Fail
+	f.mu.Unlock()
+	if fail != nil {
+		if code, body := fail(r.Method, collection); code != 0 {
+			w.WriteHeader(code)
+			_, _ = w.Write([]byte(body))
+			return
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	switch {
+	case collection == "extensions":
+		exts := []Object{{"alias": "standard-attr-tag"}}
+		if f.TagOnCreate {
+			exts = append(exts, Object{"alias": "tag-ports-during-bulk-creation"})
+		}
+		writeJSON(w, 200, Object{"extensions": exts})
+	case len(parts) == 1 && r.Method == http.MethodGet:
+		f.list(w, r, collection)
+	case len(parts) == 1 && r.Method == http.MethodPost:
+		f.create(w, r, collection)
+	case len(parts) == 2 && r.Method == http.MethodGet:
+		f.show(w, collection, parts[1])
+	case len(parts) == 2 && r.Method == http.MethodDelete:
+		f.remove(w, collection, parts[1])
+	case len(parts) == 3 && collection == "routers" && r.Method == http.MethodPut:
+		f.routerInterface(w, r, parts[1], parts[2])
+	case len(parts) == 3 && parts[2] == "tags" && r.Method == http.MethodPut:
+		f.replaceTags(w, r, collection, parts[1])
+	default:
+		writeJSON(w, 404, Object{"NeutronError": Object{"type": "NotFound", "message": r.Method + " " + r.URL.Path}})
+	}
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}

@@ -1,0 +1,182 @@
+package neutrontest
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+)
+
+func singular(collection string) string {
+	if collection == "subnetpools" {
+		return "subnetpool"
+	}
+	return strings.TrimSuffix(collection, "s")
+}
+
+func (f *Fake) list(w http.ResponseWriter, r *http.Request, collection string) {
+	q := r.URL.Query()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := []Object{}
+	for _, o := range f.objects[collection] {
+		if matches(o, q) {
+			out = append(out, o)
+		}
+	}
+	writeJSON(w, 200, Object{collection: out})
+}
+
+// matches applies Neutron's filters: tags (all of), and exact field values.
+func matches(o Object, q map[string][]string) bool {
+	for k, vs := range q {
+		switch k {
+		case "fields", "limit", "marker":
+			continue
+		case "tags":
+			have := map[string]bool{}
+			for _, t := range tagsOf(o) {
+				have[t] = true
+			}
+			for _, t := range strings.Split(vs[0], ",") {
+				if t != "" && !have[t] {
+					return false
+				}
+			}
+		default:
+			if fmt.Sprint(o[k]) != vs[0] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func tagsOf(o Object) []string {
+	var out []string
+	switch ts := o["tags"].(type) {
+	case []string:
+		out = ts
+	case []any:
+		for _, t := range ts {
+			out = append(out, fmt.Sprint(t))
+		}
+	}
+	return out
+}
+
+func (f *Fake) create(w http.ResponseWriter, r *http.Request, collection string) {
+	var body map[string]Object
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+		writeJSON(w, 400, Object{"NeutronError": Object{"message": err.Error()}})
+		return
+	}
+	o := body[singular(collection)]
+	if o == nil {
+		writeJSON(w, 400, Object{"NeutronError": Object{"message": "missing " + singular(collection)}})
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch collection {
+	case "ports":
+		f.completePort(o)
+	case "subnets":
+		if _, ok := o["cidr"]; !ok {
+			f.seq++
+			o["cidr"] = fmt.Sprintf("10.10.%d.0/24", f.seq%250)
+			o["gateway_ip"] = fmt.Sprintf("10.10.%d.1", f.seq%250)
+		}
+	}
+	if !f.TagOnCreate || collection != "ports" {
+		o["tags"] = []string{}
+	}
+	f.add(collection, o)
+	writeJSON(w, 201, Object{singular(collection): o})
+}
+
+// completePort fills what Neutron would: MAC, an address on the requested
+// subnet, binding details, status DOWN.
+func (f *Fake) completePort(o Object) {
+	f.seq++
+	o["mac_address"] = fmt.Sprintf("fa:16:3e:00:%02x:%02x", f.seq/256, f.seq%256)
+	o["status"] = "DOWN"
+	o["binding:vif_type"] = "ovs"
+	o["binding:vif_details"] = Object{"bridge_name": "br-int"}
+	subnet := ""
+	if ips, ok := o["fixed_ips"].([]any); ok && len(ips) > 0 {
+		subnet, _ = ips[0].(map[string]any)["subnet_id"].(string)
+	}
+	o["fixed_ips"] = []Object{{"subnet_id": subnet, "ip_address": fmt.Sprintf("10.10.0.%d", 10+f.seq%200)}}
+}
+
+func (f *Fake) show(w http.ResponseWriter, collection, id string) {
+	f.mu.Lock()
+	o, ok := f.objects[collection][id]
+	f.mu.Unlock()
+	if !ok {
+		writeJSON(w, 404, Object{"NeutronError": Object{"type": "NotFound", "message": id}})
+		return
+	}
+	writeJSON(w, 200, Object{singular(collection): o})
+}
+
+func (f *Fake) remove(w http.ResponseWriter, collection, id string) {
+	f.mu.Lock()
+	_, ok := f.objects[collection][id]
+	delete(f.objects[collection], id)
+	f.mu.Unlock()
+	if !ok {
+		writeJSON(w, 404, Object{"NeutronError": Object{"type": "NotFound", "message": id}})
+		return
+	}
+	w.WriteHeader(204)
+}
+
+func (f *Fake) replaceTags(w http.ResponseWriter, r *http.Request, collection, id string) {
+	var body struct {
+		Tags []string `json:"tags"`
+	}
+	_ = json.NewDecoder(r.Body).Decode(&body)
+	f.mu.Lock()
+	o, ok := f.objects[collection][id]
+	if ok {
+		o["tags"] = body.Tags
+	}
+	f.mu.Unlock()
+	if !ok {
+		writeJSON(w, 404, Object{"NeutronError": Object{"type": "NotFound", "message": id}})
+		return
+	}
+	writeJSON(w, 200, Object{"tags": body.Tags})
+}
+
+// routerInterface attaches or detaches a subnet as Neutron does: a port on
+// the subnet whose device is the router.
+func (f *Fake) routerInterface(w http.ResponseWriter, r *http.Request, router, action string) {
+	var body struct {
+		SubnetID string `json:"subnet_id"`
+	}
+	_ = json.NewDecoder(r.Body).Decode(&body)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for id, p := range f.objects["ports"] {
+		ips, _ := p["fixed_ips"].([]Object)
+		if p["device_id"] == router && len(ips) > 0 && ips[0]["subnet_id"] == body.SubnetID {
+			if action == "remove_router_interface" {
+				delete(f.objects["ports"], id)
+				writeJSON(w, 200, Object{"id": router, "subnet_id": body.SubnetID})
+				return
+			}
+			writeJSON(w, 400, Object{"NeutronError": Object{"message": "Router already has a port on subnet"}})
+			return
+		}
+	}
+	if action == "remove_router_interface" {
+		writeJSON(w, 404, Object{"NeutronError": Object{"type": "RouterInterfaceNotFoundForSubnet"}})
+		return
+	}
+	port := f.add("ports", Object{"device_id": router, "device_owner": "network:router_interface",
+		"fixed_ips": []Object{{"subnet_id": body.SubnetID, "ip_address": "10.10.0.1"}}})
+	writeJSON(w, 200, Object{"id": router, "subnet_id": body.SubnetID, "port_id": port})
+}
