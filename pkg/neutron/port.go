@@ -102,6 +102,21 @@ func (c *Client) CreatePort(ctx context.Context, s PortSpec) (*Port, error) {
 	return &p, nil
 }
 
+// GetPort reads a port.
+func (c *Client) GetPort(ctx context.Context, id string) (*Port, error) {
+	var p Port
+	if err := ports.Get(ctx, c.sc, id).ExtractInto(&p); err != nil {
+		return nil, fmt.Errorf("get port %s: %w", id, err)
+	}
+	return &p, nil
+}
+
+// Binding states of binding:vif_type that are not a usable VIF type.
+const (
+	VIFTypeUnbound       = "unbound"
+	VIFTypeBindingFailed = "binding_failed"
+)
+
 // DeletePort deletes a port; one already gone is not an error.
 func (c *Client) DeletePort(ctx context.Context, id string) error {
 	if err := ignoreNotFound(ports.Delete(ctx, c.sc, id).ExtractErr()); err != nil {

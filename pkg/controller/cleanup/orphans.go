@@ -1,8 +1,11 @@
 // Package cleanup deletes Neutron resources of this cluster that no
 // Kubernetes object owns any more: the ports of pods deleted while the
 // controller was down, a network whose namespace vanished with its
-// finalizer removed by hand. Finalizers make this rare; the sweep makes it
-// impossible to leak for good.
+// finalizer removed by hand, and the second port of a pod whose create was
+// still in flight in Neutron when the controller crashed (Neutron commits it
+// after the restarted controller has listed the ports, and it has no
+// idempotency keys: only converging on "one port per pod" can fix that).
+// Finalizers make all this rare; the sweep makes it impossible to leak.
 package cleanup
 
 import (
@@ -28,9 +31,10 @@ type resources interface {
 }
 
 // forgetter is told about ports the sweep deleted.
-type forgetter interface{ Forget(podUID string) }
+type forgetter interface{ ForgetPort(podUID, portID string) }
 
-// Sweeper runs the sweep at start and then every Period.
+// Sweeper runs the sweep at start, once more after Settle (by then every
+// request of a crashed predecessor has finished), then every Period.
 type Sweeper struct {
 	Client  client.Reader
 	Neutron resources
@@ -38,6 +42,7 @@ type Sweeper struct {
 	Cluster string
 	Router  string
 	Period  time.Duration
+	Settle  time.Duration
 	// Ready is closed once the sweep may trust the cache (it is synced and
 	// the ledger loaded).
 	Ready <-chan struct{}
@@ -51,8 +56,7 @@ func (s *Sweeper) Start(ctx context.Context) error {
 		return nil
 	case <-s.Ready:
 	}
-	t := time.NewTicker(s.Period)
-	defer t.Stop()
+	wait := s.Settle
 	for {
 		if err := s.Sweep(ctx, logger); err != nil {
 			logger.Error(err, "sweeping orphaned Neutron resources")
@@ -60,8 +64,9 @@ func (s *Sweeper) Start(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-t.C:
+		case <-time.After(wait):
 		}
+		wait = s.Period
 	}
 }
 
@@ -82,7 +87,7 @@ func (s *Sweeper) Sweep(ctx context.Context, logger logr.Logger) error {
 		if err := s.Neutron.DeletePort(ctx, p.ID); err != nil {
 			return err
 		}
-		s.Ledger.Forget(neutron.PodUIDOf(p.Tags))
+		s.Ledger.ForgetPort(neutron.PodUIDOf(p.Tags), p.ID)
 	}
 	nets, err := s.Neutron.ListNetworks(ctx, tag)
 	if err != nil {
@@ -104,13 +109,14 @@ func (s *Sweeper) Sweep(ctx context.Context, logger logr.Logger) error {
 
 // Owners is what is alive in Kubernetes.
 type Owners struct {
-	PodUIDs    map[string]bool // pods, and the pods named by KuryrPorts
-	PortIDs    map[string]bool // ports named by KuryrPort status
-	Namespaces map[string]bool // namespaces with a KuryrNetwork
+	PodUIDs    map[string]bool   // pods, and the pods named by KuryrPorts
+	PortIDs    map[string]bool   // ports named by KuryrPort status
+	PortOfPod  map[string]string // pod UID -> the port its KuryrPort names
+	Namespaces map[string]bool   // namespaces with a KuryrNetwork
 }
 
 func (s *Sweeper) liveOwners(ctx context.Context) (Owners, error) {
-	o := Owners{PodUIDs: map[string]bool{}, PortIDs: map[string]bool{}, Namespaces: map[string]bool{}}
+	o := Owners{PodUIDs: map[string]bool{}, PortIDs: map[string]bool{}, PortOfPod: map[string]string{}, Namespaces: map[string]bool{}}
 	var pods corev1.PodList
 	if err := s.Client.List(ctx, &pods); err != nil {
 		return o, err
@@ -126,6 +132,7 @@ func (s *Sweeper) liveOwners(ctx context.Context) (Owners, error) {
 		o.PodUIDs[kp.Spec.PodUID] = true
 		for _, v := range kp.Status.VIFs {
 			o.PortIDs[v.PortID] = true
+			o.PortOfPod[kp.Spec.PodUID] = v.PortID
 		}
 	}
 	var kns kuryrv1.KuryrNetworkList
@@ -138,12 +145,17 @@ func (s *Sweeper) liveOwners(ctx context.Context) (Owners, error) {
 	return o, nil
 }
 
-// OrphanPorts are the pod ports whose pod and KuryrPort are both gone. Pure.
+// OrphanPorts are the pod ports whose pod and KuryrPort are both gone, and
+// the extra ports of a pod whose KuryrPort names another one. Pure.
 func OrphanPorts(ports []neutron.Port, o Owners) []neutron.Port {
 	var out []neutron.Port
 	for _, p := range ports {
 		uid := neutron.PodUIDOf(p.Tags)
-		if uid != "" && !o.PodUIDs[uid] && !o.PortIDs[p.ID] {
+		if uid == "" || o.PortIDs[p.ID] {
+			continue
+		}
+		recorded, hasRecord := o.PortOfPod[uid]
+		if !o.PodUIDs[uid] || (hasRecord && recorded != p.ID) {
 			out = append(out, p)
 		}
 	}

@@ -21,18 +21,22 @@ func network(id string, tags ...string) neutron.Network {
 func TestOrphans(t *testing.T) {
 	owners := Owners{
 		PodUIDs:    map[string]bool{"live": true},
-		PortIDs:    map[string]bool{"p-referenced": true},
+		PortIDs:    map[string]bool{"p-referenced": true, "p-live": true},
+		PortOfPod:  map[string]string{"live": "p-live", "gone-but-kuryrport-remains": "p-referenced"},
 		Namespaces: map[string]bool{"shop": true},
 	}
 	ports := []neutron.Port{
 		port("p-live", neutron.PodTag("live")),
 		port("p-dead", neutron.PodTag("dead")),
+		port("p-live-duplicate", neutron.PodTag("live")),   // created in flight during a crash
+		port("p-pending", neutron.PodTag("being-created")), // pod alive in PodUIDs below, no record yet
 		port("p-referenced", neutron.PodTag("gone-but-kuryrport-remains")),
 		port("p-untagged"), // not a pod port: never touched
 	}
+	owners.PodUIDs["being-created"] = true
 	got := OrphanPorts(ports, owners)
-	if len(got) != 1 || got[0].ID != "p-dead" {
-		t.Errorf("orphan ports = %v, want [p-dead]", got)
+	if len(got) != 2 || got[0].ID != "p-dead" || got[1].ID != "p-live-duplicate" {
+		t.Errorf("orphan ports = %v, want [p-dead p-live-duplicate]", got)
 	}
 	nets := []neutron.Network{
 		network("n-shop", neutron.NamespaceTag("shop")),

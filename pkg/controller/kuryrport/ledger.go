@@ -71,6 +71,16 @@ func (l *Ledger) Forget(podUID string) {
 	delete(l.byPod, podUID)
 }
 
+// ForgetPort drops a pod's port only if it is the one known, so that
+// deleting a duplicate never forgets the port in use.
+func (l *Ledger) ForgetPort(podUID, portID string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if p, ok := l.byPod[podUID]; ok && p.ID == portID {
+		delete(l.byPod, podUID)
+	}
+}
+
 // Len is the number of known ports.
 func (l *Ledger) Len() int {
 	l.mu.Lock()

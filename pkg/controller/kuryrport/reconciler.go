@@ -27,6 +27,7 @@ import (
 // portAPI is the Neutron seam of this reconciler.
 type portAPI interface {
 	CreatePort(ctx context.Context, s neutron.PortSpec) (*neutron.Port, error)
+	GetPort(ctx context.Context, id string) (*neutron.Port, error)
 	DeletePort(ctx context.Context, id string) error
 }
 
@@ -74,45 +75,87 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if _, done := kp.Status.DefaultVIF(); done {
 		return ctrl.Result{}, nil
 	}
-	return ctrl.Result{}, r.ensurePort(ctx, &kp)
+	return r.ensurePort(ctx, &kp)
 }
 
-func (r *Reconciler) ensurePort(ctx context.Context, kp *kuryrv1.KuryrPort) error {
-	if !controllerutil.ContainsFinalizer(kp, kuryrv1.KuryrPortFinalizer) {
-		// The pod controller creates KuryrPorts with the finalizer; one
-		// created by hand gets it before any port exists.
-		patch := client.MergeFrom(kp.DeepCopy())
-		controllerutil.AddFinalizer(kp, kuryrv1.KuryrPortFinalizer)
-		if err := r.Patch(ctx, kp, patch); err != nil {
-			return fmt.Errorf("add finalizer: %w", err)
-		}
+func (r *Reconciler) ensurePort(ctx context.Context, kp *kuryrv1.KuryrPort) (ctrl.Result, error) {
+	if err := r.ensureFinalizer(ctx, kp); err != nil {
+		return ctrl.Result{}, err
 	}
 	target, ok, err := r.Target(ctx, kp)
 	if err != nil {
-		return r.fail(ctx, kp, "FindNetwork", err)
+		return ctrl.Result{}, r.fail(ctx, kp, "FindNetwork", err)
 	}
 	if !ok {
-		return r.setCondition(ctx, kp, metav1.ConditionFalse, kuryrv1.ReasonWaiting, "waiting for the namespace's network")
+		return ctrl.Result{}, r.setCondition(ctx, kp, metav1.ConditionFalse, kuryrv1.ReasonWaiting, "waiting for the namespace's network")
 	}
-	reason := kuryrv1.ReasonAdopted
-	port, found := r.Ledger.Lookup(kp.Spec.PodUID)
-	if !found {
-		created, err := r.Neutron.CreatePort(ctx, portSpec(kp, target, r.Settings))
-		if created != nil {
-			// Even a port created with an error after it (tagging) is
-			// recorded, so the retry adopts it rather than making another.
-			r.Ledger.Record(kp.Spec.PodUID, *created)
+	port, reason, err := r.obtainPort(ctx, kp, target)
+	if err != nil {
+		return ctrl.Result{}, r.fail(ctx, kp, "CreatePort", err)
+	}
+	switch port.VIFType {
+	case neutron.VIFTypeUnbound:
+		// Adopted while Neutron was still creating it: binding comes last.
+		return ctrl.Result{RequeueAfter: time.Second}, r.setCondition(ctx, kp, metav1.ConditionFalse, kuryrv1.ReasonWaiting, "port binding in progress")
+	case neutron.VIFTypeBindingFailed:
+		// No Neutron agent or OVN chassis claims the node: replace the port
+		// on the retry, and say why.
+		if err := r.Neutron.DeletePort(ctx, port.ID); err != nil {
+			return ctrl.Result{}, r.fail(ctx, kp, "DeletePort", err)
 		}
-		if err != nil {
-			return r.fail(ctx, kp, "CreatePort", err)
-		}
-		port, reason = *created, kuryrv1.ReasonCreated
+		r.Ledger.Forget(kp.Spec.PodUID)
+		return ctrl.Result{}, r.fail(ctx, kp, "BindPort", fmt.Errorf("neutron could not bind port %s to node %q "+
+			"(is an OVN chassis or Neutron agent registered with that hostname?)", port.ID, kp.Spec.PodNodeName))
 	}
 	vif, err := r.vif(ctx, &port)
 	if err != nil {
-		return r.fail(ctx, kp, "DescribePort", err)
+		return ctrl.Result{}, r.fail(ctx, kp, "DescribePort", err)
 	}
-	return r.writeVIF(ctx, kp, vif, reason)
+	return ctrl.Result{}, r.writeVIF(ctx, kp, vif, reason)
+}
+
+// obtainPort returns the pod's port: the one the ledger knows (re-read if
+// it was not bound when listed), or a new one.
+func (r *Reconciler) obtainPort(ctx context.Context, kp *kuryrv1.KuryrPort, target Target) (neutron.Port, string, error) {
+	if p, found := r.Ledger.Lookup(kp.Spec.PodUID); found {
+		if p.VIFType != neutron.VIFTypeUnbound && p.VIFType != "" {
+			return p, kuryrv1.ReasonAdopted, nil
+		}
+		fresh, err := r.Neutron.GetPort(ctx, p.ID)
+		if neutron.IsNotFound(err) {
+			r.Ledger.Forget(kp.Spec.PodUID)
+			return r.obtainPort(ctx, kp, target)
+		}
+		if err != nil {
+			return p, "", err
+		}
+		r.Ledger.Record(kp.Spec.PodUID, *fresh)
+		return *fresh, kuryrv1.ReasonAdopted, nil
+	}
+	created, err := r.Neutron.CreatePort(ctx, portSpec(kp, target, r.Settings))
+	if created != nil {
+		// Even a port created with an error after it (tagging) is recorded,
+		// so the retry adopts it rather than making another.
+		r.Ledger.Record(kp.Spec.PodUID, *created)
+	}
+	if err != nil {
+		return neutron.Port{}, "", err
+	}
+	return *created, kuryrv1.ReasonCreated, nil
+}
+
+func (r *Reconciler) ensureFinalizer(ctx context.Context, kp *kuryrv1.KuryrPort) error {
+	if controllerutil.ContainsFinalizer(kp, kuryrv1.KuryrPortFinalizer) {
+		return nil
+	}
+	// The pod controller creates KuryrPorts with the finalizer; one created
+	// by hand gets it before any port exists.
+	patch := client.MergeFrom(kp.DeepCopy())
+	controllerutil.AddFinalizer(kp, kuryrv1.KuryrPortFinalizer)
+	if err := r.Patch(ctx, kp, patch); err != nil {
+		return fmt.Errorf("add finalizer: %w", err)
+	}
+	return nil
 }
 
 func (r *Reconciler) vif(ctx context.Context, p *neutron.Port) (kuryrv1.VIF, error) {

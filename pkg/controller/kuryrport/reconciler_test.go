@@ -74,8 +74,10 @@ func kp(name, uid string) *kuryrv1.KuryrPort {
 
 func (e *env) reconcile(t *testing.T, name string) error {
 	t.Helper()
-	if err := e.r.Ledger.Load(context.Background(), e.r.Neutron.(*neutron.Client), "c1"); err != nil {
-		t.Fatal(err)
+	if !e.r.Ledger.Ready() {
+		if err := e.r.Ledger.Load(context.Background(), e.r.Neutron.(*neutron.Client), "c1"); err != nil {
+			t.Fatal(err)
+		}
 	}
 	_, err := e.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: name}})
 	return err
@@ -129,6 +131,31 @@ func TestAdoptsPortCreatedBeforeACrash(t *testing.T) {
 	}
 	if c := meta.FindStatusCondition(got.Status.Conditions, kuryrv1.ConditionReady); c == nil || c.Reason != kuryrv1.ReasonAdopted {
 		t.Errorf("condition %+v", c)
+	}
+	if w := e.fake.Writes(); w != 0 {
+		t.Errorf("Neutron writes = %d, want 0", w)
+	}
+}
+
+// A port listed while Neutron was still creating it has no binding yet; it
+// is re-read, not written to the status as "unbound".
+func TestAdoptsPortStillBeingBound(t *testing.T) {
+	e := newEnv(t, kp("web", "uid-1"))
+	id := e.fake.Add("ports", neutrontest.Object{
+		"network_id": e.fake.Get("subnets", e.subnet)["network_id"], "mac_address": "fa:16:3e:00:00:01",
+		"status": "DOWN", "binding:vif_type": "unbound",
+		"fixed_ips": []neutrontest.Object{{"subnet_id": e.subnet, "ip_address": "10.10.0.7"}},
+		"tags":      []string{neutron.ClusterTag("c1"), neutron.PodTag("uid-1")},
+	})
+	if err := e.r.Ledger.Load(context.Background(), e.r.Neutron.(*neutron.Client), "c1"); err != nil {
+		t.Fatal(err)
+	}
+	e.fake.Get("ports", id)["binding:vif_type"] = "ovs" // Neutron finished binding
+	if err := e.reconcile(t, "web"); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := e.get(t, "web").Status.DefaultVIF(); v.PortID != id || v.VIFType != "ovs" {
+		t.Errorf("vif %+v", v)
 	}
 	if w := e.fake.Writes(); w != 0 {
 		t.Errorf("Neutron writes = %d, want 0", w)

@@ -1,0 +1,174 @@
+//go:build e2e
+
+package framework
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+)
+
+// Kuryr is a client for kuryr's resources and its local-cloud processes.
+type Kuryr struct {
+	client.Client
+	Cluster string
+	ctl     string
+}
+
+// ConnectKuryr builds a client that knows kuryr's CRDs.
+func (c *Cloud) ConnectKuryr(t testing.TB) *Kuryr {
+	t.Helper()
+	ctrllog.SetLogger(logr.Discard())
+	s := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(s)
+	_ = kuryrv1.AddToScheme(s)
+	cfg, err := clientcmd.BuildConfigFromFlags("", os.Getenv("KUBECONFIG"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.QPS, cfg.Burst = 100, 200
+	cl, err := client.New(cfg, client.Options{Scheme: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Kuryr{Client: cl, Cluster: mustEnv(t, "KURYR_CLUSTER"), ctl: mustEnv(t, "KURYR_CTL")}
+}
+
+// Controller runs `kuryr-ctl.sh controller ACTION ARGS...` (start, stop,
+// kill, restart with extra controller flags).
+func (k *Kuryr) Controller(t testing.TB, action string, args ...string) {
+	t.Helper()
+	out, err := exec.Command("bash", append([]string{k.ctl, "controller", action}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("controller %s %v: %v: %s", action, args, err, out)
+	}
+}
+
+// UseSubnetDriver restarts the controller with pod_subnets_driver = driver,
+// and back to the configured default when the test ends.
+func (k *Kuryr) UseSubnetDriver(t testing.TB, driver string) {
+	t.Helper()
+	k.Controller(t, "restart", "--set", "kubernetes.pod_subnets_driver="+driver)
+	t.Cleanup(func() { k.Controller(t, "restart") })
+}
+
+// CreateNamespace creates a namespace and deletes it (waiting until it is
+// gone, which waits for kuryr's finalizers) at cleanup.
+func (c *Cloud) CreateNamespace(t testing.TB, name string) {
+	t.Helper()
+	ctx := context.Background()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if _, err := c.Kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create namespace %s: %v", name, err)
+	}
+	t.Cleanup(func() { c.DeleteNamespace(t, name) })
+}
+
+// DeleteNamespace deletes a namespace and waits until it is gone.
+func (c *Cloud) DeleteNamespace(t testing.TB, name string) {
+	t.Helper()
+	ctx := context.Background()
+	err := c.Kube.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{})
+	if apierrors.IsNotFound(err) {
+		return
+	}
+	if err != nil {
+		t.Errorf("delete namespace %s: %v", name, err)
+		return
+	}
+	Eventually(t, 3*time.Minute, 500*time.Millisecond, "namespace "+name+" gone", func() (bool, error) {
+		_, err := c.Kube.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), err
+	})
+}
+
+// TestPod is a pod of the test image pinned to node.
+func (c *Cloud) TestPod(ns, name, node string) *corev1.Pod {
+	var grace int64 = 1
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{"app": "kuryr-e2e"}},
+		Spec: corev1.PodSpec{
+			NodeName: node, TerminationGracePeriodSeconds: &grace, DNSPolicy: corev1.DNSDefault,
+			Containers: []corev1.Container{{Name: "app", Image: c.TestImage, ImagePullPolicy: corev1.PullNever}},
+		},
+	}
+}
+
+// CreatePods creates n test pods in ns, spread over the nodes, and returns
+// them as created.
+func (c *Cloud) CreatePods(t testing.TB, ns, prefix string, n int) []*corev1.Pod {
+	t.Helper()
+	var out []*corev1.Pod
+	for i := 0; i < n; i++ {
+		p := c.TestPod(ns, fmt.Sprintf("%s-%d", prefix, i), c.Nodes[i%len(c.Nodes)])
+		created, err := c.Kube.CoreV1().Pods(ns).Create(context.Background(), p, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatalf("create pod %s/%s: %v", ns, p.Name, err)
+		}
+		out = append(out, created)
+	}
+	return out
+}
+
+// WaitKuryrPorts waits until every pod has a KuryrPort with port data and
+// returns them by pod name.
+func (k *Kuryr) WaitKuryrPorts(t testing.TB, pods []*corev1.Pod, timeout time.Duration) map[string]*kuryrv1.KuryrPort {
+	t.Helper()
+	got := map[string]*kuryrv1.KuryrPort{}
+	Eventually(t, timeout, 200*time.Millisecond, fmt.Sprintf("%d KuryrPorts with port data", len(pods)), func() (bool, error) {
+		for _, p := range pods {
+			if _, ok := got[p.Namespace+"/"+p.Name]; ok {
+				continue
+			}
+			var kp kuryrv1.KuryrPort
+			if err := k.Get(context.Background(), client.ObjectKey{Namespace: p.Namespace, Name: p.Name}, &kp); err != nil {
+				return false, err
+			}
+			if _, ok := kp.Status.DefaultVIF(); ok && kp.Spec.PodUID == string(p.UID) {
+				got[p.Namespace+"/"+p.Name] = &kp
+			}
+		}
+		return len(got) == len(pods), fmt.Errorf("%d of %d ready", len(got), len(pods))
+	})
+	return got
+}
+
+// ClusterPorts lists the Neutron ports tagged for this cluster.
+func (c *Cloud) ClusterPorts(t testing.TB, cluster string) []neutron.Port {
+	t.Helper()
+	ps, err := neutron.New(c.OS.Network).ListPorts(context.Background(), []string{neutron.ClusterTag(cluster)}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ps
+}
+
+// WaitNoClusterPorts waits until no port of this cluster remains.
+func (c *Cloud) WaitNoClusterPorts(t testing.TB, cluster string, timeout time.Duration) {
+	t.Helper()
+	Eventually(t, timeout, 500*time.Millisecond, "no kuryr-tagged ports left", func() (bool, error) {
+		ps := c.ClusterPorts(t, cluster)
+		names := make([]string, 0, len(ps))
+		for _, p := range ps {
+			names = append(names, p.Name)
+		}
+		return len(ps) == 0, fmt.Errorf("%d left: %s", len(ps), strings.Join(names, " "))
+	})
+}
