@@ -10,7 +10,7 @@ STATICCHECK := $(CACHE)/bin/staticcheck-$(STATICCHECK_VERSION)
 CONTROLLER_GEN_VERSION := v0.23.0
 CONTROLLER_GEN := $(CACHE)/bin/controller-gen-$(CONTROLLER_GEN_VERSION)
 
-.PHONY: up down status test lint unit e2e generate verify-generated build
+.PHONY: up down status test lint unit e2e generate verify-generated build bench
 
 up:
 	@bash $(CLOUD)/up.sh
@@ -58,3 +58,7 @@ unit:
 
 e2e:
 	@bash hack/e2e.sh
+
+# Benchmarks print figures against their targets; they need `make up` first.
+bench: build
+	@. _output/local-cloud.env && bin/kuryr-bench ports

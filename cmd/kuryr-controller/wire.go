@@ -40,6 +40,7 @@ func newManager(restCfg *rest.Config, scheme *runtime.Scheme, cfg *config.Config
 		return nil, fmt.Errorf("controller manager: %w", err)
 	}
 	openstack.MustRegister(metrics.Registry)
+	kuryrport.MustRegister(metrics.Registry)
 	return mgr, nil
 }
 
@@ -115,10 +116,7 @@ func loadLedger(ctx context.Context, mgr ctrl.Manager, l *kuryrport.Ledger, nc *
 	logger := log.FromContext(ctx).WithName("ledger")
 	delay := 500 * time.Millisecond
 	for {
-		err := nc.DetectExtensions(ctx)
-		if err == nil {
-			err = l.Load(ctx, nc, cluster)
-		}
+		err := l.Load(ctx, nc, cluster)
 		if err == nil {
 			break
 		}

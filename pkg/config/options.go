@@ -132,7 +132,7 @@ func options(c *Config) []*option {
 		{"namespace_subnet", "pod_router", "", "router namespace subnets are attached to", str(&c.NamespaceSubnet.PodRouter)},
 		{"namespace_subnet", "pod_subnet_pool", "", "subnet pool namespace subnets come from", str(&c.NamespaceSubnet.PodSubnetPool)},
 
-		{"controller", "port_workers", "8", "concurrent KuryrPort reconciles (Neutron port creations)", integer(&c.Controller.PortWorkers, 1)},
+		{"controller", "port_workers", "4", "concurrent Neutron port creations (4 suits a 2-core Neutron; raise for bigger ones)", integer(&c.Controller.PortWorkers, 1)},
 		{"controller", "network_workers", "2", "concurrent KuryrNetwork reconciles", integer(&c.Controller.NetworkWorkers, 1)},
 		{"controller", "resync_period", "600", "full re-reconcile of every object (seconds)", seconds(&c.Controller.ResyncPeriod)},
 		{"controller", "cleanup_period", "300", "interval of the orphaned Neutron resource sweep (seconds)", seconds(&c.Controller.CleanupPeriod)},

@@ -18,34 +18,10 @@ type Port struct {
 }
 
 // Client is kuryr's Neutron client.
-type Client struct {
-	sc *gophercloud.ServiceClient
-	// tagOnCreate: Neutron keeps tags sent in a port create body (extension
-	// "tag-ports-during-bulk-creation"); without it they are silently
-	// dropped and must be set with a second request.
-	tagOnCreate bool
-}
+type Client struct{ sc *gophercloud.ServiceClient }
 
-// New wraps a network service client. Call DetectExtensions before use.
+// New wraps a network service client.
 func New(sc *gophercloud.ServiceClient) *Client { return &Client{sc: sc} }
-
-// DetectExtensions learns which optional Neutron extensions kuryr can use.
-func (c *Client) DetectExtensions(ctx context.Context) error {
-	var body struct {
-		Extensions []struct {
-			Alias string `json:"alias"`
-		} `json:"extensions"`
-	}
-	if _, err := c.sc.Get(ctx, c.sc.ServiceURL("extensions"), &body, nil); err != nil {
-		return fmt.Errorf("list Neutron extensions: %w", err)
-	}
-	for _, e := range body.Extensions {
-		if e.Alias == "tag-ports-during-bulk-creation" {
-			c.tagOnCreate = true
-		}
-	}
-	return nil
-}
 
 // PortSpec is what kuryr asks of a pod's port.
 type PortSpec struct {
@@ -91,14 +67,16 @@ func (c *Client) CreatePort(ctx context.Context, s PortSpec) (*Port, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create port %q on subnet %s: %w", s.Name, s.SubnetID, err)
 	}
-	if !c.tagOnCreate && len(s.Tags) > 0 {
-		// Until tagged, the port is found by nothing but the ledger; the
-		// caller records it there first thing.
+	// Neutron keeps tags sent in the create body only with the
+	// tag_ports_during_bulk_creation extension (which not every release
+	// advertises); otherwise it drops them silently. The answer says which.
+	if !containsAll(p.Tags, s.Tags) {
+		// Until tagged, the port is known only to the caller's ledger.
 		if err := c.setTags(ctx, "ports", p.ID, s.Tags); err != nil {
 			return &p, err
 		}
+		p.Tags = s.Tags
 	}
-	p.Tags = s.Tags
 	return &p, nil
 }
 
@@ -156,4 +134,17 @@ func (c *Client) ListPortIDs(ctx context.Context, tags []string, status string) 
 		ids[p.ID] = true
 	}
 	return ids, nil
+}
+
+func containsAll(have, want []string) bool {
+	set := make(map[string]bool, len(have))
+	for _, h := range have {
+		set[h] = true
+	}
+	for _, w := range want {
+		if !set[w] {
+			return false
+		}
+	}
+	return true
 }

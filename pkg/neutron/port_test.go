@@ -29,9 +29,6 @@ func TestCreatePortTags(t *testing.T) {
 			fake.TagOnCreate = tagOnCreate
 			c := neutron.New(fake.Client(t))
 			ctx := context.Background()
-			if err := c.DetectExtensions(ctx); err != nil {
-				t.Fatal(err)
-			}
 			p, err := c.CreatePort(ctx, spec())
 			if err != nil {
 				t.Fatal(err)

@@ -55,6 +55,7 @@ type Reconciler struct {
 	Target   TargetFunc
 	Recorder Recorder
 	Settings Settings
+	watch    stopwatch
 }
 
 // Reconcile creates the port of a KuryrPort, or deletes it when the
@@ -70,11 +71,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{RequeueAfter: 500 * time.Millisecond}, nil
 	}
 	if !kp.DeletionTimestamp.IsZero() {
+		r.watch.stop(kp.UID)
 		return ctrl.Result{}, r.finalize(ctx, &kp)
 	}
 	if _, done := kp.Status.DefaultVIF(); done {
 		return ctrl.Result{}, nil
 	}
+	r.watch.start(kp.UID)
 	return r.ensurePort(ctx, &kp)
 }
 
@@ -107,11 +110,17 @@ func (r *Reconciler) ensurePort(ctx context.Context, kp *kuryrv1.KuryrPort) (ctr
 		return ctrl.Result{}, r.fail(ctx, kp, "BindPort", fmt.Errorf("neutron could not bind port %s to node %q "+
 			"(is an OVN chassis or Neutron agent registered with that hostname?)", port.ID, kp.Spec.PodNodeName))
 	}
+	r.watch.lap(kp.UID, "port_created")
 	vif, err := r.vif(ctx, &port)
 	if err != nil {
 		return ctrl.Result{}, r.fail(ctx, kp, "DescribePort", err)
 	}
-	return ctrl.Result{}, r.writeVIF(ctx, kp, vif, reason)
+	if err := r.writeVIF(ctx, kp, vif, reason); err != nil {
+		return ctrl.Result{}, err
+	}
+	r.watch.lap(kp.UID, "status_written")
+	r.watch.stop(kp.UID)
+	return ctrl.Result{}, nil
 }
 
 // obtainPort returns the pod's port: the one the ledger knows (re-read if

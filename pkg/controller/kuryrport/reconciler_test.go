@@ -52,9 +52,6 @@ func newEnv(t *testing.T, objs ...client.Object) *env {
 	})
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).WithStatusSubresource(&kuryrv1.KuryrPort{}).Build()
 	nc := neutron.New(fn.Client(t))
-	if err := nc.DetectExtensions(context.Background()); err != nil {
-		t.Fatal(err)
-	}
 	info := neutron.NewInfo(nc, time.Minute)
 	ev := &events{}
 	r := &Reconciler{

@@ -115,12 +115,6 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	switch {
-	case collection == "extensions":
-		exts := []Object{{"alias": "standard-attr-tag"}}
-		if f.TagOnCreate {
-			exts = append(exts, Object{"alias": "tag-ports-during-bulk-creation"})
-		}
-		writeJSON(w, 200, Object{"extensions": exts})
 	case len(parts) == 1 && r.Method == http.MethodGet:
 		f.list(w, r, collection)
 	case len(parts) == 1 && r.Method == http.MethodPost:

@@ -1,0 +1,102 @@
+// Command kuryr-bench measures kuryr on the local cloud and prints figures
+// (it asserts nothing; targets are printed next to the results).
+//
+//	kuryr-bench ports [-pods 50]   pod burst -> Neutron port -> KuryrPort status
+//
+// It reads the environment `make up` writes (_output/local-cloud.env).
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/openstack"
+)
+
+// env is the local cloud as the benchmarks see it.
+type env struct {
+	kube      kubernetes.Interface
+	kuryr     client.WithWatch
+	os        *openstack.Clients
+	nodes     []string
+	project   string
+	podNet    string
+	podSubnet string
+	podSG     string
+	image     string
+	cluster   string
+	metrics   string
+}
+
+func getenv(name string) string {
+	v := os.Getenv(name)
+	if v == "" {
+		fmt.Fprintf(os.Stderr, "%s is not set: source _output/local-cloud.env (written by make up)\n", name)
+		os.Exit(2)
+	}
+	return v
+}
+
+func connect() (*env, error) {
+	ctrllog.SetLogger(logr.Discard())
+	cfg, err := clientcmd.BuildConfigFromFlags("", getenv("KUBECONFIG"))
+	if err != nil {
+		return nil, err
+	}
+	cfg.QPS, cfg.Burst = 200, 400
+	e := &env{
+		nodes: strings.Fields(getenv("KURYR_CLOUD_NODES")), project: getenv("KURYR_CLOUD_PROJECT"),
+		podNet: getenv("KURYR_CLOUD_POD_NET"), podSubnet: getenv("KURYR_CLOUD_POD_SUBNET"), podSG: getenv("KURYR_CLOUD_POD_SG"),
+		image: getenv("TEST_IMAGE"), cluster: getenv("KURYR_CLUSTER"), metrics: "http://127.0.0.1:9654/metrics",
+	}
+	if e.kube, err = kubernetes.NewForConfig(cfg); err != nil {
+		return nil, err
+	}
+	s := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(s)
+	_ = kuryrv1.AddToScheme(s)
+	if e.kuryr, err = client.NewWithWatch(cfg, client.Options{Scheme: s}); err != nil {
+		return nil, err
+	}
+	e.os, err = openstack.NewNoAuthClients(openstack.Endpoints{Network: getenv("NEUTRON_URL")}, 5*time.Minute)
+	return e, err
+}
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: kuryr-bench ports [flags]")
+		os.Exit(2)
+	}
+	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
+	pods := fs.Int("pods", 50, "pods in the burst")
+	_ = fs.Parse(os.Args[2:])
+	e, err := connect()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "connect:", err)
+		os.Exit(1)
+	}
+	ctx := context.Background()
+	switch os.Args[1] {
+	case "ports":
+		err = benchPorts(ctx, e, *pods)
+	default:
+		err = fmt.Errorf("unknown benchmark %q", os.Args[1])
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "kuryr-bench:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,206 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+)
+
+// pythonKuryr is what the retired Python kuryr took on this same kind of
+// local cloud for a 50-pod burst, pod creation to ACTIVE port (for scale).
+const pythonKuryr = "28.7s p50 / 67.5s p99"
+
+// benchPorts: Neutron's own bulk creation of n bound ports, then a burst of
+// n pods through kuryr, in one run.
+func benchPorts(ctx context.Context, e *env, n int) error {
+	fmt.Printf("kuryr-bench ports: %d pods over %d nodes\n\n", n, len(e.nodes))
+	bulk, err := neutronBulk(ctx, e, n)
+	if err != nil {
+		return fmt.Errorf("neutron bulk baseline: %w", err)
+	}
+	fmt.Printf("Neutron alone: one bulk POST of %d bound ports           %s\n", n, secs(bulk))
+
+	ns := fmt.Sprintf("kuryr-bench-%d", time.Now().Unix())
+	if _, err := e.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	defer deleteNamespace(e, ns)
+	before, err := scrape(e.metrics)
+	if err != nil {
+		return fmt.Errorf("controller metrics: %w", err)
+	}
+	created, ready, err := burst(ctx, e, ns, n)
+	if err != nil {
+		return err
+	}
+	after, err := scrape(e.metrics)
+	if err != nil {
+		return err
+	}
+	report(n, bulk, created, ready, before, after)
+	return nil
+}
+
+// burst creates n pods at once (10 clients) and returns when each was
+// created and when its KuryrPort first carried port data.
+func burst(ctx context.Context, e *env, ns string, n int) (created, ready map[string]time.Time, err error) {
+	w, err := e.kuryr.Watch(ctx, &kuryrv1.KuryrPortList{}, client.InNamespace(ns))
+	if err != nil {
+		return nil, nil, err
+	}
+	defer w.Stop()
+	created, ready = map[string]time.Time{}, map[string]time.Time{}
+	var mu sync.Mutex
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for c := 0; c < 10; c++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				p := pod(e, ns, i)
+				t := time.Now()
+				if _, err := e.kube.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+					fmt.Printf("create %s: %v\n", p.Name, err)
+					continue
+				}
+				mu.Lock()
+				created[p.Name] = t
+				mu.Unlock()
+			}
+		}()
+	}
+	go func() {
+		for i := 0; i < n; i++ {
+			jobs <- i
+		}
+		close(jobs)
+	}()
+	timeout := time.After(5 * time.Minute)
+	for len(ready) < n {
+		select {
+		case ev := <-w.ResultChan():
+			kp, ok := ev.Object.(*kuryrv1.KuryrPort)
+			if _, has := ready[kp.GetName()]; ok && ev.Type != watch.Deleted && !has {
+				if _, done := kp.Status.DefaultVIF(); done {
+					ready[kp.Name] = time.Now()
+				}
+			}
+		case <-timeout:
+			return nil, nil, fmt.Errorf("only %d of %d KuryrPorts got port data in 5 minutes", len(ready), n)
+		}
+	}
+	wg.Wait()
+	return created, ready, nil
+}
+
+func pod(e *env, ns string, i int) *corev1.Pod {
+	var grace int64
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("p-%03d", i), Namespace: ns},
+		Spec: corev1.PodSpec{
+			NodeName: e.nodes[i%len(e.nodes)], TerminationGracePeriodSeconds: &grace, DNSPolicy: corev1.DNSDefault,
+			Containers: []corev1.Container{{Name: "app", Image: e.image, ImagePullPolicy: corev1.PullNever}},
+		},
+	}
+}
+
+func report(n int, bulk time.Duration, created, ready map[string]time.Time, before, after map[string]*dto.MetricFamily) {
+	var lat []time.Duration
+	first, last := time.Time{}, time.Time{}
+	for name, c := range created {
+		r := ready[name]
+		lat = append(lat, r.Sub(c))
+		if first.IsZero() || c.Before(first) {
+			first = c
+		}
+		if r.After(last) {
+			last = r
+		}
+	}
+	all := last.Sub(first)
+	fmt.Printf("kuryr: pod created -> KuryrPort status written   p50 %s  p99 %s  max %s\n",
+		secs(percentile(lat, 50)), secs(percentile(lat, 99)), secs(percentile(lat, 100)))
+	for _, st := range []string{"port_created", "status_written"} {
+		h := stageDelta(before, after, st)
+		fmt.Printf("kuryr: reconcile start -> %-14s (controller) p50 %s  p99 %s   (histogram buckets, %v samples)\n",
+			st, secs(h.quantile(.5)), secs(h.quantile(.99)), h.total)
+	}
+	fmt.Printf("kuryr: first pod created -> all %d KuryrPorts ready     %s\n", n, secs(all))
+	r0, w0 := requestCounts(before)
+	r1, w1 := requestCounts(after)
+	fmt.Printf("kuryr: Neutron API calls per pod: %.2f reads, %.2f writes (whole controller, during the burst)\n",
+		(r1-r0)/float64(n), (w1-w0)/float64(n))
+	verdict := "met"
+	if all > bulk*14/10 {
+		verdict = "MISSED"
+	}
+	fmt.Printf("\ntarget: all KuryrPorts within 1.4 x Neutron's bulk time (%s): %s (%.2f x)\n",
+		secs(bulk*14/10), verdict, all.Seconds()/bulk.Seconds())
+	fmt.Printf("for scale: the retired Python kuryr on this kind of cloud: %s (pod creation -> ACTIVE port)\n", pythonKuryr)
+}
+
+// neutronBulk times one bulk POST of n bound, tagged ports, as the yardstick,
+// and deletes them.
+func neutronBulk(ctx context.Context, e *env, n int) (time.Duration, error) {
+	var req struct {
+		Ports []map[string]any `json:"ports"`
+	}
+	for i := 0; i < n; i++ {
+		req.Ports = append(req.Ports, map[string]any{
+			"network_id": e.podNet, "project_id": e.project, "binding:host_id": e.nodes[i%len(e.nodes)],
+			"device_owner": "compute:kuryr-bench", "security_groups": []string{e.podSG},
+			"fixed_ips": []map[string]string{{"subnet_id": e.podSubnet}}, "tags": []string{"kuryr-bench"},
+		})
+	}
+	var resp struct {
+		Ports []struct {
+			ID string `json:"id"`
+		} `json:"ports"`
+	}
+	net := e.os.Network
+	start := time.Now()
+	if _, err := net.Post(ctx, net.ServiceURL("ports"), req, &resp, nil); err != nil {
+		return 0, err
+	}
+	took := time.Since(start)
+	nc := neutron.New(net)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 4)
+	for _, p := range resp.Ports {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(id string) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if err := nc.DeletePort(ctx, id); err != nil {
+				fmt.Println("cleanup:", err)
+			}
+		}(p.ID)
+	}
+	wg.Wait()
+	return took, nil
+}
+
+func deleteNamespace(e *env, ns string) {
+	ctx := context.Background()
+	var zero int64
+	_ = e.kube.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{GracePeriodSeconds: &zero})
+	for i := 0; i < 600; i++ {
+		if _, err := e.kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); err != nil {
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	fmt.Println("namespace", ns, "still terminating after 2 minutes")
+}

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"sort"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// percentile of sorted durations (nearest rank).
+func percentile(d []time.Duration, p float64) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	s := append([]time.Duration(nil), d...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	i := int(p/100*float64(len(s))+0.5) - 1
+	return s[max(0, min(i, len(s)-1))]
+}
+
+func secs(d time.Duration) string { return fmt.Sprintf("%6.2fs", d.Seconds()) }
+
+// scrape reads a Prometheus text endpoint.
+func scrape(url string) (map[string]*dto.MetricFamily, error) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	return p.TextToMetricFamilies(resp.Body)
+}
+
+func label(m *dto.Metric, name string) string {
+	for _, l := range m.GetLabel() {
+		if l.GetName() == name {
+			return l.GetValue()
+		}
+	}
+	return ""
+}
+
+// requestCounts sums kuryr_openstack_requests_total of the network service
+// by read (GET) and write (anything else).
+func requestCounts(mf map[string]*dto.MetricFamily) (reads, writes float64) {
+	for _, m := range mf["kuryr_openstack_requests_total"].GetMetric() {
+		if label(m, "service") != "network" {
+			continue
+		}
+		if label(m, "method") == "GET" {
+			reads += m.GetCounter().GetValue()
+		} else {
+			writes += m.GetCounter().GetValue()
+		}
+	}
+	return reads, writes
+}
+
+// histogramDelta is the histogram of one label value observed between two
+// scrapes: cumulative bucket counts by upper bound, and the sample count.
+type histogramDelta struct {
+	bounds []float64
+	counts []float64
+	total  float64
+}
+
+func stageDelta(before, after map[string]*dto.MetricFamily, stage string) histogramDelta {
+	get := func(mf map[string]*dto.MetricFamily) *dto.Histogram {
+		for _, m := range mf["kuryr_kuryrport_stage_seconds"].GetMetric() {
+			if label(m, "stage") == stage {
+				return m.GetHistogram()
+			}
+		}
+		return nil
+	}
+	a, b := get(after), get(before)
+	var h histogramDelta
+	for i, bk := range a.GetBucket() {
+		c := float64(bk.GetCumulativeCount())
+		if b != nil && i < len(b.GetBucket()) {
+			c -= float64(b.GetBucket()[i].GetCumulativeCount())
+		}
+		h.bounds, h.counts = append(h.bounds, bk.GetUpperBound()), append(h.counts, c)
+	}
+	h.total = float64(a.GetSampleCount()) - float64(b.GetSampleCount())
+	return h
+}
+
+// quantile interpolates within buckets, as PromQL's histogram_quantile does.
+func (h histogramDelta) quantile(q float64) time.Duration {
+	if h.total == 0 {
+		return 0
+	}
+	rank, lower, prev := q*h.total, 0.0, 0.0
+	for i, c := range h.counts {
+		if c >= rank {
+			frac := (rank - prev) / max(c-prev, 1e-9)
+			return time.Duration((lower + frac*(h.bounds[i]-lower)) * float64(time.Second))
+		}
+		lower, prev = h.bounds[i], c
+	}
+	return time.Duration(lower * float64(time.Second))
+}

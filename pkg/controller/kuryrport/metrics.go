@@ -1,0 +1,35 @@
+package kuryrport
+
+import (
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// stageSeconds times each KuryrPort from when a worker first reconciles it
+// (so without time queued behind other KuryrPorts) to its Neutron port
+// existing and to its status being written: the Neutron-bound part of a
+// pod's start, which operators tune port_workers against.
+var stageSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+	Name:    "kuryr_kuryrport_stage_seconds",
+	Help:    "Seconds from a KuryrPort first being reconciled to a stage: port_created, status_written.",
+	Buckets: prometheus.ExponentialBuckets(0.05, 1.5, 20),
+}, []string{"stage"})
+
+// MustRegister adds this package's metrics to a registry.
+func MustRegister(r prometheus.Registerer) { r.MustRegister(stageSeconds) }
+
+// stopwatch remembers when each KuryrPort was first seen.
+type stopwatch struct{ seen sync.Map }
+
+func (s *stopwatch) start(uid types.UID) { s.seen.LoadOrStore(uid, time.Now()) }
+
+func (s *stopwatch) lap(uid types.UID, stage string) {
+	if t, ok := s.seen.Load(uid); ok {
+		stageSeconds.WithLabelValues(stage).Observe(time.Since(t.(time.Time)).Seconds())
+	}
+}
+
+func (s *stopwatch) stop(uid types.UID) { s.seen.Delete(uid) }
