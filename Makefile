@@ -27,10 +27,11 @@ test: verify-generated lint unit e2e
 generate: $(CONTROLLER_GEN)
 	$(CONTROLLER_GEN) object paths=./api/...
 	$(CONTROLLER_GEN) crd paths=./api/... output:crd:artifacts:config=config/crd
+	go run ./cmd/kuryr-controller --help-config > etc/kuryr.conf.sample
 
 verify-generated: generate
-	@git diff --exit-code -- api config/crd || { echo "generated files are stale: run make generate and commit"; exit 1; }
-	@[ -z "$$(git status --porcelain -- api config/crd)" ] || { echo "untracked generated files: commit them"; exit 1; }
+	@git diff --exit-code -- api config/crd etc || { echo "generated files are stale: run make generate and commit"; exit 1; }
+	@[ -z "$$(git status --porcelain -- api config/crd etc)" ] || { echo "untracked generated files: commit them"; exit 1; }
 
 build:
 	@mkdir -p bin
