@@ -30,8 +30,8 @@ generate: $(CONTROLLER_GEN)
 	go run ./cmd/kuryr-controller --help-config > etc/kuryr.conf.sample
 
 verify-generated: generate
-	@git diff --exit-code -- api config/crd etc || { echo "generated files are stale: run make generate and commit"; exit 1; }
-	@[ -z "$$(git status --porcelain -- api config/crd etc)" ] || { echo "untracked generated files: commit them"; exit 1; }
+	@git diff --exit-code -- api/v1/zz_generated.deepcopy.go config/crd etc || { echo "generated files are stale: run make generate and commit"; exit 1; }
+	@[ -z "$$(git status --porcelain -- api/v1/zz_generated.deepcopy.go config/crd etc)" ] || { echo "untracked generated files: commit them"; exit 1; }
 
 build:
 	@mkdir -p bin

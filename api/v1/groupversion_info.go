@@ -7,20 +7,28 @@
 package v1
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/scheme"
 )
 
 var (
 	// GroupVersion is the API group and version of kuryr's resources.
 	GroupVersion = schema.GroupVersion{Group: "openstack.org", Version: "v1"}
 
-	// SchemeBuilder registers the kinds of this package with a scheme.
-	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+	// SchemeBuilder registers the kinds of this package with a scheme. Only
+	// apimachinery is imported here, so clients can use these types cheaply.
+	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)
 
 	// AddToScheme adds the kinds of this package to a scheme.
 	AddToScheme = SchemeBuilder.AddToScheme
 )
+
+func addKnownTypes(s *runtime.Scheme) error {
+	s.AddKnownTypes(GroupVersion, &KuryrPort{}, &KuryrPortList{}, &KuryrNetwork{}, &KuryrNetworkList{})
+	metav1.AddToGroupVersion(s, GroupVersion)
+	return nil
+}
 
 // Finalizers and labels kuryr puts on its objects. The values are those of
 // the original project, so objects it left behind are recognised.

@@ -56,10 +56,6 @@ type KuryrNetworkList struct {
 	Items           []KuryrNetwork `json:"items"`
 }
 
-func init() {
-	SchemeBuilder.Register(&KuryrNetwork{}, &KuryrNetworkList{})
-}
-
 // Ready reports whether the namespace's subnet is attached and usable.
 func (s *KuryrNetworkStatus) Ready() bool {
 	return s.NetID != "" && s.SubnetID != "" && s.RouterID != ""

@@ -99,10 +99,6 @@ type KuryrPortList struct {
 	Items           []KuryrPort `json:"items"`
 }
 
-func init() {
-	SchemeBuilder.Register(&KuryrPort{}, &KuryrPortList{})
-}
-
 // DefaultVIF returns the VIF carrying the default route, if any.
 func (s *KuryrPortStatus) DefaultVIF() (VIF, bool) {
 	for _, v := range s.VIFs {
