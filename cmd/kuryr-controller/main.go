@@ -61,6 +61,9 @@ func run(ctx context.Context, logger logr.Logger, configFile string, sets []stri
 	for _, w := range warnings {
 		logger.Info("configuration: " + w)
 	}
+	if err == nil {
+		err = cfg.ValidateController()
+	}
 	if err != nil {
 		return fmt.Errorf("invalid configuration: %w", err)
 	}

@@ -26,6 +26,7 @@ type Config struct {
 	HealthServer       HealthServer
 	PrometheusExporter PrometheusExporter
 	CNIDaemon          CNIDaemon
+	CNIHealthServer    HealthServer
 }
 
 // Kubernetes is the [kubernetes] section.
@@ -109,7 +110,17 @@ type PrometheusExporter struct {
 
 // CNIDaemon is the [cni_daemon] section.
 type CNIDaemon struct {
+	NodeName             string
+	SocketPath           string
 	VIFAnnotationTimeout time.Duration
+	ActiveTimeout        time.Duration
+	WaitForUsable        string
+	DisableTxChecksum    bool
+	OVSDBConnection      string
+	CNIBinDir            string
+	CNIConfDir           string
+	CNIBinary            string
+	CNIVersion           string
 }
 
 // Subnet drivers for [kubernetes] pod_subnets_driver.
@@ -155,9 +166,6 @@ func Load(file string, overrides []string) (*Config, []string, error) {
 		return nil, nil, err
 	}
 	warnings = append(warnings, w...)
-	if err := cfg.validate(); err != nil {
-		return nil, warnings, err
-	}
 	return cfg, warnings, nil
 }
 

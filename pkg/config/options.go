@@ -139,7 +139,18 @@ func options(c *Config) []*option {
 		{"health_server", "port", "8082", "controller /readyz and /livez port", integer(&c.HealthServer.Port, 0)},
 		{"prometheus_exporter", "controller_exporter_port", "9654", "controller metrics port", integer(&c.PrometheusExporter.ControllerExporterPort, 0)},
 		{"prometheus_exporter", "cni_exporter_port", "9655", "daemon metrics port", integer(&c.PrometheusExporter.CNIExporterPort, 0)},
+		{"cni_daemon", "node_name", "", "this node's Kubernetes name; empty: $KUBERNETES_NODE_NAME, else the hostname", str(&c.CNIDaemon.NodeName)},
+		{"cni_daemon", "socket_path", "/run/kuryr/cni.sock", "root-only unix socket kuryr-cni talks to", str(&c.CNIDaemon.SocketPath)},
 		{"cni_daemon", "vif_annotation_timeout", "60", "how long a CNI ADD waits for the controller's port data (seconds)", seconds(&c.CNIDaemon.VIFAnnotationTimeout)},
+		{"cni_daemon", "active_timeout", "60", "how long a CNI ADD waits for a plugged port to carry traffic (seconds)", seconds(&c.CNIDaemon.ActiveTimeout)},
+		{"cni_daemon", "wait_for_usable", "ovn-installed", "ovn-installed (OVN), neutron-active (other ML2 drivers) or none", oneOf(&c.CNIDaemon.WaitForUsable, "ovn-installed", "neutron-active", "none")},
+		{"cni_daemon", "disable_tx_checksum_offload", "false", "turn tx checksum offload off in pods (needed with OVS's userspace datapath)", boolean(&c.CNIDaemon.DisableTxChecksum)},
+		{"cni_daemon", "ovsdb_connection", "unix:/run/openvswitch/db.sock", "the node's ovsdb-server", str(&c.CNIDaemon.OVSDBConnection)},
+		{"cni_daemon", "cni_bin_dir", "/opt/cni/bin", "where kuryr-cni is installed", str(&c.CNIDaemon.CNIBinDir)},
+		{"cni_daemon", "cni_conf_dir", "/etc/cni/net.d", "where the network configuration is written", str(&c.CNIDaemon.CNIConfDir)},
+		{"cni_daemon", "cni_binary", "", "kuryr-cni to install; empty: next to kuryr-daemon", str(&c.CNIDaemon.CNIBinary)},
+		{"cni_daemon", "cni_version", "1.0.0", "cniVersion of the installed configuration (containerd 1.6 reads up to 1.0.0)", str(&c.CNIDaemon.CNIVersion)},
+		{"cni_health_server", "port", "8090", "daemon /readyz and /livez port", integer(&c.CNIHealthServer.Port, 0)},
 	}
 }
 
@@ -169,7 +180,7 @@ func init() {
 		"vif_pool.ports_pool_update_frequency", "vif_pool.vif_pool_mapping",
 		"cni_daemon.bind_address", "cni_daemon.worker_num", "cni_daemon.pyroute2_timeout",
 		"cni_daemon.docker_mode", "cni_daemon.netns_proc_dir", "cni_daemon.cni_failures_count",
-		"cni_health_server.port", "cni_health_server.max_memory_usage", "cni_health_server.cg_path",
+		"cni_health_server.max_memory_usage", "cni_health_server.cg_path",
 		"binding.link_iface", "binding.default_driver", "binding.driver",
 		"neutron.auth_section", "neutron.user_domain_id", "neutron.project_domain_id",
 	} {

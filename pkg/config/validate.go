@@ -4,14 +4,15 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"time"
 	"strings"
 )
 
 var clusterNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$`)
 
-// validate checks combinations that single options cannot; every message
+// ValidateController checks what kuryr-controller needs; every message
 // names the option to fix.
-func (c *Config) validate() error {
+func (c *Config) ValidateController() error {
 	var errs []error
 	req := func(v, section, name, why string) {
 		if v == "" {
@@ -46,6 +47,19 @@ func (c *Config) validate() error {
 	case SubnetDriverNamespace:
 		req(c.NamespaceSubnet.PodRouter, "namespace_subnet", "pod_router", "with pod_subnets_driver = namespace")
 		req(c.NamespaceSubnet.PodSubnetPool, "namespace_subnet", "pod_subnet_pool", "with pod_subnets_driver = namespace")
+	}
+	return errors.Join(errs...)
+}
+
+// ValidateDaemon checks what kuryr-daemon needs.
+func (c *Config) ValidateDaemon() error {
+	var errs []error
+	if c.CNIDaemon.NodeName == "" {
+		errs = append(errs, errors.New("[cni_daemon] node_name is required (or $KUBERNETES_NODE_NAME, or a hostname)"))
+	}
+	if c.CNIDaemon.VIFAnnotationTimeout+c.CNIDaemon.ActiveTimeout > 210*time.Second {
+		errs = append(errs, errors.New("[cni_daemon] vif_annotation_timeout + active_timeout must stay below 210 s: "+
+			"the kubelet gives up on a CNI ADD after 4 minutes"))
 	}
 	return errors.Join(errs...)
 }

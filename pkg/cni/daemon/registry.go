@@ -1,0 +1,106 @@
+package daemon
+
+import (
+	"context"
+	"sync"
+
+	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+)
+
+// Registry holds this node's KuryrPorts as the watch delivers them, and
+// wakes requests waiting for one to change: a CNI ADD reacts to the
+// controller's status write within the watch latency, never by polling.
+type Registry struct {
+	mu      sync.Mutex
+	ports   map[string]*kuryrv1.KuryrPort // namespace/name
+	changed chan struct{}                 // closed and replaced on every change
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry {
+	return &Registry{ports: map[string]*kuryrv1.KuryrPort{}, changed: make(chan struct{})}
+}
+
+func key(ns, name string) string { return ns + "/" + name }
+
+// Set records the latest state of a KuryrPort.
+func (r *Registry) Set(kp *kuryrv1.KuryrPort) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.ports[key(kp.Namespace, kp.Name)] = kp
+	r.notify()
+}
+
+// Remove forgets a deleted KuryrPort.
+func (r *Registry) Remove(ns, name string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.ports, key(ns, name))
+	r.notify()
+}
+
+func (r *Registry) notify() {
+	close(r.changed)
+	r.changed = make(chan struct{})
+}
+
+// Get returns the KuryrPort of a pod, if known.
+func (r *Registry) Get(ns, name string) (*kuryrv1.KuryrPort, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	kp, ok := r.ports[key(ns, name)]
+	return kp, ok
+}
+
+// Wait returns the pod's KuryrPort once cond holds for it, or ctx's error.
+func (r *Registry) Wait(ctx context.Context, ns, name string, cond func(*kuryrv1.KuryrPort) bool) (*kuryrv1.KuryrPort, error) {
+	for {
+		r.mu.Lock()
+		kp, ok := r.ports[key(ns, name)]
+		changed := r.changed
+		r.mu.Unlock()
+		if ok && cond(kp) {
+			return kp, nil
+		}
+		select {
+		case <-ctx.Done():
+			return kp, ctx.Err()
+		case <-changed:
+		}
+	}
+}
+
+// keyedLocks serializes requests for the same pod and lets requests for
+// different pods run at once.
+type keyedLocks struct {
+	mu    sync.Mutex
+	locks map[string]*refLock
+}
+
+type refLock struct {
+	sync.Mutex
+	refs int
+}
+
+func (k *keyedLocks) lock(key string) (unlock func()) {
+	k.mu.Lock()
+	if k.locks == nil {
+		k.locks = map[string]*refLock{}
+	}
+	l, ok := k.locks[key]
+	if !ok {
+		l = &refLock{}
+		k.locks[key] = l
+	}
+	l.refs++
+	k.mu.Unlock()
+	l.Lock()
+	return func() {
+		l.Unlock()
+		k.mu.Lock()
+		if l.refs--; l.refs == 0 {
+			delete(k.locks, key)
+		}
+		k.mu.Unlock()
+	}
+}

@@ -1,0 +1,142 @@
+package plug
+
+import (
+	"errors"
+	"fmt"
+	"net"
+
+	current "github.com/containernetworking/cni/pkg/types/100"
+	"github.com/containernetworking/plugins/pkg/ip"
+	"github.com/containernetworking/plugins/pkg/ipam"
+	"github.com/containernetworking/plugins/pkg/ns"
+	"github.com/safchain/ethtool"
+	"github.com/vishvananda/netlink"
+)
+
+// Veth is the pod side of an attachment.
+type Veth struct {
+	Netns  string // the pod's network namespace path
+	IfName string // name in the pod, e.g. eth0
+	HostIf string // name on the node, e.g. tap0123456789a
+	MAC    string
+	MTU    int
+	// Result holds the addresses and routes to configure; its interface
+	// index 1 must be IfName.
+	Result *current.Result
+	// TxChecksumOff disables tx checksum offload in the pod: with OVS's
+	// userspace datapath nothing completes partial checksums, and TCP
+	// breaks.
+	TxChecksumOff bool
+}
+
+// CreateVeth builds the pair, moves the pod end into its namespace and
+// configures it, leaving the host end up in the caller's namespace. A stale
+// pair from an earlier attempt is replaced; on failure nothing is left.
+func CreateVeth(v Veth) error {
+	if l, err := netlink.LinkByName(v.HostIf); err == nil {
+		if err := netlink.LinkDel(l); err != nil {
+			return fmt.Errorf("remove stale %s: %w", v.HostIf, err)
+		}
+	}
+	hostNS, err := ns.GetCurrentNS()
+	if err != nil {
+		return fmt.Errorf("current netns: %w", err)
+	}
+	defer hostNS.Close()
+	err = ns.WithNetNSPath(v.Netns, func(ns.NetNS) error {
+		if l, err := netlink.LinkByName(v.IfName); err == nil {
+			_ = netlink.LinkDel(l)
+		}
+		if _, _, err := ip.SetupVethWithName(v.IfName, v.HostIf, v.MTU, v.MAC, hostNS); err != nil {
+			return fmt.Errorf("create veth %s/%s: %w", v.IfName, v.HostIf, err)
+		}
+		return configurePodEnd(v)
+	})
+	if err != nil {
+		DeleteVeth(v.HostIf)
+		return err
+	}
+	return nil
+}
+
+func configurePodEnd(v Veth) error {
+	if err := ipam.ConfigureIface(v.IfName, v.Result); err != nil {
+		return fmt.Errorf("configure %s: %w", v.IfName, err)
+	}
+	if lo, err := netlink.LinkByName("lo"); err == nil {
+		_ = netlink.LinkSetUp(lo)
+	}
+	if !v.TxChecksumOff {
+		return nil
+	}
+	e, err := ethtool.NewEthtool()
+	if err != nil {
+		return fmt.Errorf("ethtool: %w", err)
+	}
+	defer e.Close()
+	if err := e.Change(v.IfName, map[string]bool{"tx-checksum-ip-generic": false}); err != nil {
+		return fmt.Errorf("disable tx checksum offload on %s: %w", v.IfName, err)
+	}
+	return nil
+}
+
+// DeleteVeth removes the host end, and with it the pod end.
+func DeleteVeth(hostIf string) {
+	if l, err := netlink.LinkByName(hostIf); err == nil {
+		_ = netlink.LinkDel(l)
+	}
+}
+
+// RemovePodIf deletes ifName from a pod namespace that may no longer exist.
+func RemovePodIf(netnsPath, ifName string) error {
+	if netnsPath == "" {
+		return nil
+	}
+	err := ns.WithNetNSPath(netnsPath, func(ns.NetNS) error {
+		if l, err := netlink.LinkByName(ifName); err == nil {
+			return netlink.LinkDel(l)
+		}
+		return nil
+	})
+	var nsErr ns.NSPathNotExistErr
+	if errors.As(err, &nsErr) {
+		return nil
+	}
+	return err
+}
+
+// Observed is what the pod end looks like.
+type Observed struct {
+	MAC    string
+	Addrs  []string // CIDR
+	HasGW  bool
+	Exists bool
+}
+
+// Inspect reads ifName in a pod namespace, for CHECK.
+func Inspect(netnsPath, ifName string, gateway net.IP) (Observed, error) {
+	var o Observed
+	err := ns.WithNetNSPath(netnsPath, func(ns.NetNS) error {
+		l, err := netlink.LinkByName(ifName)
+		if err != nil {
+			return nil
+		}
+		o.Exists, o.MAC = true, l.Attrs().HardwareAddr.String()
+		addrs, err := netlink.AddrList(l, netlink.FAMILY_ALL)
+		if err != nil {
+			return err
+		}
+		for _, a := range addrs {
+			o.Addrs = append(o.Addrs, a.IPNet.String())
+		}
+		routes, err := netlink.RouteList(l, netlink.FAMILY_ALL)
+		if err != nil {
+			return err
+		}
+		for _, r := range routes {
+			o.HasGW = o.HasGW || (gateway != nil && r.Gw.Equal(gateway))
+		}
+		return nil
+	})
+	return o, err
+}
