@@ -88,10 +88,11 @@ echo 'root:x:0:' >"$r/etc/group"
 cat >"$r/bin/serve" <<'EOF'
 #!/bin/sh
 # Default command: an HTTP server on $PORT (8080) answering with the pod's
-# hostname. A shell as PID 1 so SIGTERM ends the pod at once.
+# hostname, logging every client address (httpd -vv) to the container log.
+# A shell as PID 1 so SIGTERM ends the pod at once.
 PORT=${PORT:-8080}
 hostname >/www/index.html
-httpd -f -p "$PORT" -h /www &
+httpd -f -vv -p "$PORT" -h /www &
 trap 'kill $! 2>/dev/null; exit 0' TERM INT
 wait
 EOF

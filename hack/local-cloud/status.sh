@@ -30,6 +30,7 @@ health() {
       [ "$(ovn-appctl -t "$(node_ovn_ctl "$node")" connection-status 2>/dev/null)" = connected ] \
         && echo ok || echo FAIL ;;
     *-containerd) node=${1%-containerd}; check ctr --address "$(node_run "$node")/containerd.sock" version ;;
+    *-kuryr-daemon) node=${1%-kuryr-daemon}; check daemon_ready "$node" ;;
     *-kubelet) node=${1%-kubelet}; check nsenter --net="/run/netns/$(node_ns "$node")" curl -fsS http://127.0.0.1:10248/healthz ;;
     *) echo ok ;;
   esac

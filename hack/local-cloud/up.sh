@@ -51,6 +51,11 @@ join $p_octavia "${pids[@]}"
 install_crds
 join $p_build
 timed kuryr-controller start_kuryr_controller
+pids=()
+for n in "${NODES[@]}"; do
+  ( start_kuryr_daemon "$n" && timed "$n kuryr-daemon" wait_for "$n kuryr-daemon" 30 daemon_ready "$n" ) & pids+=($!)
+done
+join "${pids[@]}"
 write_env_file
 
 nodes_ready() {

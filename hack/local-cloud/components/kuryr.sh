@@ -37,3 +37,26 @@ stop_kuryr_controller() { # [signal]
   for i in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
   rm -f "$f"
 }
+
+# One kuryr-daemon per node, inside the node's namespace (so its veths and
+# OVS are the node's), reaching the API server through the node's loopback
+# relay. It installs kuryr-cni and the CNI configuration into the node's
+# directories once it can serve; until then the node is NotReady.
+start_kuryr_daemon() {
+  local node=$1 ns; ns=$(node_ns "$1")
+  local d; d=$(node_dir "$node")
+  local r; r=$(node_run "$node")
+  mkdir -p "$d/kuryr"
+  kubeconfig_for "kuryr-daemon:$node" "$d/kuryr/kubeconfig"
+  start_bg "$node-kuryr-daemon" "$ns" -- "$KURYR_BIN/kuryr-daemon" --config-file "$KURYR_CONF" \
+    --zap-devel=false --zap-log-level=info \
+    --set "kubernetes.kubeconfig=$d/kuryr/kubeconfig" \
+    --set "cni_daemon.node_name=$node" \
+    --set "cni_daemon.socket_path=$r/kuryr-cni.sock" \
+    --set "cni_daemon.ovsdb_connection=unix:$r/db.sock" \
+    --set "cni_daemon.cni_bin_dir=$d/cni/bin" \
+    --set "cni_daemon.cni_conf_dir=$d/cni/net.d" \
+    --set "cni_daemon.disable_tx_checksum_offload=true"
+}
+
+daemon_ready() { nsenter --net="/run/netns/$(node_ns "$1")" curl -fsS http://127.0.0.1:8090/readyz; }

@@ -151,11 +151,6 @@ start_node_kubelet() {
   ensure_cgroup_root "$node"
   write_kubelet_conf "$node"
   kubeconfig_for "system:node:$node" "$d/kubelet/kubeconfig"
-  # Before the kuryr daemon installs its CNI config, a loopback-only one lets
-  # the runtime report its network ready (see README: "Pods and CNI").
-  [ -n "$(ls "$d/cni/net.d" 2>/dev/null)" ] || cat >"$d/cni/net.d/99-loopback.conflist" <<EOF
-{"cniVersion": "1.0.0", "name": "loopback", "plugins": [{"type": "loopback"}]}
-EOF
   start_bg "$node-kubelet" "$ns" -- "$K8S_BIN/kubelet" \
     --config "$d/kubelet/config.yaml" --kubeconfig "$d/kubelet/kubeconfig" \
     --hostname-override "$node" --node-ip "$(node_underlay_ip "$node")" \

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-
 )
 
 // Install puts kuryr-cni into the node's CNI binary directory and then the
