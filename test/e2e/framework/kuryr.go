@@ -150,6 +150,21 @@ func (k *Kuryr) WaitKuryrPorts(t testing.TB, pods []*corev1.Pod, timeout time.Du
 	return got
 }
 
+// WaitKuryrPortsByName waits until a KuryrPort (not necessarily a pod's)
+// carries port data.
+func (k *Kuryr) WaitKuryrPortsByName(t testing.TB, kp *kuryrv1.KuryrPort, timeout time.Duration) *kuryrv1.KuryrPort {
+	t.Helper()
+	var got kuryrv1.KuryrPort
+	Eventually(t, timeout, 200*time.Millisecond, "KuryrPort "+kp.Name+" with port data", func() (bool, error) {
+		if err := k.Get(context.Background(), client.ObjectKeyFromObject(kp), &got); err != nil {
+			return false, err
+		}
+		_, ok := got.Status.DefaultVIF()
+		return ok, nil
+	})
+	return &got
+}
+
 // ClusterPorts lists the Neutron ports tagged for this cluster.
 func (c *Cloud) ClusterPorts(t testing.TB, cluster string) []neutron.Port {
 	t.Helper()

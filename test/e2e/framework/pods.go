@@ -1,0 +1,86 @@
+//go:build e2e
+
+package framework
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// WaitRunning waits until every pod runs and returns them as they are then.
+func (c *Cloud) WaitRunning(t testing.TB, pods []*corev1.Pod, timeout time.Duration) []*corev1.Pod {
+	t.Helper()
+	out := make([]*corev1.Pod, len(pods))
+	Eventually(t, timeout, 250*time.Millisecond, fmt.Sprintf("%d pods Running", len(pods)), func() (bool, error) {
+		running := 0
+		for i, p := range pods {
+			if out[i] != nil {
+				running++
+				continue
+			}
+			got, err := c.Kube.CoreV1().Pods(p.Namespace).Get(context.Background(), p.Name, metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			if got.Status.Phase == corev1.PodRunning && got.Status.PodIP != "" {
+				out[i] = got
+				running++
+			}
+		}
+		return running == len(pods), fmt.Errorf("%d of %d running", running, len(pods))
+	})
+	return out
+}
+
+// Exec runs a command in a pod's container through the API server and the
+// kubelet (kubectl exec), and returns its output.
+func Exec(t testing.TB, p *corev1.Pod, cmd ...string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	args := append([]string{"exec", "-n", p.Namespace, p.Name, "--"}, cmd...)
+	out, err := exec.CommandContext(ctx, "kubectl", args...).CombinedOutput()
+	return string(out), err
+}
+
+// Logs returns a pod's container log.
+func (c *Cloud) Logs(t testing.TB, p *corev1.Pod) string {
+	t.Helper()
+	raw, err := c.Kube.CoreV1().Pods(p.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{}).DoRaw(context.Background())
+	if err != nil {
+		t.Fatalf("logs of %s: %v", p.Name, err)
+	}
+	return string(raw)
+}
+
+// NodeLeftovers lists what kuryr plugged on a node and is still there: OVS
+// ports of br-int carrying a kuryr container id, and tap interfaces.
+func (c *Cloud) NodeLeftovers(t testing.TB, node string) []string {
+	t.Helper()
+	var left []string
+	out, err := exec.Command("ovs-vsctl", "--db="+c.NodeOVSDB[node], "--bare", "--columns=name", "find", "Interface",
+		`external_ids:kuryr-container-id!=""`).CombinedOutput()
+	if err != nil {
+		t.Fatalf("ovs-vsctl on %s: %v: %s", node, err, out)
+	}
+	for _, name := range strings.Fields(string(out)) {
+		left = append(left, "ovs:"+name)
+	}
+	links, err := InNetns(context.Background(), "/run/netns/"+c.NodeNetns(node), "ip", "-o", "link", "show")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(links, "\n") {
+		if f := strings.Fields(l); len(f) > 1 && strings.HasPrefix(f[1], "tap") {
+			left = append(left, "link:"+strings.TrimSuffix(strings.SplitN(f[1], "@", 2)[0], ":"))
+		}
+	}
+	return left
+}
