@@ -2,6 +2,7 @@
 // (it asserts nothing; targets are printed next to the results).
 //
 //	kuryr-bench ports [-pods 50]   pod burst -> Neutron port -> KuryrPort status
+//	kuryr-bench pods  [-pods 50]   Deployment -> all pods Running, CNI ADD by stage
 //
 // It reads the environment `make up` writes (_output/local-cloud.env).
 package main
@@ -77,7 +78,7 @@ func connect() (*env, error) {
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: kuryr-bench ports [flags]")
+		fmt.Fprintln(os.Stderr, "usage: kuryr-bench ports|pods [-pods N]")
 		os.Exit(2)
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
@@ -92,6 +93,8 @@ func main() {
 	switch os.Args[1] {
 	case "ports":
 		err = benchPorts(ctx, e, *pods)
+	case "pods":
+		err = benchPods(ctx, e, *pods)
 	default:
 		err = fmt.Errorf("unknown benchmark %q", os.Args[1])
 	}

@@ -69,8 +69,14 @@ type histogramDelta struct {
 }
 
 func stageDelta(before, after map[string]*dto.MetricFamily, stage string) histogramDelta {
+	return histDelta(before, after, "kuryr_kuryrport_stage_seconds", stage)
+}
+
+// histDelta is what a histogram (selected by its "stage" label) observed
+// between two scrapes.
+func histDelta(before, after map[string]*dto.MetricFamily, metric, stage string) histogramDelta {
 	get := func(mf map[string]*dto.MetricFamily) *dto.Histogram {
-		for _, m := range mf["kuryr_kuryrport_stage_seconds"].GetMetric() {
+		for _, m := range mf[metric].GetMetric() {
 			if label(m, "stage") == stage {
 				return m.GetHistogram()
 			}
@@ -104,4 +110,18 @@ func (h histogramDelta) quantile(q float64) time.Duration {
 		lower, prev = h.bounds[i], c
 	}
 	return time.Duration(lower * float64(time.Second))
+}
+
+// add merges another delta with the same buckets (another node's).
+func (h histogramDelta) add(o histogramDelta) histogramDelta {
+	if len(h.bounds) == 0 {
+		return o
+	}
+	out := histogramDelta{bounds: h.bounds, counts: append([]float64(nil), h.counts...), total: h.total + o.total}
+	for i := range out.counts {
+		if i < len(o.counts) {
+			out.counts[i] += o.counts[i]
+		}
+	}
+	return out
 }

@@ -89,10 +89,13 @@ func wire(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients) error {
 	ready := make(chan struct{})
 	runnables := []manager.Runnable{
 		manager.RunnableFunc(func(ctx context.Context) error { return loadLedger(ctx, mgr, ledger, nc, cluster, ready) }),
-		&kuryrport.ActivityWatcher{Client: mgr.GetClient(), Neutron: nc, Cluster: cluster, Interval: time.Second},
 		&cleanup.Sweeper{Client: mgr.GetClient(), Neutron: nc, Ledger: ledger, Cluster: cluster,
 			Router: cfg.NamespaceSubnet.PodRouter, Period: cfg.Controller.CleanupPeriod, Ready: ready,
 			Settle: 2*cfg.Neutron.Timeout + 5*time.Second},
+	}
+	if cfg.Controller.ActivePoll > 0 {
+		runnables = append(runnables, &kuryrport.ActivityWatcher{
+			Client: mgr.GetClient(), Neutron: nc, Cluster: cluster, Interval: cfg.Controller.ActivePoll})
 	}
 	for _, r := range runnables {
 		if err := mgr.Add(r); err != nil {

@@ -32,6 +32,7 @@ import (
 	"github.com/kuryr-k8s/kuryr/pkg/cni/daemon"
 	"github.com/kuryr-k8s/kuryr/pkg/cni/plug"
 	"github.com/kuryr-k8s/kuryr/pkg/config"
+	"github.com/kuryr-k8s/kuryr/pkg/kpstatus"
 )
 
 type multiFlag []string
@@ -88,7 +89,7 @@ func run(ctx context.Context, logger logr.Logger, file string, sets []string) er
 	c := cfg.CNIDaemon
 	ctx = ctrl.LoggerInto(ctx, logger.WithValues("node", c.NodeName))
 	reg := daemon.NewRegistry()
-	kpCache, err := watchKuryrPorts(ctx, cfg, reg)
+	kpCache, kc, err := watchKuryrPorts(ctx, cfg, reg)
 	if err != nil {
 		return err
 	}
@@ -98,6 +99,9 @@ func run(ctx context.Context, logger logr.Logger, file string, sets []string) er
 		Registry: reg, OVS: ovs, Kernel: daemon.Linux{}, Bridge: cfg.NeutronDefaults.OVSBridge,
 		PortTimeout: c.VIFAnnotationTimeout, UsableTimeout: c.ActiveTimeout, Usable: daemon.Usable(c.WaitForUsable),
 		TxChecksumOff: c.DisableTxChecksum,
+		MarkActive: func(ctx context.Context, ns, name string) error {
+			return kpstatus.MarkActive(ctx, kc, ns, name)
+		},
 	}
 	d.Ready = func() error {
 		if !kpCache.WaitForCacheSync(context.Background()) {
@@ -131,25 +135,29 @@ func run(ctx context.Context, logger logr.Logger, file string, sets []string) er
 }
 
 // watchKuryrPorts keeps the registry equal to this node's KuryrPorts.
-func watchKuryrPorts(ctx context.Context, cfg *config.Config, reg *daemon.Registry) (cache.Cache, error) {
+func watchKuryrPorts(ctx context.Context, cfg *config.Config, reg *daemon.Registry) (cache.Cache, client.Client, error) {
 	restCfg, err := clientcmd.BuildConfigFromFlags("", cfg.Kubernetes.Kubeconfig)
 	if err != nil {
-		return nil, fmt.Errorf("kubernetes client: %w", err)
+		return nil, nil, fmt.Errorf("kubernetes client: %w", err)
 	}
 	scheme := runtime.NewScheme()
 	if err := kuryrv1.AddToScheme(scheme); err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	kc, err := client.New(restCfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, nil, err
 	}
 	sel := labels.SelectorFromSet(labels.Set{kuryrv1.NodeNameLabel: cfg.CNIDaemon.NodeName})
 	c, err := cache.New(restCfg, cache.Options{Scheme: scheme, ByObject: map[client.Object]cache.ByObject{
 		&kuryrv1.KuryrPort{}: {Label: sel},
 	}})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	inf, err := c.GetInformer(ctx, &kuryrv1.KuryrPort{})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	set := func(o any) {
 		if kp, ok := o.(*kuryrv1.KuryrPort); ok {
@@ -169,10 +177,10 @@ func watchKuryrPorts(ctx context.Context, cfg *config.Config, reg *daemon.Regist
 		},
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	go func() { _ = c.Start(ctx) }()
-	return c, nil
+	return c, kc, nil
 }
 
 func serveHealth(ctx context.Context, cfg *config.Config, d *daemon.Daemon, installed *atomic.Bool) {

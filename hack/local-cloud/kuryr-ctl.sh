@@ -2,13 +2,24 @@
 # Controls the kuryr processes of a running local cloud; used by the e2e
 # tests and handy by hand.
 #   kuryr-ctl.sh controller start|stop|kill|restart [controller flags...]
+#   kuryr-ctl.sh daemons restart
 # restart and start with flags replace the saved extra flags; `kill` is
 # SIGKILL (a crash), `stop` a clean SIGTERM.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 for f in "$CLOUD_SCRIPTS"/components/*.sh; do . "$f"; done
 
-[ "${1:-}" = controller ] || die "usage: $0 controller start|stop|kill|restart [flags...]"
+if [ "${1:-}" = daemons ] && [ "${2:-}" = restart ]; then
+  for n in "${NODES[@]}"; do
+    f=$(pidfile "$n-kuryr-daemon")
+    [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null
+    rm -f "$f"
+  done
+  sleep 0.5
+  for n in "${NODES[@]}"; do start_kuryr_daemon "$n"; wait_for "$n kuryr-daemon" 30 daemon_ready "$n"; done
+  exit 0
+fi
+[ "${1:-}" = controller ] || die "usage: $0 controller start|stop|kill|restart [flags...] | daemons restart"
 action=${2:-}
 shift 2 || true
 save_args() { [ $# -gt 0 ] && printf '%s\n' "$@" >"$KURYR_CONTROLLER_ARGS" || rm -f "$KURYR_CONTROLLER_ARGS"; }

@@ -97,6 +97,7 @@ type Controller struct {
 	NetworkWorkers int
 	ResyncPeriod   time.Duration
 	CleanupPeriod  time.Duration
+	ActivePoll     time.Duration
 }
 
 // HealthServer is the [health_server] section.

@@ -135,6 +135,7 @@ func options(c *Config) []*option {
 		{"controller", "port_workers", "4", "concurrent Neutron port creations (4 suits a 2-core Neutron; raise for bigger ones)", integer(&c.Controller.PortWorkers, 1)},
 		{"controller", "network_workers", "2", "concurrent KuryrNetwork reconciles", integer(&c.Controller.NetworkWorkers, 1)},
 		{"controller", "resync_period", "600", "full re-reconcile of every object (seconds)", seconds(&c.Controller.ResyncPeriod)},
+		{"controller", "active_poll_interval", "0", "ask Neutron which ports became ACTIVE this often while any is not (seconds); 0: the node daemons report it (OVN). Set it (e.g. 1) with daemons in wait_for_usable = neutron-active", seconds(&c.Controller.ActivePoll)},
 		{"controller", "cleanup_period", "300", "interval of the orphaned Neutron resource sweep (seconds)", seconds(&c.Controller.CleanupPeriod)},
 		{"health_server", "port", "8082", "controller /readyz and /livez port", integer(&c.HealthServer.Port, 0)},
 		{"prometheus_exporter", "controller_exporter_port", "9654", "controller metrics port", integer(&c.PrometheusExporter.ControllerExporterPort, 0)},

@@ -52,6 +52,12 @@ func (d *Daemon) add(ctx context.Context, req *api.Request) ([]byte, *types.Erro
 		return nil, cerr
 	}
 	usable := time.Now()
+	// With other backends the controller learns ACTIVE from Neutron.
+	if d.Usable == UsableOVNInstalled && !vif.Active && d.MarkActive != nil {
+		if err := d.MarkActive(ctx, ns, name); err != nil {
+			logger.Error(err, "recording the port active on its KuryrPort")
+		}
+	}
 	observeAdd(gotPort.Sub(start), plugged.Sub(gotPort), usable.Sub(plugged))
 	logger.Info("pod plugged", "port", vif.PortID, "ip", vif.IPs[0].Address,
 		"waitPort", gotPort.Sub(start).String(), "plug", plugged.Sub(gotPort).String(), "waitUsable", usable.Sub(plugged).String())

@@ -75,6 +75,9 @@ type Daemon struct {
 	PortTimeout, UsableTimeout time.Duration
 	Usable                     Usable
 	TxChecksumOff              bool
+	// MarkActive, when set, records on the KuryrPort that the port carries
+	// traffic (called once ovn-installed is seen).
+	MarkActive func(ctx context.Context, ns, name string) error
 	// Ready reports whether ADDs can be served (STATUS).
 	Ready func() error
 

@@ -73,7 +73,9 @@ func (k *fakeKernel) RemovePodIf(netns, _ string) error {
 	k.removedPodIfs = append(k.removedPodIfs, netns)
 	return nil
 }
-func (k *fakeKernel) Inspect(string, string, net.IP) (plug.Observed, error) { return plug.Observed{}, nil }
+func (k *fakeKernel) Inspect(string, string, net.IP) (plug.Observed, error) {
+	return plug.Observed{}, nil
+}
 
 func newDaemon() (*Daemon, *fakeOVS, *fakeKernel) {
 	o, k := &fakeOVS{ports: map[string]plug.Port{}}, &fakeKernel{}
@@ -231,8 +233,8 @@ func TestSamePodSerializedOthersConcurrent(t *testing.T) {
 func TestResult(t *testing.T) {
 	vif := kuryrv1.VIF{PortID: "p", VIFName: "tapp", MACAddress: "fa:16:3e:00:00:01", MTU: 1442, Default: true,
 		Gateway: "10.0.0.1", DNS: []string{"10.0.0.53"},
-		IPs:     []kuryrv1.IPAddress{{Address: "10.0.0.5/24"}, {Address: "fd00::5/64"}},
-		Routes:  []kuryrv1.Route{{Destination: "192.168.0.0/16", Gateway: "10.0.0.254"}}}
+		IPs:    []kuryrv1.IPAddress{{Address: "10.0.0.5/24"}, {Address: "fd00::5/64"}},
+		Routes: []kuryrv1.Route{{Destination: "192.168.0.0/16", Gateway: "10.0.0.254"}}}
 	r, err := Result(vif, "eth0", "/run/netns/x")
 	if err != nil {
 		t.Fatal(err)

@@ -25,7 +25,7 @@ var (
 	}, []string{"command", "result"})
 	addStageSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "kuryr_cni_add_stage_seconds",
-		Help:    "CNI ADD time by stage: wait_port (controller's port data), plug, wait_usable.",
+		Help:    "CNI ADD time by stage: wait_port (controller's port data), plug, wait_usable, and plug_and_usable (the two together).",
 		Buckets: prometheus.ExponentialBuckets(0.001, 2, 18),
 	}, []string{"stage"})
 )
@@ -37,6 +37,7 @@ func observeAdd(waitPort, plugTime, waitUsable time.Duration) {
 	addStageSeconds.WithLabelValues("wait_port").Observe(waitPort.Seconds())
 	addStageSeconds.WithLabelValues("plug").Observe(plugTime.Seconds())
 	addStageSeconds.WithLabelValues("wait_usable").Observe(waitUsable.Seconds())
+	addStageSeconds.WithLabelValues("plug_and_usable").Observe((plugTime + waitUsable).Seconds())
 }
 
 // Handle serves one CNI request.

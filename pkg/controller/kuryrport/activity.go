@@ -4,11 +4,11 @@ import (
 	"context"
 	"time"
 
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/kpstatus"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
 
@@ -18,9 +18,10 @@ type activeLister interface {
 }
 
 // ActivityWatcher marks KuryrPorts active when Neutron reports their ports
-// ACTIVE. Neutron has no event stream for clients, so it asks, but with one
-// query for the whole cluster per interval and only while some port is
-// still inactive: never a request per pod.
+// ACTIVE, for backends other than OVN (with OVN the node daemons do it, at no
+// cost to Neutron). Neutron has no event stream for clients, so it asks, but
+// with one query for the whole cluster per interval and only while some port
+// is still inactive: never a request per pod.
 type ActivityWatcher struct {
 	Client   client.Client
 	Neutron  activeLister
@@ -64,19 +65,10 @@ func (w *ActivityWatcher) sweep(ctx context.Context) error {
 	}
 	for _, kp := range waiting {
 		if active[kp.Status.VIFs["eth0"].PortID] {
-			if err := markActive(ctx, w.Client, kp.Namespace, kp.Name); err != nil {
+			if err := kpstatus.MarkActive(ctx, w.Client, kp.Namespace, kp.Name); err != nil {
 				log.FromContext(ctx).Error(err, "marking port active", "kuryrport", kp.Namespace+"/"+kp.Name)
 			}
 		}
 	}
 	return nil
-}
-
-// markActive sets only status.vifs.eth0.active, so it never races with a
-// writer of other fields.
-func markActive(ctx context.Context, c client.Client, ns, name string) error {
-	kp := &kuryrv1.KuryrPort{}
-	kp.Namespace, kp.Name = ns, name
-	patch := client.RawPatch(types.MergePatchType, []byte(`{"status":{"vifs":{"eth0":{"active":true}}}}`))
-	return client.IgnoreNotFound(c.Status().Patch(ctx, kp, patch))
 }
