@@ -35,6 +35,14 @@ func TestPodsAcrossNodesTalk(t *testing.T) {
 			t.Errorf("%s: pod IP %s, port %s", p.Name, p.Status.PodIP, vif.IPs[0].Address)
 		}
 	}
+	// The node's daemon records that the port carries traffic, and Neutron
+	// agrees: the port is ACTIVE.
+	active := k.WaitKuryrPortsActive(t, pods, 30*time.Second)
+	for _, p := range c.ClusterPorts(t, k.Cluster) {
+		if active[p.ID] && p.Status != "ACTIVE" {
+			t.Errorf("port %s of a running pod is %s in Neutron", p.ID, p.Status)
+		}
+	}
 	a, b := pods[0], pods[1]
 	if a.Spec.NodeName == b.Spec.NodeName {
 		t.Fatalf("both pods on %s", a.Spec.NodeName)

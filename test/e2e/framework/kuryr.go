@@ -165,6 +165,28 @@ func (k *Kuryr) WaitKuryrPortsByName(t testing.TB, kp *kuryrv1.KuryrPort, timeou
 	return &got
 }
 
+// WaitKuryrPortsActive waits until the pods' KuryrPorts are marked active
+// and returns their port ids.
+func (k *Kuryr) WaitKuryrPortsActive(t testing.TB, pods []*corev1.Pod, timeout time.Duration) map[string]bool {
+	t.Helper()
+	ids := map[string]bool{}
+	Eventually(t, timeout, 200*time.Millisecond, "KuryrPorts active", func() (bool, error) {
+		for _, p := range pods {
+			var kp kuryrv1.KuryrPort
+			if err := k.Get(context.Background(), client.ObjectKey{Namespace: p.Namespace, Name: p.Name}, &kp); err != nil {
+				return false, err
+			}
+			v, _ := kp.Status.DefaultVIF()
+			if !v.Active {
+				return false, fmt.Errorf("%s not active", p.Name)
+			}
+			ids[v.PortID] = true
+		}
+		return true, nil
+	})
+	return ids
+}
+
 // ClusterPorts lists the Neutron ports tagged for this cluster.
 func (c *Cloud) ClusterPorts(t testing.TB, cluster string) []neutron.Port {
 	t.Helper()
