@@ -11,8 +11,6 @@ import (
 
 	"github.com/containernetworking/plugins/pkg/ns"
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,13 +23,8 @@ const pythonKuryrPods = "74.5s until all 50 Running; CNI ADD 22.9s p50 / 48.8s p
 // Deployment of n replicas created at once, until every pod runs.
 func benchPods(ctx context.Context, e *env, n int) error {
 	fmt.Printf("kuryr-bench pods: a %d-replica Deployment over %d nodes\n\n", n, len(e.nodes))
-	bulk, err := neutronBulk(ctx, e, n)
+	bulk, ns, err := prepare(ctx, e, n)
 	if err != nil {
-		return fmt.Errorf("neutron bulk baseline: %w", err)
-	}
-	fmt.Printf("Neutron alone: one bulk POST of %d bound ports           %s\n", n, secs(bulk))
-	ns := fmt.Sprintf("kuryr-bench-%d", time.Now().Unix())
-	if _, err := e.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		return err
 	}
 	defer deleteNamespace(e, ns)
@@ -129,7 +122,7 @@ func scrapeIn(netnsPath, url string) (map[string]*dto.MetricFamily, error) {
 		return nil, err
 	}
 	defer target.Close()
-	c := http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+	return scrapeWith(&http.Transport{
 		DialContext: func(ctx context.Context, network, addr string) (conn net.Conn, err error) {
 			// The socket belongs to the namespace it is created in.
 			err = target.Do(func(ns.NetNS) error {
@@ -138,12 +131,5 @@ func scrapeIn(netnsPath, url string) (map[string]*dto.MetricFamily, error) {
 			})
 			return conn, err
 		},
-	}}
-	resp, err := c.Get(url)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	return p.TextToMetricFamilies(resp.Body)
+	}, url)
 }

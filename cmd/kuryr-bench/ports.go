@@ -24,14 +24,8 @@ const pythonKuryr = "28.7s p50 / 67.5s p99"
 // n pods through kuryr, in one run.
 func benchPorts(ctx context.Context, e *env, n int) error {
 	fmt.Printf("kuryr-bench ports: %d pods over %d nodes\n\n", n, len(e.nodes))
-	bulk, err := neutronBulk(ctx, e, n)
+	bulk, ns, err := prepare(ctx, e, n)
 	if err != nil {
-		return fmt.Errorf("neutron bulk baseline: %w", err)
-	}
-	fmt.Printf("Neutron alone: one bulk POST of %d bound ports           %s\n", n, secs(bulk))
-
-	ns := fmt.Sprintf("kuryr-bench-%d", time.Now().Unix())
-	if _, err := e.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		return err
 	}
 	defer deleteNamespace(e, ns)
@@ -148,6 +142,19 @@ func report(n int, bulk time.Duration, created, ready map[string]time.Time, befo
 	fmt.Printf("\ntarget: all KuryrPorts within 1.4 x Neutron's bulk time (%s): %s (%.2f x)\n",
 		secs(bulk*14/10), verdict, all.Seconds()/bulk.Seconds())
 	fmt.Printf("for scale: the retired Python kuryr on this kind of cloud: %s (pod creation -> ACTIVE port)\n", pythonKuryr)
+}
+
+// prepare measures the yardstick (Neutron's bulk creation of n ports) and
+// creates the namespace the benchmark runs in.
+func prepare(ctx context.Context, e *env, n int) (time.Duration, string, error) {
+	bulk, err := neutronBulk(ctx, e, n)
+	if err != nil {
+		return 0, "", fmt.Errorf("neutron bulk baseline: %w", err)
+	}
+	fmt.Printf("Neutron alone: one bulk POST of %d bound ports           %s\n", n, secs(bulk))
+	ns := fmt.Sprintf("kuryr-bench-%d", time.Now().Unix())
+	_, err = e.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+	return bulk, ns, err
 }
 
 // neutronBulk times one bulk POST of n bound, tagged ports, as the yardstick,

@@ -26,7 +26,12 @@ func secs(d time.Duration) string { return fmt.Sprintf("%6.2fs", d.Seconds()) }
 
 // scrape reads a Prometheus text endpoint.
 func scrape(url string) (map[string]*dto.MetricFamily, error) {
-	resp, err := http.Get(url)
+	return scrapeWith(http.DefaultTransport, url)
+}
+
+func scrapeWith(rt http.RoundTripper, url string) (map[string]*dto.MetricFamily, error) {
+	c := http.Client{Timeout: 10 * time.Second, Transport: rt}
+	resp, err := c.Get(url)
 	if err != nil {
 		return nil, err
 	}

@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -24,16 +23,11 @@ import (
 	"github.com/kuryr-k8s/kuryr/pkg/openstack"
 )
 
-type multiFlag []string
-
-func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
-func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
-
 func main() {
 	var (
 		configFile = flag.String("config-file", "/etc/kuryr/kuryr.conf", "kuryr.conf to read (empty: defaults only)")
 		helpConfig = flag.Bool("help-config", false, "print every configuration option with its default, and exit")
-		sets       multiFlag
+		sets       config.Overrides
 	)
 	flag.Var(&sets, "set", "override an option: section.option=value (repeatable)")
 	zapOpts := zap.Options{}
@@ -56,7 +50,7 @@ func main() {
 	}
 }
 
-func run(ctx context.Context, logger logr.Logger, configFile string, sets []string) error {
+func run(ctx context.Context, logger logr.Logger, configFile string, sets config.Overrides) error {
 	cfg, warnings, err := config.Load(configFile, sets)
 	for _, w := range warnings {
 		logger.Info("configuration: " + w)

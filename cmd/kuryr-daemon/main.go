@@ -35,14 +35,9 @@ import (
 	"github.com/kuryr-k8s/kuryr/pkg/kpstatus"
 )
 
-type multiFlag []string
-
-func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
-func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
-
 func main() {
 	configFile := flag.String("config-file", "/etc/kuryr/kuryr.conf", "kuryr.conf to read")
-	var sets multiFlag
+	var sets config.Overrides
 	flag.Var(&sets, "set", "override an option: section.option=value (repeatable)")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
@@ -81,7 +76,7 @@ func loadConfig(logger logr.Logger, file string, sets []string) (*config.Config,
 	return cfg, cfg.ValidateDaemon()
 }
 
-func run(ctx context.Context, logger logr.Logger, file string, sets []string) error {
+func run(ctx context.Context, logger logr.Logger, file string, sets config.Overrides) error {
 	cfg, err := loadConfig(logger, file, sets)
 	if err != nil {
 		return fmt.Errorf("invalid configuration: %w", err)

@@ -124,6 +124,15 @@ type CNIDaemon struct {
 	CNIVersion           string
 }
 
+// Overrides collects repeated --set section.option=value flags.
+type Overrides []string
+
+// String implements flag.Value.
+func (o *Overrides) String() string { return strings.Join(*o, ",") }
+
+// Set implements flag.Value.
+func (o *Overrides) Set(v string) error { *o = append(*o, v); return nil }
+
 // Subnet drivers for [kubernetes] pod_subnets_driver.
 const (
 	SubnetDriverDefault   = "default"
