@@ -76,12 +76,18 @@ func (d *Daemon) add(ctx context.Context, req *api.Request) ([]byte, *types.Erro
 func (d *Daemon) waitPortData(ctx context.Context, ns, name, uid string) (kuryrv1.VIF, *kuryrv1.KuryrPort, *types.Error) {
 	wctx, cancel := context.WithTimeout(ctx, d.PortTimeout)
 	defer cancel()
+	ours := func(kp *kuryrv1.KuryrPort) bool { return uid == "" || kp.Spec.PodUID == uid }
 	kp, err := d.Registry.Wait(wctx, ns, name, func(kp *kuryrv1.KuryrPort) bool {
 		_, ok := kp.Status.DefaultVIF()
-		return ok && kp.DeletionTimestamp.IsZero() && (uid == "" || kp.Spec.PodUID == uid)
+		// Our pod's KuryrPort being deleted means the pod is going: stop
+		// waiting. An older pod's (same name, other UID) is not ours.
+		return ours(kp) && (ok || !kp.DeletionTimestamp.IsZero())
 	})
 	if err != nil {
 		return kuryrv1.VIF{}, nil, tryAgain("timed out after %s waiting for kuryr-controller's port data (KuryrPort %s/%s)", d.PortTimeout, ns, name)
+	}
+	if !kp.DeletionTimestamp.IsZero() {
+		return kuryrv1.VIF{}, nil, types.NewError(types.ErrUnknownContainer, "the pod is being deleted", ns+"/"+name)
 	}
 	vif, _ := kp.Status.DefaultVIF()
 	return vif, kp, nil

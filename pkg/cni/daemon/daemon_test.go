@@ -150,6 +150,30 @@ func TestAddErrors(t *testing.T) {
 	}
 }
 
+func TestAddStopsWaitingWhenThePodGoes(t *testing.T) {
+	d, _, _ := newDaemon()
+	d.PortTimeout = time.Minute
+	kp := kuryrPort("web", "u1")
+	kp.Status.VIFs = nil
+	d.Registry.Set(kp)
+	old := kuryrPort("web", "older-pod") // same name, being deleted: not ours
+	go func() {
+		time.Sleep(30 * time.Millisecond)
+		gone := kp.DeepCopy()
+		now := metav1.Now()
+		gone.DeletionTimestamp = &now
+		old.DeletionTimestamp = &now
+		d.Registry.Set(old)
+		time.Sleep(30 * time.Millisecond)
+		d.Registry.Set(gone)
+	}()
+	start := time.Now()
+	_, cerr := d.Handle(context.Background(), request("ADD", "web", "u1", "c1"))
+	if cerr == nil || cerr.Code != types.ErrUnknownContainer || time.Since(start) > 5*time.Second {
+		t.Errorf("got %+v after %s", cerr, time.Since(start))
+	}
+}
+
 func TestStaleDelKeepsNewSandbox(t *testing.T) {
 	d, o, k := newDaemon()
 	d.Registry.Set(kuryrPort("web", "u1"))
