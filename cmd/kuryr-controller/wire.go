@@ -35,6 +35,13 @@ func newManager(restCfg *rest.Config, scheme *runtime.Scheme, cfg *config.Config
 		ReadinessEndpointName:  "/readyz",
 		LivenessEndpointName:   "/livez",
 		Cache:                  cache.Options{SyncPeriod: &resync},
+		// With controller_ha, standbys keep their caches warm and take over
+		// within the lease duration; every reconciler and background task
+		// (ledger, sweep, ACTIVE poll) runs only on the leader.
+		LeaderElection:                cfg.Kubernetes.ControllerHA,
+		LeaderElectionID:              "kuryr-controller-" + cfg.Kubernetes.ClusterName,
+		LeaderElectionNamespace:       cfg.Kubernetes.HANamespace,
+		LeaderElectionReleaseOnCancel: true,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("controller manager: %w", err)

@@ -40,6 +40,8 @@ type Kubernetes struct {
 	PodSubnetsDriver   string
 	PortDebug          bool
 	UseEvents          bool
+	ControllerHA       bool
+	HANamespace        string
 }
 
 // Auth is the [neutron] section: how to reach OpenStack. One identity serves

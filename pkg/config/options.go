@@ -99,6 +99,8 @@ func options(c *Config) []*option {
 		{"kubernetes", "pod_subnets_driver", SubnetDriverDefault, "default: one shared pod subnet; namespace: a network per namespace", oneOf(&k.PodSubnetsDriver, SubnetDriverDefault, SubnetDriverNamespace)},
 		{"kubernetes", "port_debug", "true", "name Neutron ports <namespace>/<pod>", boolean(&k.PortDebug)},
 		{"kubernetes", "use_events", "true", "record Kubernetes Events for what users must see", boolean(&k.UseEvents)},
+		{"kubernetes", "controller_ha", "false", "run several kuryr-controllers, one active (a Lease elects it)", boolean(&k.ControllerHA)},
+		{"kubernetes", "controller_ha_namespace", "kube-system", "namespace of the kuryr-controller Lease", str(&k.HANamespace)},
 
 		{"neutron", "auth_type", "", "none, password, v3applicationcredential; empty: from clouds.yaml", oneOf(&n.AuthType, "", "none", "noauth", "password", "v3password", "v3applicationcredential", "applicationcredential")},
 		{"neutron", "cloud", "", "entry of clouds.yaml to use", str(&n.Cloud)},
@@ -169,7 +171,7 @@ func init() {
 		"kubernetes.network_policy_project_driver", "kubernetes.endpoints_lbaas_driver",
 		"kubernetes.endpoints_driver_octavia_provider", "kubernetes.service_public_ip_driver",
 		"kubernetes.nodes_subnets_driver", "kubernetes.network_policy_driver", "kubernetes.multi_vif_drivers",
-		"kubernetes.additional_ifname_prefix", "kubernetes.enable_manager", "kubernetes.controller_ha",
+		"kubernetes.additional_ifname_prefix", "kubernetes.enable_manager",
 		"kubernetes.controller_ha_elector_port", "kubernetes.watch_retry_timeout",
 		"kubernetes.watch_connection_timeout", "kubernetes.watch_read_timeout",
 		"kubernetes.watch_reconcile_period", "kubernetes.ssl_client_crt_file", "kubernetes.ssl_client_key_file",

@@ -25,14 +25,15 @@ start_kuryr_controller() {
   [ -f "$KURYR_CONTROLLER_ARGS" ] && mapfile -t args <"$KURYR_CONTROLLER_ARGS"
   start_bg kuryr-controller -- "$KURYR_BIN/kuryr-controller" --config-file "$KURYR_CONF" \
     --zap-devel=false --zap-log-level=info "${args[@]}"
-  wait_for kuryr-controller 30 curl -fsS "http://127.0.0.1:8082/readyz"
+  # Live is enough: with controller_ha a standby is never ready.
+  wait_for kuryr-controller 30 curl -fsS "http://127.0.0.1:8082/livez"
 }
 
 stop_kuryr_controller() { # [signal]
   local f; f=$(pidfile kuryr-controller)
   [ -f "$f" ] || return 0
   local pid; pid=$(cat "$f")
-  kill "-${1:-TERM}" "$pid" 2>/dev/null
+  kill "-${1:-TERM}" "$pid" 2>/dev/null || true
   local i
   for i in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
   rm -f "$f"

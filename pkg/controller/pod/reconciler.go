@@ -61,7 +61,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			log.FromContext(ctx).V(1).Info("releasing port", "podUid", kp.Spec.PodUID)
 			return ctrl.Result{}, client.IgnoreNotFound(r.Delete(ctx, &kp))
 		}
-	case !exists && want:
+	case !exists && want && pod.DeletionTimestamp.IsZero():
+		// A terminating pod keeps the port it has but never gets a new one
+		// (in a terminating namespace it could not be created anyway).
 		if r.Namespaced {
 			if err := r.ensureNetwork(ctx, pod.Namespace); err != nil {
 				return ctrl.Result{}, err

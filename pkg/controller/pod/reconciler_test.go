@@ -103,3 +103,14 @@ func TestGonePodReleasesKuryrPort(t *testing.T) {
 		t.Error("KuryrPort of a gone pod is not being deleted")
 	}
 }
+
+func TestTerminatingPodGetsNoNewKuryrPort(t *testing.T) {
+	now := metav1.Now()
+	dying := pod("u1", func(p *corev1.Pod) { p.DeletionTimestamp = &now; p.Finalizers = []string{"test/keep"} })
+	r := newReconciler(t, false, dying)
+	reconcile(t, r)
+	var kp kuryrv1.KuryrPort
+	if err := r.Get(context.Background(), types.NamespacedName{Namespace: "shop", Name: "web"}, &kp); err == nil {
+		t.Error("created a KuryrPort for a terminating pod")
+	}
+}

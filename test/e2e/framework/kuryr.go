@@ -61,6 +61,15 @@ func (k *Kuryr) Controller(t testing.TB, action string, args ...string) {
 	}
 }
 
+// Standby runs `kuryr-ctl.sh standby ACTION ARGS...`: a second controller.
+func (k *Kuryr) Standby(t testing.TB, action string, args ...string) {
+	t.Helper()
+	out, err := exec.Command("bash", append([]string{k.ctl, "standby", action}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("standby %s %v: %v: %s", action, args, err, out)
+	}
+}
+
 // UseSubnetDriver restarts the controller with pod_subnets_driver = driver,
 // and back to the configured default when the test ends.
 func (k *Kuryr) UseSubnetDriver(t testing.TB, driver string) {
