@@ -220,3 +220,35 @@ func TestFinalizeDeletesPortAndReleases(t *testing.T) {
 		t.Errorf("KuryrPort still there with finalizers %v", gone.Finalizers)
 	}
 }
+
+// A port Neutron could not bind (no chassis with the node's name) is
+// replaced on the retry, and the reason is visible.
+func TestBindingFailedIsReplacedAndVisible(t *testing.T) {
+	e := newEnv(t, kp("web", "uid-1"))
+	e.fake.Fail = nil
+	if err := e.r.Ledger.Load(context.Background(), e.r.Neutron.(*neutron.Client), "c1"); err != nil {
+		t.Fatal(err)
+	}
+	id := e.fake.Add("ports", neutrontest.Object{
+		"network_id": "n", "status": "DOWN", "binding:vif_type": "binding_failed",
+		"fixed_ips": []neutrontest.Object{{"subnet_id": e.subnet, "ip_address": "10.10.0.7"}},
+		"tags":      []string{neutron.ClusterTag("c1"), neutron.PodTag("uid-1")},
+	})
+	p, _ := e.r.Neutron.(*neutron.Client).GetPort(context.Background(), id)
+	e.r.Ledger.Record("uid-1", *p)
+	if err := e.reconcile(t, "web"); err == nil {
+		t.Fatal("want an error")
+	}
+	if e.fake.Get("ports", id) != nil {
+		t.Error("the unbound port was not deleted")
+	}
+	if len(e.events.reasons) != 1 {
+		t.Errorf("events %v", e.events.reasons)
+	}
+	if err := e.reconcile(t, "web"); err != nil {
+		t.Fatalf("retry: %v", err)
+	}
+	if v, ok := e.get(t, "web").Status.DefaultVIF(); !ok || v.PortID == id || v.VIFType != "ovs" {
+		t.Errorf("after the retry: %+v", v)
+	}
+}
