@@ -39,17 +39,17 @@ const (
 	NodeNameLabel = "kuryr.openstack.org/nodeName"
 )
 
-// Condition types and reasons shared by kuryr's resources.
+// Condition types and reasons shared by kuryr's resources. A False Ready
+// condition caused by Neutron carries the error's kind as its reason
+// (SubnetFull, QuotaExceeded, NeutronUnavailable, NotFound, Conflict...).
 const (
 	// ConditionReady is True when the Neutron side matches the spec.
 	ConditionReady = "Ready"
 
-	ReasonCreated        = "Created"
-	ReasonAdopted        = "Adopted"
-	ReasonWaiting        = "Waiting"
-	ReasonNeutronError   = "NeutronError"
-	ReasonSubnetFull     = "SubnetFull"
-	ReasonQuotaExceeded  = "QuotaExceeded"
-	ReasonNeutronTimeout = "NeutronUnavailable"
-	ReasonDeleting       = "Deleting"
+	// ReasonCreated: kuryr created the Neutron resources.
+	ReasonCreated = "Created"
+	// ReasonAdopted: they existed already (created before a restart).
+	ReasonAdopted = "Adopted"
+	// ReasonWaiting: something else must happen first.
+	ReasonWaiting = "Waiting"
 )

@@ -40,14 +40,6 @@ func (i *Info) Network(ctx context.Context, id string) (*Network, error) {
 	return lookup(i, i.networks, id, func() (*Network, error) { return i.c.GetNetwork(ctx, id) })
 }
 
-// Forget drops what is known of a network or subnet (after deleting it).
-func (i *Info) Forget(id string) {
-	i.mu.Lock()
-	defer i.mu.Unlock()
-	delete(i.subnets, id)
-	delete(i.networks, id)
-}
-
 func lookup[T any](i *Info, m map[string]cached[T], id string, get func() (T, error)) (T, error) {
 	i.mu.Lock()
 	e, ok := m[id]
