@@ -50,6 +50,8 @@ const (
 	ReasonCreated = "Created"
 	// ReasonAdopted: they existed already (created before a restart).
 	ReasonAdopted = "Adopted"
+	// ReasonPooled: the port came from the node's pool of ready ports.
+	ReasonPooled = "Pooled"
 	// ReasonWaiting: something else must happen first.
 	ReasonWaiting = "Waiting"
 )

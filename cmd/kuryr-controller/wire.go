@@ -7,15 +7,18 @@ import (
 	"net/http"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/config"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/cleanup"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrnetwork"
@@ -78,6 +81,10 @@ func wire(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients) error {
 			PortDebug: cfg.Kubernetes.PortDebug, Bridge: nd.OVSBridge, MTUCap: nd.NetworkDeviceMTU,
 		},
 	}
+	pooled := cfg.Kubernetes.VIFPoolDriver == "neutron" && !namespaced
+	if pooled {
+		kp.Pool = kuryrport.NewPool(nc, kuryrport.PoolSettings{Min: cfg.VIFPool.Min, Max: cfg.VIFPool.Max, Batch: cfg.VIFPool.Batch}, kp.Settings)
+	}
 	if err := kp.SetupWithManager(mgr, cfg.Controller.PortWorkers); err != nil {
 		return err
 	}
@@ -98,7 +105,12 @@ func wire(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients) error {
 		manager.RunnableFunc(func(ctx context.Context) error { return loadLedger(ctx, mgr, ledger, nc, cluster, ready) }),
 		&cleanup.Sweeper{Client: mgr.GetClient(), Neutron: nc, Ledger: ledger, Cluster: cluster,
 			Router: cfg.NamespaceSubnet.PodRouter, Period: cfg.Controller.CleanupPeriod, Ready: ready,
-			Settle: 2*cfg.Neutron.Timeout + 5*time.Second},
+			Settle: 2*cfg.Neutron.Timeout + 5*time.Second, PoolEnabled: pooled},
+	}
+	if pooled {
+		runnables = append(runnables, manager.RunnableFunc(func(ctx context.Context) error {
+			return runPool(ctx, mgr, kp.Pool, target, ready)
+		}))
 	}
 	if cfg.Controller.ActivePoll > 0 {
 		runnables = append(runnables, &kuryrport.ActivityWatcher{
@@ -143,5 +155,59 @@ func loadLedger(ctx context.Context, mgr ctrl.Manager, l *kuryrport.Ledger, nc *
 		close(ready)
 	}
 	<-ctx.Done()
+	return nil
+}
+
+// runPool starts the port pool once the caches and the ledger are ready:
+// it adopts the pooled ports no KuryrPort uses, fills every node, then
+// keeps them filled.
+func runPool(ctx context.Context, mgr ctrl.Manager, pool *kuryrport.Pool, target kuryrport.TargetFunc, ready <-chan struct{}) error {
+	select {
+	case <-ctx.Done():
+		return nil
+	case <-ready:
+	}
+	logger := log.FromContext(ctx).WithName("pool")
+	for delay := time.Second; ; delay = min(2*delay, time.Minute) {
+		err := startPool(ctx, mgr.GetClient(), pool, target)
+		if err == nil {
+			break
+		}
+		logger.Error(err, "starting the port pool; retrying", "in", delay.String())
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(delay):
+		}
+	}
+	return pool.Start(ctx)
+}
+
+func startPool(ctx context.Context, c client.Client, pool *kuryrport.Pool, target kuryrport.TargetFunc) error {
+	t, _, err := target(ctx, nil)
+	if err != nil {
+		return err
+	}
+	var kps kuryrv1.KuryrPortList
+	if err := c.List(ctx, &kps); err != nil {
+		return err
+	}
+	inUse := map[string]bool{}
+	for _, kp := range kps.Items {
+		for _, v := range kp.Status.VIFs {
+			inUse[v.PortID] = true
+		}
+	}
+	if err := pool.Load(ctx, inUse); err != nil {
+		return err
+	}
+	pool.SetTarget(t)
+	var nodes corev1.NodeList
+	if err := c.List(ctx, &nodes); err != nil {
+		return err
+	}
+	for _, n := range nodes.Items {
+		pool.Fill(n.Name)
+	}
 	return nil
 }

@@ -27,6 +27,13 @@ type Config struct {
 	PrometheusExporter PrometheusExporter
 	CNIDaemon          CNIDaemon
 	CNIHealthServer    HealthServer
+	VIFPool            VIFPool
+}
+
+// VIFPool is the [vif_pool] section: ready ports per node
+// ([kubernetes] vif_pool_driver = neutron).
+type VIFPool struct {
+	Min, Max, Batch int
 }
 
 // Kubernetes is the [kubernetes] section.
@@ -42,6 +49,7 @@ type Kubernetes struct {
 	UseEvents          bool
 	ControllerHA       bool
 	HANamespace        string
+	VIFPoolDriver      string
 }
 
 // Auth is the [neutron] section: how to reach OpenStack. One identity serves

@@ -56,7 +56,7 @@ func TestLoad(t *testing.T) {
 				}
 			}},
 		{name: "unknown option warns", conf: noauthConf + "[kubernetes]\nfoo = bar\n", wantWarn: "unknown option [kubernetes] foo"},
-		{name: "original-only option warns", conf: noauthConf + "[vif_pool]\nports_pool_min = 5\n", wantWarn: "does not support"},
+		{name: "original-only option warns", conf: noauthConf + "[vif_pool]\nports_pool_update_frequency = 5\n", wantWarn: "does not support"},
 		{name: "bad bool", conf: noauthConf, overrides: []string{"kubernetes.port_debug=maybe"}, wantErr: "port_debug"},
 		{name: "bad driver", conf: noauthConf, overrides: []string{"kubernetes.pod_subnets_driver=magic"}, wantErr: "must be one of"},
 		{name: "negative workers", conf: noauthConf, overrides: []string{"controller.port_workers=0"}, wantErr: "at least 1"},

@@ -99,6 +99,10 @@ func options(c *Config) []*option {
 		{"kubernetes", "pod_subnets_driver", SubnetDriverDefault, "default: one shared pod subnet; namespace: a network per namespace", oneOf(&k.PodSubnetsDriver, SubnetDriverDefault, SubnetDriverNamespace)},
 		{"kubernetes", "port_debug", "true", "name Neutron ports <namespace>/<pod>", boolean(&k.PortDebug)},
 		{"kubernetes", "use_events", "true", "record Kubernetes Events for what users must see", boolean(&k.UseEvents)},
+		{"kubernetes", "vif_pool_driver", "noop", "noop: a port per pod; neutron: pools of ready ports per node (default subnet driver)", oneOf(&k.VIFPoolDriver, "noop", "neutron")},
+		{"vif_pool", "ports_pool_min", "5", "refill a node's pool below this many ready ports", integer(&c.VIFPool.Min, 0)},
+		{"vif_pool", "ports_pool_max", "0", "keep at most this many released ports per node (0: no limit)", integer(&c.VIFPool.Max, 0)},
+		{"vif_pool", "ports_pool_batch", "10", "ports created per refill, in one bulk request", integer(&c.VIFPool.Batch, 1)},
 		{"kubernetes", "controller_ha", "false", "run several kuryr-controllers, one active (a Lease elects it)", boolean(&k.ControllerHA)},
 		{"kubernetes", "controller_ha_namespace", "kube-system", "namespace of the kuryr-controller Lease", str(&k.HANamespace)},
 
@@ -164,7 +168,7 @@ var originalOnly = map[string]bool{}
 
 func init() {
 	for _, k := range []string{
-		"kubernetes.enabled_handlers", "kubernetes.pod_vif_driver", "kubernetes.vif_pool_driver",
+		"kubernetes.enabled_handlers", "kubernetes.pod_vif_driver",
 		"kubernetes.service_subnets_driver", "kubernetes.pod_security_groups_driver",
 		"kubernetes.service_security_groups_driver", "kubernetes.pod_project_driver",
 		"kubernetes.service_project_driver", "kubernetes.namespace_project_driver",
@@ -179,7 +183,6 @@ func init() {
 		"octavia_defaults.member_mode", "octavia_defaults.enforce_sg_rules", "octavia_defaults.lb_algorithm",
 		"octavia_defaults.timeout_client_data", "octavia_defaults.timeout_member_data",
 		"pod_vif_nested.worker_nodes_subnets", "pod_vif_nested.rev_update_attempts",
-		"vif_pool.ports_pool_min", "vif_pool.ports_pool_max", "vif_pool.ports_pool_batch",
 		"vif_pool.ports_pool_update_frequency", "vif_pool.vif_pool_mapping",
 		"cni_daemon.bind_address", "cni_daemon.worker_num", "cni_daemon.pyroute2_timeout",
 		"cni_daemon.docker_mode", "cni_daemon.netns_proc_dir", "cni_daemon.cni_failures_count",

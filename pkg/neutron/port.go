@@ -47,8 +47,8 @@ func (t tagged) ToPortCreateMap() (map[string]any, error) {
 	return m, nil
 }
 
-// CreatePort creates a port bound to s.HostID.
-func (c *Client) CreatePort(ctx context.Context, s PortSpec) (*Port, error) {
+// createOpts is the create request of one port, tags included.
+func createOpts(s PortSpec) ports.CreateOptsBuilder {
 	up := true
 	opts := ports.CreateOpts{
 		Name: s.Name, NetworkID: s.NetworkID, ProjectID: s.ProjectID, AdminStateUp: &up,
@@ -59,11 +59,46 @@ func (c *Client) CreatePort(ctx context.Context, s PortSpec) (*Port, error) {
 		sgs := s.SecurityGroups
 		opts.SecurityGroups = &sgs
 	}
+	return tagged{CreateOptsBuilder: portsbinding.CreateOptsExt{CreateOptsBuilder: opts, HostID: s.HostID}, tags: s.Tags}
+}
+
+// CreatePorts creates ports in one bulk request (atomic in Neutron).
+func (c *Client) CreatePorts(ctx context.Context, specs []PortSpec) ([]Port, error) {
+	var body struct {
+		Ports []map[string]any `json:"ports"`
+	}
+	for _, s := range specs {
+		m, err := createOpts(s).ToPortCreateMap()
+		if err != nil {
+			return nil, err
+		}
+		body.Ports = append(body.Ports, m["port"].(map[string]any))
+	}
+	var res gophercloud.Result
+	if _, err := c.sc.Post(ctx, c.sc.ServiceURL("ports"), body, &res.Body, nil); err != nil {
+		return nil, fmt.Errorf("create %d ports: %w", len(specs), err)
+	}
+	// gophercloud's Port decodes itself; ExtractIntoSlicePtr also fills the
+	// embedded binding fields.
+	var out []Port
+	if err := res.ExtractIntoSlicePtr(&out, "ports"); err != nil {
+		return nil, fmt.Errorf("decode created ports: %w", err)
+	}
+	for i := range out {
+		if i < len(specs) && !containsAll(out[i].Tags, specs[i].Tags) {
+			if err := c.setTags(ctx, "ports", out[i].ID, specs[i].Tags); err != nil {
+				return out, err
+			}
+			out[i].Tags = specs[i].Tags
+		}
+	}
+	return out, nil
+}
+
+// CreatePort creates a port bound to s.HostID.
+func (c *Client) CreatePort(ctx context.Context, s PortSpec) (*Port, error) {
 	var p Port
-	err := ports.Create(ctx, c.sc, tagged{
-		CreateOptsBuilder: portsbinding.CreateOptsExt{CreateOptsBuilder: opts, HostID: s.HostID},
-		tags:              s.Tags,
-	}).ExtractInto(&p)
+	err := ports.Create(ctx, c.sc, createOpts(s)).ExtractInto(&p)
 	if err != nil {
 		return nil, fmt.Errorf("create port %q on subnet %s: %w", s.Name, s.SubnetID, err)
 	}

@@ -43,6 +43,9 @@ type Sweeper struct {
 	Router  string
 	Period  time.Duration
 	Settle  time.Duration
+	// PoolEnabled: pooled ports are the pool's; otherwise unused ones are
+	// orphans (left by a pool that was switched off).
+	PoolEnabled bool
 	// Ready is closed once the sweep may trust the cache (it is synced and
 	// the ledger loaded).
 	Ready <-chan struct{}
@@ -82,6 +85,7 @@ func (s *Sweeper) Sweep(ctx context.Context, logger logr.Logger) error {
 	if err != nil {
 		return err
 	}
+	owned.PoolEnabled = s.PoolEnabled
 	for _, p := range OrphanPorts(ports, owned) {
 		logger.Info("deleting orphaned port", "port", p.ID, "podUid", neutron.PodUIDOf(p.Tags), "name", p.Name)
 		if err := s.Neutron.DeletePort(ctx, p.ID); err != nil {
@@ -109,10 +113,12 @@ func (s *Sweeper) Sweep(ctx context.Context, logger logr.Logger) error {
 
 // Owners is what is alive in Kubernetes.
 type Owners struct {
-	PodUIDs    map[string]bool   // pods, and the pods named by KuryrPorts
-	PortIDs    map[string]bool   // ports named by KuryrPort status
-	PortOfPod  map[string]string // pod UID -> the port its KuryrPort names
-	Namespaces map[string]bool   // namespaces with a KuryrNetwork
+	PodUIDs   map[string]bool   // pods, and the pods named by KuryrPorts
+	PortIDs   map[string]bool   // ports named by KuryrPort status
+	PortOfPod map[string]string // pod UID -> the port its KuryrPort names
+	// PoolEnabled keeps unused pooled ports (tag kuryr-pool=<node>).
+	PoolEnabled bool
+	Namespaces  map[string]bool // namespaces with a KuryrNetwork
 }
 
 func (s *Sweeper) liveOwners(ctx context.Context) (Owners, error) {
@@ -151,7 +157,13 @@ func OrphanPorts(ports []neutron.Port, o Owners) []neutron.Port {
 	var out []neutron.Port
 	for _, p := range ports {
 		uid := neutron.PodUIDOf(p.Tags)
-		if uid == "" || o.PortIDs[p.ID] {
+		if o.PortIDs[p.ID] {
+			continue
+		}
+		if uid == "" {
+			if !o.PoolEnabled && neutron.TagValue(p.Tags, "kuryr-pool=") != "" {
+				out = append(out, p)
+			}
 			continue
 		}
 		recorded, hasRecord := o.PortOfPod[uid]

@@ -55,7 +55,9 @@ type Reconciler struct {
 	Target   TargetFunc
 	Recorder Recorder
 	Settings Settings
-	watch    stopwatch
+	// Pool, when set, hands out pre-created ports on the default target.
+	Pool  *Pool
+	watch stopwatch
 }
 
 // Reconcile creates the port of a KuryrPort, or deletes it when the
@@ -141,6 +143,12 @@ func (r *Reconciler) obtainPort(ctx context.Context, kp *kuryrv1.KuryrPort, targ
 		r.Ledger.Record(kp.Spec.PodUID, *fresh)
 		return *fresh, kuryrv1.ReasonAdopted, nil
 	}
+	if r.Pool != nil && r.Pool.Serves(target) {
+		if p, ok := r.Pool.Take(kp.Spec.PodNodeName); ok {
+			r.Ledger.Record(kp.Spec.PodUID, p)
+			return p, kuryrv1.ReasonPooled, nil
+		}
+	}
 	created, err := r.Neutron.CreatePort(ctx, portSpec(kp, target, r.Settings))
 	if created != nil {
 		// Even a port created with an error after it (tagging) is recorded,
@@ -203,15 +211,11 @@ func (r *Reconciler) finalize(ctx context.Context, kp *kuryrv1.KuryrPort) error 
 	if !controllerutil.ContainsFinalizer(kp, kuryrv1.KuryrPortFinalizer) {
 		return nil
 	}
-	ids := map[string]bool{}
-	for _, v := range kp.Status.VIFs {
-		ids[v.PortID] = true
-	}
-	if p, ok := r.Ledger.Lookup(kp.Spec.PodUID); ok {
-		ids[p.ID] = true
-	}
-	for id := range ids {
-		if err := r.Neutron.DeletePort(ctx, id); err != nil {
+	for _, p := range r.portsOf(kp) {
+		if r.Pool != nil && neutron.PodUIDOf(p.Tags) == "" && r.Pool.Put(kp.Spec.PodNodeName, p) {
+			continue // a pooled port goes back to its node's pool
+		}
+		if err := r.Neutron.DeletePort(ctx, p.ID); err != nil {
 			return r.fail(ctx, kp, "DeletePort", err)
 		}
 	}
@@ -222,6 +226,27 @@ func (r *Reconciler) finalize(ctx context.Context, kp *kuryrv1.KuryrPort) error 
 		return fmt.Errorf("remove finalizer: %w", err)
 	}
 	return nil
+}
+
+// portsOf are the ports a KuryrPort holds: the one its status names and the
+// one the ledger knows for its pod. A port the status names but the ledger
+// does not know carries no pod tag (the ledger loads every pod-tagged port):
+// it came from the pool.
+func (r *Reconciler) portsOf(kp *kuryrv1.KuryrPort) []neutron.Port {
+	byID := map[string]neutron.Port{}
+	if p, ok := r.Ledger.Lookup(kp.Spec.PodUID); ok {
+		byID[p.ID] = p
+	}
+	for _, v := range kp.Status.VIFs {
+		if _, ok := byID[v.PortID]; !ok {
+			byID[v.PortID] = portFromVIF(v)
+		}
+	}
+	out := make([]neutron.Port, 0, len(byID))
+	for _, p := range byID {
+		out = append(out, p)
+	}
+	return out
 }
 
 // fail makes a Neutron error visible (condition, and an Event on the pod)

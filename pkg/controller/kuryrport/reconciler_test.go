@@ -252,3 +252,41 @@ func TestBindingFailedIsReplacedAndVisible(t *testing.T) {
 		t.Errorf("after the retry: %+v", v)
 	}
 }
+
+// With a pool, a pod takes a ready port (no Neutron request) and gives it
+// back when it goes (no delete).
+func TestPooledPortTakenAndReturned(t *testing.T) {
+	e := newEnv(t, kp("web", "uid-1"))
+	nc := e.r.Neutron.(*neutron.Client)
+	target, _, _ := e.r.Target(context.Background(), nil)
+	pool := NewPool(nc, PoolSettings{Min: 2, Batch: 2}, e.r.Settings)
+	pool.SetTarget(target)
+	if err := pool.refill(context.Background(), "node-a", 2); err != nil {
+		t.Fatal(err)
+	}
+	e.r.Pool = pool
+	writes := e.fake.Writes()
+	if err := e.reconcile(t, "web"); err != nil {
+		t.Fatal(err)
+	}
+	got := e.get(t, "web")
+	if v, ok := got.Status.DefaultVIF(); !ok || v.VIFType != "ovs" || e.fake.Get("ports", v.PortID)["name"] != "kuryr-pool-port" {
+		t.Errorf("vif %+v", v)
+	}
+	if e.fake.Writes() != writes {
+		t.Errorf("taking a pooled port wrote to Neutron: %v", e.fake.Requests)
+	}
+	if err := e.r.Delete(context.Background(), got); err != nil {
+		t.Fatal(err)
+	}
+	e.r.Ledger = NewLedger() // as after a restart: the status alone names the port
+	if err := e.reconcile(t, "web"); err != nil {
+		t.Fatal(err)
+	}
+	if e.fake.Count("ports") != 2 || e.fake.Writes() != writes {
+		t.Errorf("release deleted a pooled port: %d ports, %v", e.fake.Count("ports"), e.fake.Requests)
+	}
+	if _, ok := pool.Take("node-a"); !ok {
+		t.Error("the released port is not back in the pool")
+	}
+}

@@ -3,6 +3,9 @@ package kuryrport
 import (
 	"fmt"
 	"net"
+	"strings"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
 
@@ -103,4 +106,20 @@ func appendNew(list []string, items ...string) []string {
 		}
 	}
 	return list
+}
+
+// portFromVIF rebuilds what vifFor needs of a port from a VIF: a pooled
+// port returning to its pool after a restart is known only by its VIF.
+func portFromVIF(v kuryrv1.VIF) neutron.Port {
+	var p neutron.Port
+	p.ID, p.MACAddress, p.NetworkID, p.Status = v.PortID, v.MACAddress, v.NetworkID, "DOWN"
+	p.VIFType = v.VIFType
+	if v.Bridge != "" {
+		p.VIFDetails = map[string]any{"bridge_name": v.Bridge}
+	}
+	for _, ip := range v.IPs {
+		addr, _, _ := strings.Cut(ip.Address, "/")
+		p.FixedIPs = append(p.FixedIPs, ports.IP{SubnetID: ip.SubnetID, IPAddress: addr})
+	}
+	return p
 }

@@ -66,16 +66,31 @@ func tagsOf(o Object) []string {
 }
 
 func (f *Fake) create(w http.ResponseWriter, r *http.Request, collection string) {
-	var body map[string]Object
+	var body map[string]json.RawMessage
 	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
 		writeJSON(w, 400, Object{"NeutronError": Object{"message": err.Error()}})
 		return
 	}
-	o := body[singular(collection)]
+	if raw, bulk := body[collection]; bulk { // bulk create: {"ports": [...]}
+		var items []Object
+		_ = json.Unmarshal(raw, &items)
+		out := []Object{}
+		for _, o := range items {
+			out = append(out, f.createOne(collection, o))
+		}
+		writeJSON(w, 201, Object{collection: out})
+		return
+	}
+	var o Object
+	_ = json.Unmarshal(body[singular(collection)], &o)
 	if o == nil {
 		writeJSON(w, 400, Object{"NeutronError": Object{"message": "missing " + singular(collection)}})
 		return
 	}
+	writeJSON(w, 201, Object{singular(collection): f.createOne(collection, o)})
+}
+
+func (f *Fake) createOne(collection string, o Object) Object {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	switch collection {
@@ -92,7 +107,7 @@ func (f *Fake) create(w http.ResponseWriter, r *http.Request, collection string)
 		o["tags"] = []string{}
 	}
 	f.add(collection, o)
-	writeJSON(w, 201, Object{singular(collection): o})
+	return o
 }
 
 // completePort fills what Neutron would: MAC, an address on the requested

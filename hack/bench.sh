@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Runs the benchmarks on a running local cloud (make up), twice: with a
+# Neutron port per pod created on demand (the default), and with ready-port
+# pools (vif_pool_driver = neutron, 25 ports per node, the original's main
+# start-up optimisation). Prints figures; asserts nothing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. _output/local-cloud.env
+bench() { bin/kuryr-bench ports; echo; bin/kuryr-bench pods; }
+
+echo "=== ports created on demand ([kubernetes] vif_pool_driver = noop)"
+"$KURYR_CTL" controller restart
+bench
+
+echo
+echo "=== ready-port pools ([kubernetes] vif_pool_driver = neutron, [vif_pool] ports_pool_min = 25)"
+"$KURYR_CTL" controller restart --set kubernetes.vif_pool_driver=neutron \
+  --set vif_pool.ports_pool_min=25 --set vif_pool.ports_pool_batch=25
+want=$((25 * $(wc -w <<<"$KURYR_CLOUD_NODES")))
+for _ in $(seq 120); do
+  n=$(curl -fsS "$NEUTRON_URL/v2.0/ports?name=kuryr-pool-port&fields=id" | jq '.ports | length')
+  [ "$n" -ge "$want" ] && break
+  sleep 1
+done
+echo "pools filled: $n ready ports"
+bench
+"$KURYR_CTL" controller restart   # back to the default; the sweep deletes the pools
