@@ -6,7 +6,19 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . _output/local-cloud.env
-bench() { bin/kuryr-bench ports; echo; bin/kuryr-bench pods; }
+pool_ports() { curl -fsS "$NEUTRON_URL/v2.0/ports?name=kuryr-pool-port&fields=id" | jq '.ports | length'; }
+# settle: wait until no pool refill is running (the count stays put for 5 s),
+# so that a refill never overlaps the Neutron yardstick.
+settle() {
+  local last=-1 same=0 n
+  for _ in $(seq 120); do
+    n=$(pool_ports)
+    if [ "$n" = "$last" ]; then same=$((same + 1)); else same=0; last=$n; fi
+    [ $same -ge 5 ] && return 0
+    sleep 1
+  done
+}
+bench() { settle; bin/kuryr-bench ports; echo; settle; bin/kuryr-bench pods; }
 
 echo "=== ports created on demand ([kubernetes] vif_pool_driver = noop)"
 "$KURYR_CTL" controller restart
@@ -18,7 +30,7 @@ echo "=== ready-port pools ([kubernetes] vif_pool_driver = neutron, [vif_pool] p
   --set vif_pool.ports_pool_min=25 --set vif_pool.ports_pool_batch=25
 want=$((25 * $(wc -w <<<"$KURYR_CLOUD_NODES")))
 for _ in $(seq 120); do
-  n=$(curl -fsS "$NEUTRON_URL/v2.0/ports?name=kuryr-pool-port&fields=id" | jq '.ports | length')
+  n=$(pool_ports)
   [ "$n" -ge "$want" ] && break
   sleep 1
 done
