@@ -6,7 +6,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . _output/local-cloud.env
-pool_ports() { curl -fsS "$NEUTRON_URL/v2.0/ports?name=kuryr-pool-port&fields=id" | jq '.ports | length'; }
+# The controller's count of ready pooled ports (Neutron lists a bulk
+# request's ports before the request has returned them to the controller).
+pool_ports() { curl -fsS http://127.0.0.1:9654/metrics | awk '/^kuryr_port_pool_free_ports/ {s += $2} END {print s + 0}'; }
 # settle: wait until no pool refill is running (the count stays put for 5 s),
 # so that a refill never overlaps the Neutron yardstick.
 settle() {

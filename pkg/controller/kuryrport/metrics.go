@@ -18,8 +18,14 @@ var stageSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 	Buckets: prometheus.ExponentialBuckets(0.05, 1.5, 20),
 }, []string{"stage"})
 
+// poolFree is how many ready ports each node's pool holds.
+var poolFree = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	Name: "kuryr_port_pool_free_ports",
+	Help: "Ready ports in each node's pool (vif_pool_driver = neutron).",
+}, []string{"node"})
+
 // MustRegister adds this package's metrics to a registry.
-func MustRegister(r prometheus.Registerer) { r.MustRegister(stageSeconds) }
+func MustRegister(r prometheus.Registerer) { r.MustRegister(stageSeconds, poolFree) }
 
 // stopwatch remembers when each KuryrPort was first seen.
 type stopwatch struct{ seen sync.Map }

@@ -77,6 +77,7 @@ func (p *Pool) Load(ctx context.Context, inUse map[string]bool) error {
 		if node != "" && !inUse[port.ID] {
 			p.free[node] = append(p.free[node], port)
 			p.nodes[node] = true
+			p.gauge(node)
 		}
 	}
 	return nil
@@ -95,6 +96,7 @@ func (p *Pool) Take(node string) (neutron.Port, bool) {
 	}
 	port := ports[len(ports)-1]
 	p.free[node] = ports[:len(ports)-1]
+	p.gauge(node)
 	return port, true
 }
 
@@ -106,6 +108,7 @@ func (p *Pool) Put(node string, port neutron.Port) bool {
 		return false
 	}
 	p.free[node] = append(p.free[node], port)
+	p.gauge(node)
 	return true
 }
 
@@ -116,6 +119,9 @@ func (p *Pool) Fill(node string) {
 	p.nodes[node] = true
 	p.signal()
 }
+
+// gauge publishes a node's free count; callers hold p.mu.
+func (p *Pool) gauge(node string) { poolFree.WithLabelValues(node).Set(float64(len(p.free[node]))) }
 
 func (p *Pool) signal() {
 	select {
@@ -175,6 +181,7 @@ func (p *Pool) refill(ctx context.Context, node string, n int) error {
 	}
 	p.mu.Lock()
 	p.free[node] = append(p.free[node], ports...)
+	p.gauge(node)
 	p.mu.Unlock()
 	log.FromContext(ctx).Info("port pool refilled", "node", node, "created", len(ports))
 	return nil

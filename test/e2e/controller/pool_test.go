@@ -4,9 +4,13 @@ package controller
 
 import (
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/test/e2e/framework"
@@ -30,9 +34,16 @@ func TestPortPool(t *testing.T) {
 		return n
 	}
 	want := 3 * len(c.Nodes)
+	// The controller's own count: Neutron lists a bulk request's ports
+	// before the request returns, so counting there can run ahead.
 	framework.Eventually(t, time.Minute, 300*time.Millisecond, "pools filled", func() (bool, error) {
-		n := pooled()
-		return n >= want, fmt.Errorf("%d pooled ports", n)
+		free, err := poolFree()
+		for _, n := range c.Nodes {
+			if free[n] < 3 {
+				return false, fmt.Errorf("free ports %v (%v)", free, err)
+			}
+		}
+		return true, nil
 	})
 	ns := framework.Name("e2e-pool")
 	c.CreateNamespace(t, ns)
@@ -56,4 +67,27 @@ func TestPortPool(t *testing.T) {
 	}
 	k.Controller(t, "restart") // pools off: the sweep deletes unused pooled ports
 	c.WaitNoClusterPorts(t, k.Cluster, time.Minute)
+}
+
+// poolFree reads kuryr_port_pool_free_ports from the controller's metrics.
+func poolFree() (map[string]float64, error) {
+	resp, err := http.Get("http://127.0.0.1:9654/metrics")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	mf, err := p.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]float64{}
+	for _, m := range mf["kuryr_port_pool_free_ports"].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "node" {
+				out[l.GetValue()] = m.GetGauge().GetValue()
+			}
+		}
+	}
+	return out, nil
 }
