@@ -126,7 +126,7 @@ func report(n int, bulk time.Duration, created, ready map[string]time.Time, befo
 	fmt.Printf("kuryr: pod created -> KuryrPort status written   p50 %s  p99 %s  max %s\n",
 		secs(percentile(lat, 50)), secs(percentile(lat, 99)), secs(percentile(lat, 100)))
 	for _, st := range []string{"port_created", "status_written"} {
-		h := stageDelta(before, after, st)
+		h := histDelta(before, after, "kuryr_kuryrport_stage_seconds", st)
 		fmt.Printf("kuryr: reconcile start -> %-14s (controller) p50 %s  p99 %s   (histogram buckets, %v samples)\n",
 			st, secs(h.quantile(.5)), secs(h.quantile(.99)), h.total)
 	}

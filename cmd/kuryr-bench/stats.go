@@ -73,10 +73,6 @@ type histogramDelta struct {
 	total  float64
 }
 
-func stageDelta(before, after map[string]*dto.MetricFamily, stage string) histogramDelta {
-	return histDelta(before, after, "kuryr_kuryrport_stage_seconds", stage)
-}
-
 // histDelta is what a histogram (selected by its "stage" label) observed
 // between two scrapes.
 func histDelta(before, after map[string]*dto.MetricFamily, metric, stage string) histogramDelta {

@@ -21,6 +21,7 @@ import (
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/config"
 	"github.com/kuryr-k8s/kuryr/pkg/openstack"
+	"github.com/kuryr-k8s/kuryr/pkg/retry"
 )
 
 func main() {
@@ -111,18 +112,11 @@ func restConfig(k config.Kubernetes) (*rest.Config, error) {
 // connectOpenStack retries with backoff: Keystone being down at start is
 // waited out, not a crash loop.
 func connectOpenStack(ctx context.Context, logger logr.Logger, cfg *config.Config) (*openstack.Clients, error) {
-	delay := time.Second
-	for {
-		c, err := openstack.NewClients(ctx, cfg.Neutron, cfg.Octavia.EndpointOverride)
-		if err == nil {
-			return c, nil
-		}
-		logger.Error(err, "connecting to OpenStack; retrying", "in", delay.String())
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(delay):
-		}
-		delay = min(2*delay, time.Minute)
-	}
+	var c *openstack.Clients
+	err := retry.Until(ctx, logger, "connecting to OpenStack", time.Second, time.Minute, func(ctx context.Context) error {
+		var err error
+		c, err = openstack.NewClients(ctx, cfg.Neutron, cfg.Octavia.EndpointOverride)
+		return err
+	})
+	return c, err
 }

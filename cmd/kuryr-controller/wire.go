@@ -26,6 +26,7 @@ import (
 	"github.com/kuryr-k8s/kuryr/pkg/controller/pod"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/openstack"
+	"github.com/kuryr-k8s/kuryr/pkg/retry"
 )
 
 func newManager(restCfg *rest.Config, scheme *runtime.Scheme, cfg *config.Config) (ctrl.Manager, error) {
@@ -136,19 +137,10 @@ func wire(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients) error {
 // until Neutron answers, then waits for the caches so the sweep can start.
 func loadLedger(ctx context.Context, mgr ctrl.Manager, l *kuryrport.Ledger, nc *neutron.Client, cluster string, ready chan struct{}) error {
 	logger := log.FromContext(ctx).WithName("ledger")
-	delay := 500 * time.Millisecond
-	for {
-		err := l.Load(ctx, nc, cluster)
-		if err == nil {
-			break
-		}
-		logger.Error(err, "reading this cluster's ports from Neutron; retrying", "in", delay.String())
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(delay):
-		}
-		delay = min(2*delay, 30*time.Second)
+	err := retry.Until(ctx, logger, "reading this cluster's ports from Neutron", 500*time.Millisecond, 30*time.Second,
+		func(ctx context.Context) error { return l.Load(ctx, nc, cluster) })
+	if err != nil {
+		return nil // stopping
 	}
 	logger.Info("ports of this cluster known", "count", l.Len())
 	if mgr.GetCache().WaitForCacheSync(ctx) {
@@ -168,17 +160,10 @@ func runPool(ctx context.Context, mgr ctrl.Manager, pool *kuryrport.Pool, target
 	case <-ready:
 	}
 	logger := log.FromContext(ctx).WithName("pool")
-	for delay := time.Second; ; delay = min(2*delay, time.Minute) {
-		err := startPool(ctx, mgr.GetClient(), pool, target)
-		if err == nil {
-			break
-		}
-		logger.Error(err, "starting the port pool; retrying", "in", delay.String())
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(delay):
-		}
+	err := retry.Until(ctx, logger, "starting the port pool", time.Second, time.Minute,
+		func(ctx context.Context) error { return startPool(ctx, mgr.GetClient(), pool, target) })
+	if err != nil {
+		return nil // stopping
 	}
 	return pool.Start(ctx)
 }

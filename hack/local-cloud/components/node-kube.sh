@@ -5,14 +5,15 @@
 
 RELAY_DIR=$CLOUD_RUN/relay
 
-# relay_root_listen NAME PORT: root-namespace unix socket -> 127.0.0.1:PORT.
+# relay_unix_to_root NAME PORT: root-namespace unix socket -> 127.0.0.1:PORT.
 relay_unix_to_root() {
   mkdir -p "$RELAY_DIR"
   start_bg "relay-$1" -- socat "UNIX-LISTEN:$RELAY_DIR/$1.sock,fork,unlink-early,mode=600" \
     "TCP:127.0.0.1:$2"
 }
 
-# relay_into_ns NAME NS PORT SOCK: NS's 127.0.0.1:PORT -> unix socket SOCK.
+# relay_tcp_to_unix NAME NS PORT SOCK: NS's 127.0.0.1:PORT (root's if NS is
+# empty) -> unix socket SOCK.
 relay_tcp_to_unix() {
   local name=$1 ns=$2 port=$3 sock=$4
   if [ -n "$ns" ]; then

@@ -1,0 +1,30 @@
+// Package retry waits out an unavailable dependency (Keystone, Neutron,
+// OVS) at start-up with capped exponential backoff, logging each failure,
+// instead of exiting and being restarted in a loop.
+package retry
+
+import (
+	"context"
+	"time"
+
+	"github.com/go-logr/logr"
+)
+
+// Until calls fn until it succeeds, sleeping first, doubling up to
+// maxDelay, between attempts. It returns ctx's error if ctx ends first.
+func Until(ctx context.Context, logger logr.Logger, what string, first, maxDelay time.Duration, fn func(context.Context) error) error {
+	delay := first
+	for {
+		err := fn(ctx)
+		if err == nil {
+			return nil
+		}
+		logger.Error(err, what+"; retrying", "in", delay.String())
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, maxDelay)
+	}
+}
