@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
@@ -33,6 +34,7 @@ import (
 	"github.com/kuryr-k8s/kuryr/pkg/cni/plug"
 	"github.com/kuryr-k8s/kuryr/pkg/config"
 	"github.com/kuryr-k8s/kuryr/pkg/kpstatus"
+	"github.com/kuryr-k8s/kuryr/pkg/retry"
 )
 
 func main() {
@@ -98,9 +100,12 @@ func run(ctx context.Context, logger logr.Logger, file string, sets config.Overr
 			return kpstatus.MarkActive(ctx, kc, ns, name)
 		},
 	}
+	var synced atomic.Bool
+	// Ready answers at once (STATUS, /readyz): before the first sync it says
+	// so rather than waiting for it.
 	d.Ready = func() error {
-		if !kpCache.WaitForCacheSync(context.Background()) {
-			return errors.New("KuryrPort watch not synced")
+		if !synced.Load() {
+			return errors.New("KuryrPort watch not synced yet")
 		}
 		if _, err := ovs.Ports(context.Background()); err != nil {
 			return fmt.Errorf("OVS: %w", err)
@@ -117,8 +122,12 @@ func run(ctx context.Context, logger logr.Logger, file string, sets config.Overr
 	if !kpCache.WaitForCacheSync(ctx) {
 		return errors.New("KuryrPort watch never synced")
 	}
-	if err := d.Ready(); err != nil {
-		return err
+	synced.Store(true)
+	// OVS not answering yet (starting, restarting) is waited out: the node
+	// stays NotReady meanwhile, as the configuration is not installed.
+	if err := retry.Until(ctx, logger, "waiting for OVS", time.Second, 30*time.Second,
+		func(context.Context) error { return d.Ready() }); err != nil {
+		return nil // stopping
 	}
 	if err := daemon.Install(c.CNIBinary, c.CNIBinDir, c.CNIConfDir, c.SocketPath, c.CNIVersion); err != nil {
 		return err
