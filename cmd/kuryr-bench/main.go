@@ -2,7 +2,7 @@
 // (it asserts nothing; targets are printed next to the results).
 //
 //	kuryr-bench ports [-pods 50]   pod burst -> Neutron port -> KuryrPort status
-//	kuryr-bench pods  [-pods 50]   Deployment -> all pods Running, CNI ADD by stage
+//	kuryr-bench pods  [-pods 50] [-timeline]   Deployment -> all pods Running, CNI ADD by stage
 //
 // It reads the environment `make up` writes (_output/local-cloud.env).
 package main
@@ -83,6 +83,7 @@ func main() {
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
 	pods := fs.Int("pods", 50, "pods in the burst")
+	fs.BoolVar(&timeline, "timeline", false, "pods: print, each second, how many pods have port data, a sandbox and run")
 	_ = fs.Parse(os.Args[2:])
 	e, err := connect()
 	if err != nil {

@@ -14,6 +14,9 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 )
 
 // pythonKuryrPods: the retired Python kuryr on this kind of local cloud.
@@ -33,11 +36,12 @@ func benchPods(ctx context.Context, e *env, n int) error {
 	if _, err := e.kube.AppsV1().Deployments(ns).Create(ctx, deployment(e, n), metav1.CreateOptions{}); err != nil {
 		return err
 	}
-	allRunning, err := waitAllRunning(ctx, e, ns, n, start)
+	allPorts, allRunning, err := waitAllRunning(ctx, e, ns, n, start)
 	if err != nil {
 		return err
 	}
 	after := scrapeDaemons(e)
+	fmt.Printf("kuryr: Deployment created -> all %d KuryrPorts with port data %s\n", n, secs(allPorts))
 	fmt.Printf("kuryr: Deployment created -> all %d pods Running          %s\n", n, secs(allRunning))
 	stages := map[string]histogramDelta{}
 	for node := range after {
@@ -80,25 +84,63 @@ func deployment(e *env, n int) *appsv1.Deployment {
 	}
 }
 
-func waitAllRunning(ctx context.Context, e *env, ns string, n int, start time.Time) (time.Duration, error) {
+// timeline: print progress each second (-timeline).
+var timeline bool
+
+// waitAllRunning polls until every pod runs; it also says when every
+// KuryrPort first carried port data, which splits the controller's share of
+// the time from the nodes'.
+func waitAllRunning(ctx context.Context, e *env, ns string, n int, start time.Time) (allPorts, allRunning time.Duration, err error) {
 	deadline := time.Now().Add(5 * time.Minute)
+	printed := 0
 	for time.Now().Before(deadline) {
+		var kps kuryrv1.KuryrPortList
+		if err := e.kuryr.List(ctx, &kps, client.InNamespace(ns)); err != nil {
+			return 0, 0, err
+		}
+		if withData(kps.Items) == n && allPorts == 0 {
+			allPorts = time.Since(start)
+		}
 		pods, err := e.kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
-		running := 0
-		for _, p := range pods.Items {
-			if p.Status.Phase == corev1.PodRunning {
-				running++
-			}
+		sandboxes, running := progress(pods.Items)
+		if s := int(time.Since(start).Seconds()); timeline && s > printed {
+			printed = s
+			fmt.Printf("  %3ds: %2d pods, %2d with port data, %2d sandboxes ready, %2d Running\n",
+				s, len(pods.Items), withData(kps.Items), sandboxes, running)
 		}
 		if running == n {
-			return time.Since(start), nil
+			return allPorts, time.Since(start), nil
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	return 0, fmt.Errorf("not all %d pods Running after 5 minutes", n)
+	return 0, 0, fmt.Errorf("not all %d pods Running after 5 minutes", n)
+}
+
+func progress(pods []corev1.Pod) (sandboxes, running int) {
+	for _, p := range pods {
+		if p.Status.Phase == corev1.PodRunning {
+			running++
+		}
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodReadyToStartContainers && c.Status == corev1.ConditionTrue {
+				sandboxes++
+			}
+		}
+	}
+	return sandboxes, running
+}
+
+func withData(kps []kuryrv1.KuryrPort) int {
+	n := 0
+	for _, kp := range kps {
+		if _, ok := kp.Status.DefaultVIF(); ok {
+			n++
+		}
+	}
+	return n
 }
 
 // scrapeDaemons reads each node daemon's metrics from inside the node's

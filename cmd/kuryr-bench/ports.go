@@ -52,7 +52,7 @@ func burst(ctx context.Context, e *env, ns string, n int) (created, ready map[st
 	if err != nil {
 		return nil, nil, err
 	}
-	defer w.Stop()
+	defer func() { w.Stop() }()
 	created, ready = map[string]time.Time{}, map[string]time.Time{}
 	var mu sync.Mutex
 	jobs := make(chan int)
@@ -83,7 +83,16 @@ func burst(ctx context.Context, e *env, ns string, n int) (created, ready map[st
 	timeout := time.After(5 * time.Minute)
 	for len(ready) < n {
 		select {
-		case ev := <-w.ResultChan():
+		case ev, open := <-w.ResultChan():
+			if !open || ev.Type == watch.Error {
+				// The API server ended the watch: open another (a KuryrPort
+				// that got its data in between is seen by the relist).
+				w.Stop()
+				if w, err = e.kuryr.Watch(ctx, &kuryrv1.KuryrPortList{}, client.InNamespace(ns)); err != nil {
+					return nil, nil, err
+				}
+				continue
+			}
 			kp, ok := ev.Object.(*kuryrv1.KuryrPort)
 			if _, has := ready[kp.GetName()]; ok && ev.Type != watch.Deleted && !has {
 				if _, done := kp.Status.DefaultVIF(); done {
@@ -147,10 +156,14 @@ func report(n int, bulk time.Duration, created, ready map[string]time.Time, befo
 // prepare measures the yardstick (Neutron's bulk creation of n ports) and
 // creates the namespace the benchmark runs in.
 func prepare(ctx context.Context, e *env, n int) (time.Duration, string, error) {
+	settleNeutron(ctx, e)
 	bulk, err := neutronBulk(ctx, e, n)
 	if err != nil {
 		return 0, "", fmt.Errorf("neutron bulk baseline: %w", err)
 	}
+	// Neutron digests the deletions of the yardstick's ports (OVN updates
+	// in every worker) for seconds after answering them.
+	settleNeutron(ctx, e)
 	fmt.Printf("Neutron alone: one bulk POST of %d bound ports           %s\n", n, secs(bulk))
 	ns := fmt.Sprintf("kuryr-bench-%d", time.Now().Unix())
 	_, err = e.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
@@ -197,6 +210,24 @@ func neutronBulk(ctx context.Context, e *env, n int) (time.Duration, error) {
 	}
 	wg.Wait()
 	return took, nil
+}
+
+// settleNeutron waits (up to 30 s) until Neutron answers a cheap read in
+// under 50 ms three times in a row: its workers are idle, so one
+// measurement never pays for the work of the previous one.
+func settleNeutron(ctx context.Context, e *env) {
+	net := e.os.Network
+	fast := 0
+	for deadline := time.Now().Add(30 * time.Second); fast < 3 && time.Now().Before(deadline); {
+		start := time.Now()
+		_, err := net.Get(ctx, net.ServiceURL("networks", e.podNet), nil, nil)
+		if err == nil && time.Since(start) < 50*time.Millisecond {
+			fast++
+		} else {
+			fast = 0
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
 }
 
 func deleteNamespace(e *env, ns string) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"go.uber.org/zap/zapcore"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -31,7 +32,8 @@ func main() {
 		sets       config.Overrides
 	)
 	flag.Var(&sets, "set", "override an option: section.option=value (repeatable)")
-	zapOpts := zap.Options{}
+	// Millisecond timestamps: CNI and port latencies are read from logs.
+	zapOpts := zap.Options{TimeEncoder: zapcore.RFC3339NanoTimeEncoder}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	if *helpConfig {

@@ -55,6 +55,21 @@ func newManager(restCfg *rest.Config, scheme *runtime.Scheme, cfg *config.Config
 	return mgr, nil
 }
 
+// podWorkers bounds concurrent pod reconciles, which only write KuryrPorts
+// (Kubernetes requests, milliseconds each).
+const podWorkers = 8
+
+// batchedPorts is Neutron for the KuryrPort reconciler: port creations go
+// through the batcher, the rest straight to Neutron.
+type batchedPorts struct {
+	*neutron.Client
+	batcher *neutron.Batcher
+}
+
+func (b batchedPorts) CreatePort(ctx context.Context, s neutron.PortSpec) (*neutron.Port, error) {
+	return b.batcher.CreatePort(ctx, s)
+}
+
 // noEvents stands in for the recorder when [kubernetes] use_events = false.
 type noEvents struct{}
 
@@ -76,7 +91,7 @@ func wire(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients) error {
 	}
 	nd := cfg.NeutronDefaults
 	kp := &kuryrport.Reconciler{
-		Client: mgr.GetClient(), Neutron: nc, Info: info, Ledger: ledger, Target: target, Recorder: rec,
+		Client: mgr.GetClient(), Neutron: batchedPorts{Client: nc, batcher: neutron.NewBatcher(nc, cfg.Controller.PortWorkers, cfg.Controller.PortBatchSize)}, Info: info, Ledger: ledger, Target: target, Recorder: rec,
 		Settings: kuryrport.Settings{
 			Cluster: cluster, ProjectID: nd.Project, SecurityGroups: nd.PodSecurityGroups, ExtraTags: nd.ResourceTags,
 			PortDebug: cfg.Kubernetes.PortDebug, Bridge: nd.OVSBridge, MTUCap: nd.NetworkDeviceMTU,
@@ -86,11 +101,13 @@ func wire(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients) error {
 	if pooled {
 		kp.Pool = kuryrport.NewPool(nc, kuryrport.PoolSettings{Min: cfg.VIFPool.Min, Max: cfg.VIFPool.Max, Batch: cfg.VIFPool.Batch}, kp.Settings)
 	}
-	if err := kp.SetupWithManager(mgr, cfg.Controller.PortWorkers); err != nil {
+	// Enough reconciles wait on the batcher to fill every request it may
+	// have in flight.
+	if err := kp.SetupWithManager(mgr, cfg.Controller.PortWorkers*cfg.Controller.PortBatchSize); err != nil {
 		return err
 	}
 	pr := &pod.Reconciler{Client: mgr.GetClient(), Namespaced: namespaced, ProjectID: nd.Project}
-	if err := pr.SetupWithManager(mgr, cfg.Controller.PortWorkers); err != nil {
+	if err := pr.SetupWithManager(mgr, podWorkers); err != nil {
 		return err
 	}
 	if namespaced {

@@ -20,6 +20,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.uber.org/zap/zapcore"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -41,7 +42,8 @@ func main() {
 	configFile := flag.String("config-file", "/etc/kuryr/kuryr.conf", "kuryr.conf to read")
 	var sets config.Overrides
 	flag.Var(&sets, "set", "override an option: section.option=value (repeatable)")
-	zapOpts := zap.Options{}
+	// Millisecond timestamps: CNI and port latencies are read from logs.
+	zapOpts := zap.Options{TimeEncoder: zapcore.RFC3339NanoTimeEncoder}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))

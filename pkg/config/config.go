@@ -104,6 +104,7 @@ type NamespaceSubnet struct {
 // Controller is the [controller] section (new in this implementation).
 type Controller struct {
 	PortWorkers    int
+	PortBatchSize  int
 	NetworkWorkers int
 	ResyncPeriod   time.Duration
 	CleanupPeriod  time.Duration

@@ -45,7 +45,7 @@ func TestLoad(t *testing.T) {
 			if got := strings.Join(c.NeutronDefaults.PodSecurityGroups, "|"); got != "sg1|sg2" {
 				t.Errorf("pod_security_groups = %q", got)
 			}
-			if c.Neutron.Timeout != 30*time.Second || c.Controller.PortWorkers != 4 {
+			if c.Neutron.Timeout != 30*time.Second || c.Controller.PortWorkers != 2 {
 				t.Errorf("defaults: timeout %v workers %d", c.Neutron.Timeout, c.Controller.PortWorkers)
 			}
 		}},

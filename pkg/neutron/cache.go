@@ -6,15 +6,18 @@ import (
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
+	"golang.org/x/sync/singleflight"
 )
 
 // Info serves subnet and network details from memory for ttl: every pod port
 // needs its subnet's CIDR, gateway, routes and DNS and its network's MTU,
 // which change rarely, so reading them per pod would double the Neutron calls
-// a pod costs.
+// a pod costs. Concurrent misses share one request: a burst of pods after a
+// restart would otherwise read the same subnet once per pod.
 type Info struct {
 	c        *Client
 	ttl      time.Duration
+	flight   singleflight.Group
 	mu       sync.Mutex
 	subnets  map[string]cached[*subnets.Subnet]
 	networks map[string]cached[*Network]
@@ -32,27 +35,30 @@ func NewInfo(c *Client, ttl time.Duration) *Info {
 
 // Subnet returns a subnet, from memory when fresh.
 func (i *Info) Subnet(ctx context.Context, id string) (*subnets.Subnet, error) {
-	return lookup(i, i.subnets, id, func() (*subnets.Subnet, error) { return i.c.GetSubnet(ctx, id) })
+	return lookup(i, i.subnets, "subnet/"+id, id, func() (*subnets.Subnet, error) { return i.c.GetSubnet(ctx, id) })
 }
 
 // Network returns a network, from memory when fresh.
 func (i *Info) Network(ctx context.Context, id string) (*Network, error) {
-	return lookup(i, i.networks, id, func() (*Network, error) { return i.c.GetNetwork(ctx, id) })
+	return lookup(i, i.networks, "network/"+id, id, func() (*Network, error) { return i.c.GetNetwork(ctx, id) })
 }
 
-func lookup[T any](i *Info, m map[string]cached[T], id string, get func() (T, error)) (T, error) {
+func lookup[T any](i *Info, m map[string]cached[T], key, id string, get func() (T, error)) (T, error) {
 	i.mu.Lock()
 	e, ok := m[id]
 	i.mu.Unlock()
 	if ok && time.Since(e.at) < i.ttl {
 		return e.v, nil
 	}
-	v, err := get()
-	if err != nil {
-		return v, err
-	}
-	i.mu.Lock()
-	m[id] = cached[T]{v: v, at: time.Now()}
-	i.mu.Unlock()
-	return v, nil
+	v, err, _ := i.flight.Do(key, func() (any, error) {
+		v, err := get()
+		if err != nil {
+			return v, err
+		}
+		i.mu.Lock()
+		m[id] = cached[T]{v: v, at: time.Now()}
+		i.mu.Unlock()
+		return v, nil
+	})
+	return v.(T), err
 }

@@ -73,3 +73,13 @@ func ignoreNotFound(err error) error {
 	}
 	return err
 }
+
+// Refused reports that Neutron answered a request with a client error
+// (4xx): it was understood and nothing was done.
+func Refused(err error) bool {
+	var ue gophercloud.ErrUnexpectedResponseCode
+	return errors.As(err, &ue) && ue.Actual >= 400 && ue.Actual < 500
+}
+
+// errShortBulk is a bulk create answered with fewer ports than asked for.
+var errShortBulk = errors.New("neutron answered a bulk port creation with fewer ports than requested")
