@@ -92,7 +92,7 @@ func run(ctx context.Context, logger logr.Logger, file string, sets config.Overr
 	if err != nil {
 		return err
 	}
-	ovs := &plug.OVS{DB: c.OVSDBConnection}
+	ovs := &plug.OVS{DB: c.OVSDBConnection, NoWait: daemon.Usable(c.WaitForUsable) == daemon.UsableOVNInstalled}
 	var installed atomic.Bool
 	d := &daemon.Daemon{
 		Registry: reg, OVS: ovs, Kernel: daemon.Linux{}, Bridge: cfg.NeutronDefaults.OVSBridge,

@@ -18,6 +18,12 @@ import (
 type OVS struct {
 	// DB is the ovsdb-server to use, e.g. "unix:/run/openvswitch/db.sock".
 	DB string
+	// NoWait: AddPort returns once OVSDB has the port, without waiting for
+	// ovs-vswitchd to apply it, when a later wait implies that anyway
+	// (ovn-installed is set only on an interface vswitchd has applied).
+	// Under a burst of pods each waiting add-port otherwise waits for a
+	// reconfiguration of the whole bridge.
+	NoWait bool
 }
 
 // Port is what kuryr records on the OVS interface of a pod: enough to find
@@ -46,13 +52,17 @@ func (o *OVS) vsctl(ctx context.Context, args ...string) (string, error) {
 
 // AddPort (re)creates the OVS port of p in one transaction.
 func (o *OVS) AddPort(ctx context.Context, p Port) error {
-	_, err := o.vsctl(ctx, "--", "--if-exists", "del-port", p.Name,
+	var opts []string
+	if o.NoWait {
+		opts = append(opts, "--no-wait")
+	}
+	_, err := o.vsctl(ctx, append(opts, "--", "--if-exists", "del-port", p.Name,
 		"--", "add-port", p.Bridge, p.Name,
 		"--", "set", "Interface", p.Name,
 		"external_ids:iface-id="+p.PortID, "external_ids:attached-mac="+p.MAC,
 		"external_ids:iface-status=active", "external_ids:vm-uuid="+p.PodUID,
 		"external_ids:"+extContainer+"="+p.ContainerID, "external_ids:"+extIfName+"="+p.IfName,
-		"external_ids:"+extPod+"="+p.PodName)
+		"external_ids:"+extPod+"="+p.PodName)...)
 	return err
 }
 
