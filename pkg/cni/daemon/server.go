@@ -24,8 +24,8 @@ var (
 		Buckets: prometheus.ExponentialBuckets(0.005, 2, 16),
 	}, []string{"command", "result"})
 	addStageSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name:    "kuryr_cni_add_stage_seconds",
-		Help:    "CNI ADD time by stage: wait_port (controller's port data), plug, wait_usable, and plug_and_usable (the two together).",
+		Name: "kuryr_cni_add_stage_seconds",
+		Help: "CNI ADD time by stage: wait_port (controller's port data), plug, wait_usable, and plug_and_usable (the two together).",
 		// Factor 1.5 from 1 ms to 128 s: fine enough to tell 0.9 s from
 		// 1.1 s, the plug + usable target.
 		Buckets: prometheus.ExponentialBuckets(0.001, 1.5, 30),
