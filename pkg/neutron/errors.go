@@ -80,6 +80,3 @@ func Refused(err error) bool {
 	var ue gophercloud.ErrUnexpectedResponseCode
 	return errors.As(err, &ue) && ue.Actual >= 400 && ue.Actual < 500
 }
-
-// errShortBulk is a bulk create answered with fewer ports than asked for.
-var errShortBulk = errors.New("neutron answered a bulk port creation with fewer ports than requested")

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"reflect"
+	"sync"
 	"testing"
 
 	"github.com/gophercloud/gophercloud/v2"
@@ -64,23 +65,29 @@ func TestClassify(t *testing.T) {
 	resp := func(code int, body string) error {
 		return gophercloud.ErrUnexpectedResponseCode{Actual: code, Body: []byte(body)}
 	}
+	// refused: a bulk request that did nothing, so the batcher may retry
+	// each port alone.
 	tests := []struct {
-		err  error
-		want neutron.Kind
+		err     error
+		want    neutron.Kind
+		refused bool
 	}{
-		{resp(404, `{"NeutronError": {"type": "PortNotFound"}}`), neutron.KindNotFound},
-		{resp(409, `{"NeutronError": {"type": "IpAddressGenerationFailure", "message": "No more IP addresses available"}}`), neutron.KindSubnetFull},
-		{resp(409, `{"NeutronError": {"type": "OverQuota"}}`), neutron.KindQuota},
-		{resp(409, `{"NeutronError": {"type": "PortInUse"}}`), neutron.KindConflict},
-		{resp(400, `bad`), neutron.KindBadRequest},
-		{resp(503, ``), neutron.KindUnavailable},
-		{fmt.Errorf("wrapped: %w", &net.OpError{Op: "dial", Err: errors.New("connection refused")}), neutron.KindUnavailable},
-		{context.DeadlineExceeded, neutron.KindUnavailable},
-		{errors.New("something else"), neutron.KindOther},
+		{resp(404, `{"NeutronError": {"type": "PortNotFound"}}`), neutron.KindNotFound, true},
+		{resp(409, `{"NeutronError": {"type": "IpAddressGenerationFailure", "message": "No more IP addresses available"}}`), neutron.KindSubnetFull, true},
+		{resp(409, `{"NeutronError": {"type": "OverQuota"}}`), neutron.KindQuota, true},
+		{resp(409, `{"NeutronError": {"type": "PortInUse"}}`), neutron.KindConflict, true},
+		{resp(400, `bad`), neutron.KindBadRequest, true},
+		{resp(503, ``), neutron.KindUnavailable, false},
+		{fmt.Errorf("wrapped: %w", &net.OpError{Op: "dial", Err: errors.New("connection refused")}), neutron.KindUnavailable, false},
+		{context.DeadlineExceeded, neutron.KindUnavailable, false},
+		{errors.New("something else"), neutron.KindOther, false},
 	}
 	for _, tt := range tests {
 		if got := neutron.Classify(tt.err); got != tt.want {
 			t.Errorf("Classify(%v) = %s, want %s", tt.err, got, tt.want)
+		}
+		if got := neutron.Refused(tt.err); got != tt.refused {
+			t.Errorf("Refused(%v) = %v, want %v", tt.err, got, tt.refused)
 		}
 	}
 }
@@ -90,5 +97,45 @@ func TestTags(t *testing.T) {
 	got := []string{neutron.PodUIDOf(tags), neutron.NamespaceOf(tags), neutron.PodUIDOf(nil)}
 	if want := []string{"u1", "ns", ""}; !reflect.DeepEqual(got, want) {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// TestBatcherOverHTTP: concurrent creations through the batcher each get
+// their own, tagged port, in fewer requests than ports.
+func TestBatcherOverHTTP(t *testing.T) {
+	fake := neutrontest.New(t)
+	fake.TagOnCreate = true
+	b := neutron.NewBatcher(neutron.New(fake.Client(t)), 1, 50)
+	const n = 20
+	var wg sync.WaitGroup
+	names := make([]string, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := spec()
+			s.Name, s.Tags = fmt.Sprintf("ns/pod-%d", i), []string{neutron.ClusterTag("c"), neutron.PodTag(fmt.Sprint(i))}
+			p, err := b.CreatePort(context.Background(), s)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if neutron.PodUIDOf(p.Tags) != fmt.Sprint(i) {
+				t.Errorf("pod %d got port %s tagged %v", i, p.ID, p.Tags)
+			}
+			names[i] = p.Name
+		}()
+	}
+	wg.Wait()
+	if fake.Count("ports") != n {
+		t.Fatalf("%d ports, want %d", fake.Count("ports"), n)
+	}
+	if fake.Writes() >= n {
+		t.Errorf("%d requests for %d ports: nothing was batched", fake.Writes(), n)
+	}
+	for i, name := range names {
+		if name != fmt.Sprintf("ns/pod-%d", i) {
+			t.Errorf("pod %d got the port named %q", i, name)
+		}
 	}
 }

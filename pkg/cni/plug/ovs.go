@@ -10,7 +10,10 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/kuryr-k8s/kuryr/pkg/batch"
 )
 
 // OVS talks to the node's ovsdb-server through ovs-vsctl, which ships with
@@ -24,6 +27,9 @@ type OVS struct {
 	// Under a burst of pods each waiting add-port otherwise waits for a
 	// reconfiguration of the whole bridge.
 	NoWait bool
+
+	once  sync.Once
+	group *batch.Group[Port, struct{}]
 }
 
 // Port is what kuryr records on the OVS interface of a pod: enough to find
@@ -50,20 +56,43 @@ func (o *OVS) vsctl(ctx context.Context, args ...string) (string, error) {
 	return string(out), nil
 }
 
-// AddPort (re)creates the OVS port of p in one transaction.
+// AddPort (re)creates the OVS port of p in one transaction. The ports
+// asked for while an ovs-vsctl is running go together in the next one: a
+// burst of pods on a node otherwise costs ovsdb-server (single-threaded)
+// one client connection and transaction per pod.
 func (o *OVS) AddPort(ctx context.Context, p Port) error {
-	var opts []string
-	if o.NoWait {
-		opts = append(opts, "--no-wait")
-	}
-	_, err := o.vsctl(ctx, append(opts, "--", "--if-exists", "del-port", p.Name,
-		"--", "add-port", p.Bridge, p.Name,
-		"--", "set", "Interface", p.Name,
-		"external_ids:iface-id="+p.PortID, "external_ids:attached-mac="+p.MAC,
-		"external_ids:iface-status=active", "external_ids:vm-uuid="+p.PodUID,
-		"external_ids:"+extContainer+"="+p.ContainerID, "external_ids:"+extIfName+"="+p.IfName,
-		"external_ids:"+extPod+"="+p.PodName)...)
+	o.once.Do(func() {
+		o.group = batch.New(1, 64, o.addPorts, func(ctx context.Context, p Port) (struct{}, error) {
+			return struct{}{}, o.addPorts1(ctx, p)
+		}, func(error) bool { return true }) // a failed transaction did nothing
+	})
+	_, err := o.group.Do(ctx, p)
 	return err
+}
+
+func (o *OVS) addPorts1(ctx context.Context, p Port) error {
+	_, err := o.addPorts(ctx, []Port{p})
+	return err
+}
+
+func (o *OVS) addPorts(ctx context.Context, ps []Port) ([]struct{}, error) {
+	var args []string
+	if o.NoWait {
+		args = append(args, "--no-wait")
+	}
+	for _, p := range ps {
+		args = append(args, "--", "--if-exists", "del-port", p.Name,
+			"--", "add-port", p.Bridge, p.Name,
+			"--", "set", "Interface", p.Name,
+			"external_ids:iface-id="+p.PortID, "external_ids:attached-mac="+p.MAC,
+			"external_ids:iface-status=active", "external_ids:vm-uuid="+p.PodUID,
+			"external_ids:"+extContainer+"="+p.ContainerID, "external_ids:"+extIfName+"="+p.IfName,
+			"external_ids:"+extPod+"="+p.PodName)
+	}
+	if _, err := o.vsctl(ctx, args...); err != nil {
+		return nil, err
+	}
+	return make([]struct{}, len(ps)), nil
 }
 
 // DelPort removes an OVS port; absent is fine.

@@ -1,0 +1,146 @@
+// Package batch coalesces concurrent calls into bulk calls (group commit).
+// A burst of pods reaches kuryr as many concurrent, identical requests:
+// Neutron port creations in the controller, OVS port additions on a node.
+// Each is far cheaper per item in bulk (one Neutron transaction, one OVSDB
+// transaction), while a lone request must not wait for company.
+package batch
+
+import (
+	"context"
+	"errors"
+	"sync"
+)
+
+// ErrShort is a bulk call answered with fewer results than items.
+var ErrShort = errors.New("bulk call answered with fewer results than items")
+
+// Group sends the items asked for while earlier bulk calls are in flight
+// together in the next one. A quiet system sees one item per call and no
+// added latency.
+type Group[T, R any] struct {
+	// Bulk does items in one call; results are in the order of items. It
+	// may return results with an error (then every item gets both).
+	Bulk func(ctx context.Context, items []T) ([]R, error)
+	// One does a single item.
+	One func(ctx context.Context, item T) (R, error)
+	// Retry reports that a failed bulk call did nothing (it was refused as
+	// a whole), so each item is tried alone and gets its own answer.
+	Retry func(err error) bool
+
+	inFlight, maxBatch int
+
+	mu      sync.Mutex
+	queue   []*call[T, R]
+	sending int
+}
+
+type call[T, R any] struct {
+	ctx  context.Context
+	item T
+	done chan struct{}
+	res  R
+	err  error
+}
+
+// New returns a Group that makes at most inFlight calls at a time, each of
+// at most maxBatch items.
+func New[T, R any](inFlight, maxBatch int, bulk func(context.Context, []T) ([]R, error),
+	one func(context.Context, T) (R, error), retry func(error) bool) *Group[T, R] {
+	return &Group[T, R]{Bulk: bulk, One: one, Retry: retry, inFlight: max(inFlight, 1), maxBatch: max(maxBatch, 1)}
+}
+
+// Do does item, in a bulk call with whatever else is waiting. It is not
+// abandoned when ctx ends once sent: only its caller can record what the
+// call created; the calls themselves are bounded.
+func (g *Group[T, R]) Do(ctx context.Context, item T) (R, error) {
+	c := &call[T, R]{ctx: ctx, item: item, done: make(chan struct{})}
+	g.mu.Lock()
+	g.queue = append(g.queue, c)
+	g.mu.Unlock()
+	g.pump()
+	<-c.done
+	return c.res, c.err
+}
+
+// pump starts calls while there is work and a free slot.
+func (g *Group[T, R]) pump() {
+	for {
+		g.mu.Lock()
+		if len(g.queue) == 0 || g.sending >= g.inFlight {
+			g.mu.Unlock()
+			return
+		}
+		// Share what is waiting among the free slots, so that parallel
+		// calls use a server's workers; only free ones, so that nothing
+		// waits behind a call already in flight.
+		free := g.inFlight - g.sending
+		n := min((len(g.queue)+free-1)/free, g.maxBatch)
+		batch := g.queue[:n:n]
+		g.queue = g.queue[n:]
+		g.sending++
+		g.mu.Unlock()
+		go g.send(batch)
+	}
+}
+
+func (g *Group[T, R]) send(batch []*call[T, R]) {
+	defer func() {
+		g.mu.Lock()
+		g.sending--
+		g.mu.Unlock()
+		g.pump()
+	}()
+	live := batch[:0:0]
+	for _, c := range batch {
+		if err := c.ctx.Err(); err != nil {
+			var zero R
+			c.finish(zero, err) // its caller is gone: never do it
+			continue
+		}
+		live = append(live, c)
+	}
+	switch {
+	case len(live) == 1:
+		live[0].finish(g.One(live[0].ctx, live[0].item))
+	case len(live) > 1:
+		g.sendBulk(live)
+	}
+}
+
+func (g *Group[T, R]) sendBulk(live []*call[T, R]) {
+	items := make([]T, len(live))
+	for i, c := range live {
+		items[i] = c.item
+	}
+	// Every caller's context comes from the same process; the first one
+	// stands for all.
+	rs, err := g.Bulk(live[0].ctx, items)
+	if err != nil && len(rs) == 0 && g.Retry(err) {
+		var wg sync.WaitGroup
+		for _, c := range live {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				c.finish(g.One(c.ctx, c.item))
+			}()
+		}
+		wg.Wait()
+		return
+	}
+	for i, c := range live {
+		var r R
+		switch {
+		case i < len(rs):
+			r = rs[i]
+		case err == nil:
+			c.finish(r, ErrShort)
+			continue
+		}
+		c.finish(r, err)
+	}
+}
+
+func (c *call[T, R]) finish(r R, err error) {
+	c.res, c.err = r, err
+	close(c.done)
+}
