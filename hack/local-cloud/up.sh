@@ -18,11 +18,15 @@ bash "$CLOUD_SCRIPTS/build-images.sh"
 t0=$(date +%s.%N)
 save_host_settings
 
-# join PID...: waits for background phases; any failure stops `up`.
+# join PID...: waits for background phases; any failure stops `up`, once
+# the other phases have stopped too (a teardown must not race them).
 join() {
   local p rc=0
   for p in "$@"; do wait "$p" || rc=1; done
-  [ $rc = 0 ] || die "a component failed to start; logs are in $CLOUD_LOG_DIR"
+  [ $rc = 0 ] && return 0
+  kill $(jobs -p) 2>/dev/null || true
+  wait || true
+  die "a component failed to start; logs are in $CLOUD_LOG_DIR"
 }
 
 log "starting control plane"

@@ -63,7 +63,8 @@ start_node_ovs() {
   start_bg "$node-ovsdb" "$ns" -- env OVS_RUNDIR="$r" ovsdb-server "$d/conf.db" \
     --remote="punix:$r/db.sock" --unixctl="$r/ovsdb-server.ctl" --pidfile="$r/ovsdb-server.pid" \
     --log-file="$CLOUD_LOG_DIR/$node-ovsdb.log" -vconsole:off -vfile:info
-  wait_for "$node ovsdb" 10 test -S "$r/db.sock"
+  # Answering, not only bound: a client can connect before listen().
+  wait_for "$node ovsdb" 10 ovsdb-client list-dbs "unix:$r/db.sock"
   node_vsctl "$node" --no-wait init
   node_vsctl "$node" --no-wait set Open_vSwitch . \
     external_ids:system-id="$node" external_ids:hostname="$node" \

@@ -21,8 +21,8 @@ start_ovn_central() {
   mkdir -p "$OVN_DIR" "$OVN_RUN"
   start_ovsdb nb /usr/share/ovn/ovn-nb.ovsschema "$OVN_NB_SOCK" 6641
   start_ovsdb sb /usr/share/ovn/ovn-sb.ovsschema "$OVN_SB_SOCK" 6642
-  wait_for ovn-nb 10 test -S "$OVN_NB_SOCK"
-  wait_for ovn-sb 10 test -S "$OVN_SB_SOCK"
+  wait_for ovn-nb 10 ovsdb-client list-dbs "unix:$OVN_NB_SOCK"
+  wait_for ovn-sb 10 ovsdb-client list-dbs "unix:$OVN_SB_SOCK"
   ovn-nbctl --db="unix:$OVN_NB_SOCK" --no-wait init
   ovn-sbctl --db="unix:$OVN_SB_SOCK" init
   start_bg ovn-northd -- ovn-northd --ovnnb-db="unix:$OVN_NB_SOCK" --ovnsb-db="unix:$OVN_SB_SOCK" \
