@@ -119,13 +119,15 @@ func wire(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients) error {
 		}
 	}
 	ready := make(chan struct{})
+	sweeper := &cleanup.Sweeper{Client: mgr.GetClient(), Neutron: nc, Ledger: ledger, Cluster: cluster,
+		Router: cfg.NamespaceSubnet.PodRouter, Period: cfg.Controller.CleanupPeriod, Ready: ready,
+		Settle: 2*cfg.Neutron.Timeout + 5*time.Second, PoolEnabled: pooled}
 	runnables := []manager.Runnable{
 		manager.RunnableFunc(func(ctx context.Context) error { return loadLedger(ctx, mgr, ledger, nc, cluster, ready) }),
-		&cleanup.Sweeper{Client: mgr.GetClient(), Neutron: nc, Ledger: ledger, Cluster: cluster,
-			Router: cfg.NamespaceSubnet.PodRouter, Period: cfg.Controller.CleanupPeriod, Ready: ready,
-			Settle: 2*cfg.Neutron.Timeout + 5*time.Second, PoolEnabled: pooled},
+		sweeper,
 	}
 	if pooled {
+		sweeper.Pool = kp.Pool
 		runnables = append(runnables, manager.RunnableFunc(func(ctx context.Context) error {
 			return runPool(ctx, mgr, kp.Pool, target, ready)
 		}))

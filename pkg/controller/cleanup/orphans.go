@@ -30,6 +30,9 @@ type resources interface {
 	DeleteNetwork(ctx context.Context, id string) error
 }
 
+// nodePruner is the port pool, as the sweep sees it.
+type nodePruner interface{ Prune(liveNodes map[string]bool) }
+
 // forgetter is told about ports the sweep deleted.
 type forgetter interface{ ForgetPort(podUID, portID string) }
 
@@ -46,6 +49,9 @@ type Sweeper struct {
 	// PoolEnabled: pooled ports are the pool's; otherwise unused ones are
 	// orphans (left by a pool that was switched off).
 	PoolEnabled bool
+	// Pool, when pools are on, forgets removed nodes before their unused
+	// ports are deleted, so that it neither hands them out nor refills them.
+	Pool nodePruner
 	// Ready is closed once the sweep may trust the cache (it is synced and
 	// the ledger loaded).
 	Ready <-chan struct{}
@@ -79,6 +85,9 @@ func (s *Sweeper) Sweep(ctx context.Context, logger logr.Logger) error {
 	owned, err := s.liveOwners(ctx)
 	if err != nil {
 		return err
+	}
+	if s.Pool != nil {
+		s.Pool.Prune(owned.Nodes)
 	}
 	tag := []string{neutron.ClusterTag(s.Cluster)}
 	ports, err := s.Neutron.ListPorts(ctx, tag, "")
@@ -116,13 +125,23 @@ type Owners struct {
 	PodUIDs   map[string]bool   // pods, and the pods named by KuryrPorts
 	PortIDs   map[string]bool   // ports named by KuryrPort status
 	PortOfPod map[string]string // pod UID -> the port its KuryrPort names
-	// PoolEnabled keeps unused pooled ports (tag kuryr-pool=<node>).
+	// PoolEnabled keeps unused pooled ports (tag kuryr-pool=<node>) of the
+	// nodes that exist.
 	PoolEnabled bool
+	Nodes       map[string]bool // nodes
 	Namespaces  map[string]bool // namespaces with a KuryrNetwork
 }
 
 func (s *Sweeper) liveOwners(ctx context.Context) (Owners, error) {
-	o := Owners{PodUIDs: map[string]bool{}, PortIDs: map[string]bool{}, PortOfPod: map[string]string{}, Namespaces: map[string]bool{}}
+	o := Owners{PodUIDs: map[string]bool{}, PortIDs: map[string]bool{}, PortOfPod: map[string]string{},
+		Nodes: map[string]bool{}, Namespaces: map[string]bool{}}
+	var nodes corev1.NodeList
+	if err := s.Client.List(ctx, &nodes); err != nil {
+		return o, err
+	}
+	for _, n := range nodes.Items {
+		o.Nodes[n.Name] = true
+	}
 	var pods corev1.PodList
 	if err := s.Client.List(ctx, &pods); err != nil {
 		return o, err
@@ -151,8 +170,9 @@ func (s *Sweeper) liveOwners(ctx context.Context) (Owners, error) {
 	return o, nil
 }
 
-// OrphanPorts are the pod ports whose pod and KuryrPort are both gone, and
-// the extra ports of a pod whose KuryrPort names another one. Pure.
+// OrphanPorts are the pod ports whose pod and KuryrPort are both gone, the
+// extra ports of a pod whose KuryrPort names another one, and unused pooled
+// ports when pools are off or their node is gone. Pure.
 func OrphanPorts(ports []neutron.Port, o Owners) []neutron.Port {
 	var out []neutron.Port
 	for _, p := range ports {
@@ -161,7 +181,7 @@ func OrphanPorts(ports []neutron.Port, o Owners) []neutron.Port {
 			continue
 		}
 		if uid == "" {
-			if !o.PoolEnabled && neutron.TagValue(p.Tags, "kuryr-pool=") != "" {
+			if node := neutron.TagValue(p.Tags, "kuryr-pool="); node != "" && (!o.PoolEnabled || !o.Nodes[node]) {
 				out = append(out, p)
 			}
 			continue

@@ -1,6 +1,7 @@
 package cleanup
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
@@ -46,5 +47,34 @@ func TestOrphans(t *testing.T) {
 	gotN := OrphanNetworks(nets, owners)
 	if len(gotN) != 1 || gotN[0].ID != "n-old" {
 		t.Errorf("orphan networks = %v, want [n-old]", gotN)
+	}
+}
+
+func TestOrphanPoolPorts(t *testing.T) {
+	pool := func(id, node string) neutron.Port { return port(id, neutron.ClusterTag("c"), "kuryr-pool="+node) }
+	ports := []neutron.Port{
+		pool("free-live-node", "n1"),
+		pool("free-gone-node", "n9"),
+		pool("in-use-gone-node", "n9"), // its pod's KuryrPort still names it
+	}
+	tests := []struct {
+		name        string
+		poolEnabled bool
+		want        []string
+	}{
+		{"pools on: only the unused ports of removed nodes", true, []string{"free-gone-node"}},
+		{"pools off: every unused pooled port", false, []string{"free-live-node", "free-gone-node"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := Owners{PortIDs: map[string]bool{"in-use-gone-node": true}, Nodes: map[string]bool{"n1": true}, PoolEnabled: tt.poolEnabled}
+			var got []string
+			for _, p := range OrphanPorts(ports, o) {
+				got = append(got, p.ID)
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("orphans %v, want %v", got, tt.want)
+			}
+		})
 	}
 }

@@ -120,6 +120,30 @@ func (p *Pool) Fill(node string) {
 	p.signal()
 }
 
+// Prune forgets the nodes that are gone, with their free ports (the sweep
+// deletes those from Neutron).
+func (p *Pool) Prune(live map[string]bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, m := range []map[string]bool{p.nodes, keys(p.free)} {
+		for node := range m {
+			if !live[node] {
+				delete(p.nodes, node)
+				delete(p.free, node)
+				poolFree.DeleteLabelValues(node)
+			}
+		}
+	}
+}
+
+func keys[V any](m map[string]V) map[string]bool {
+	out := make(map[string]bool, len(m))
+	for k := range m {
+		out[k] = true
+	}
+	return out
+}
+
 // gauge publishes a node's free count; callers hold p.mu.
 func (p *Pool) gauge(node string) { poolFree.WithLabelValues(node).Set(float64(len(p.free[node]))) }
 
@@ -180,6 +204,10 @@ func (p *Pool) refill(ctx context.Context, node string, n int) error {
 		return err
 	}
 	p.mu.Lock()
+	if !p.nodes[node] {
+		p.mu.Unlock()
+		return nil // pruned meanwhile: the sweep deletes them
+	}
 	p.free[node] = append(p.free[node], ports...)
 	p.gauge(node)
 	p.mu.Unlock()

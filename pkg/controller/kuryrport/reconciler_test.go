@@ -261,6 +261,7 @@ func TestPooledPortTakenAndReturned(t *testing.T) {
 	target, _, _ := e.r.Target(context.Background(), nil)
 	pool := NewPool(nc, PoolSettings{Min: 2, Batch: 2}, e.r.Settings)
 	pool.SetTarget(target)
+	pool.Fill("node-a")
 	if err := pool.refill(context.Background(), "node-a", 2); err != nil {
 		t.Fatal(err)
 	}
@@ -288,5 +289,38 @@ func TestPooledPortTakenAndReturned(t *testing.T) {
 	}
 	if _, ok := pool.Take("node-a"); !ok {
 		t.Error("the released port is not back in the pool")
+	}
+}
+
+// A removed node's pool is forgotten, and a refill that was in flight when
+// it was removed does not bring it back.
+func TestPoolPrunesRemovedNodes(t *testing.T) {
+	e := newEnv(t)
+	target, _, _ := e.r.Target(context.Background(), nil)
+	pool := NewPool(e.r.Neutron.(*neutron.Client), PoolSettings{Min: 2, Batch: 1}, e.r.Settings)
+	pool.SetTarget(target)
+	for _, node := range []string{"node-a", "node-b"} {
+		pool.Fill(node)
+		if err := pool.refill(context.Background(), node, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pool.Prune(map[string]bool{"node-a": true})
+	if _, ok := pool.Take("node-b"); ok {
+		t.Error("a removed node's port was handed out")
+	}
+	pool.Prune(map[string]bool{"node-a": true}) // Take marked node-b wanted again
+	if d := pool.deficits(); len(d) != 1 || d["node-a"] != 1 {
+		t.Errorf("deficits %v, want only node-a's", d)
+	}
+	if err := pool.refill(context.Background(), "node-b", 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := pool.Take("node-a"); !ok {
+		t.Error("node-a lost its port")
+	}
+	pool.Prune(map[string]bool{"node-a": true})
+	if _, ok := pool.Take("node-b"); ok {
+		t.Error("a refill for a removed node came back into the pool")
 	}
 }

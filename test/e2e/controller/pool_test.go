@@ -3,6 +3,7 @@
 package controller
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -11,28 +12,54 @@ import (
 
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/test/e2e/framework"
 )
 
 // TestPortPool: with vif_pool_driver = neutron, pods take pre-created ports
-// and give them back; switching the pool off deletes the unused ones.
+// and give them back; a removed node's pool is deleted; switching the pool
+// off deletes the unused ones.
 func TestPortPool(t *testing.T) {
 	c := framework.Connect(t)
 	k := c.ConnectKuryr(t)
+	// A Node with no kubelet behind it, removed once it has a pool.
+	ghost := framework.Name("ghost")
+	ctx := context.Background()
+	if _, err := c.Kube.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: ghost}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Kube.CoreV1().Nodes().Delete(ctx, ghost, metav1.DeleteOptions{}) })
+	// A short timeout makes the sweep's second run come 15 s after start.
 	k.Controller(t, "restart", "--set", "kubernetes.vif_pool_driver=neutron",
-		"--set", "vif_pool.ports_pool_min=3", "--set", "vif_pool.ports_pool_batch=3")
+		"--set", "vif_pool.ports_pool_min=3", "--set", "vif_pool.ports_pool_batch=3",
+		"--set", "controller.cleanup_period=2", "--set", "neutron.timeout=5")
 	t.Cleanup(func() { k.Controller(t, "restart") })
-	pooled := func() int {
+	pooledOn := func(node string) int {
 		n := 0
 		for _, p := range c.ClusterPorts(t, k.Cluster) {
-			if neutron.TagValue(p.Tags, "kuryr-pool=") != "" {
+			if v := neutron.TagValue(p.Tags, "kuryr-pool="); v != "" && (node == "" || v == node) {
 				n++
 			}
 		}
 		return n
 	}
+	pooled := func() int { return pooledOn("") }
+	framework.Eventually(t, time.Minute, 300*time.Millisecond, "a pool for the ghost node", func() (bool, error) {
+		n := pooledOn(ghost)
+		return n >= 3, fmt.Errorf("%d pooled ports on %s", n, ghost)
+	})
+	if err := c.Kube.CoreV1().Nodes().Delete(ctx, ghost, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	removed := time.Now()
+	framework.Eventually(t, time.Minute, 300*time.Millisecond, "the removed node's pool deleted", func() (bool, error) {
+		n := pooledOn(ghost)
+		return n == 0, fmt.Errorf("%d pooled ports on %s", n, ghost)
+	})
+	t.Logf("the removed node's pool was deleted %s after the node", time.Since(removed).Round(time.Millisecond))
 	want := 3 * len(c.Nodes)
 	// The controller's own count: Neutron lists a bulk request's ports
 	// before the request returns, so counting there can run ahead.
