@@ -31,7 +31,9 @@ type resources interface {
 }
 
 // nodePruner is the port pool, as the sweep sees it.
-type nodePruner interface{ Prune(liveNodes map[string]bool) }
+type nodePruner interface {
+	Prune(liveNodes map[string]bool)
+}
 
 // forgetter is told about ports the sweep deleted.
 type forgetter interface{ ForgetPort(podUID, portID string) }
