@@ -163,8 +163,8 @@ func TestGroupSharesABurstAmongFreeSlots(t *testing.T) {
 	g.mu.Lock()
 	g.sending = 0
 	g.mu.Unlock()
+	g.pump() // both calls start and wait at the gate: none ends meanwhile
 	close(gate.open)
-	g.pump()
 	wg.Wait()
 	if len(gate.bulks) != 2 || len(gate.bulks[0]) != 5 || len(gate.bulks[1]) != 5 {
 		t.Fatalf("bulks %v, want two of 5", gate.bulks)
