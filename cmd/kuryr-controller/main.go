@@ -11,53 +11,36 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"go.uber.org/zap/zapcore"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/cmdline"
 	"github.com/kuryr-k8s/kuryr/pkg/config"
 	"github.com/kuryr-k8s/kuryr/pkg/openstack"
 	"github.com/kuryr-k8s/kuryr/pkg/retry"
 )
 
 func main() {
-	var (
-		configFile = flag.String("config-file", "/etc/kuryr/kuryr.conf", "kuryr.conf to read (empty: defaults only)")
-		helpConfig = flag.Bool("help-config", false, "print every configuration option with its default, and exit")
-		sets       config.Overrides
-	)
-	flag.Var(&sets, "set", "override an option: section.option=value (repeatable)")
-	// Millisecond timestamps: CNI and port latencies are read from logs.
-	zapOpts := zap.Options{TimeEncoder: zapcore.RFC3339NanoTimeEncoder}
-	zapOpts.BindFlags(flag.CommandLine)
+	opts := cmdline.Bind(flag.CommandLine)
+	helpConfig := flag.Bool("help-config", false, "print every configuration option with its default, and exit")
 	flag.Parse()
 	if *helpConfig {
 		fmt.Print(config.Describe())
 		return
 	}
-	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
-	logger := ctrl.Log.WithName("kuryr-controller")
-	// --kubeconfig is registered by controller-runtime; it overrides
-	// [kubernetes] kubeconfig.
-	if f := flag.Lookup("kubeconfig"); f != nil && f.Value.String() != "" {
-		sets = append(sets, "kubernetes.kubeconfig="+f.Value.String())
-	}
-	if err := run(ctrl.SetupSignalHandler(), logger, *configFile, sets); err != nil {
+	logger := opts.Logger("kuryr-controller")
+	if err := run(ctrl.SetupSignalHandler(), logger, opts); err != nil {
 		logger.Error(err, "kuryr-controller stopped")
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, logger logr.Logger, configFile string, sets config.Overrides) error {
-	cfg, warnings, err := config.Load(configFile, sets)
-	for _, w := range warnings {
-		logger.Info("configuration: " + w)
-	}
+func run(ctx context.Context, logger logr.Logger, opts *cmdline.Options) error {
+	cfg, err := opts.Load(logger)
 	if err == nil {
 		err = cfg.ValidateController()
 	}

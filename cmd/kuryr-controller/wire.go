@@ -59,17 +59,6 @@ func newManager(restCfg *rest.Config, scheme *runtime.Scheme, cfg *config.Config
 // (Kubernetes requests, milliseconds each).
 const podWorkers = 8
 
-// batchedPorts is Neutron for the KuryrPort reconciler: port creations go
-// through the batcher, the rest straight to Neutron.
-type batchedPorts struct {
-	*neutron.Client
-	batcher *neutron.Batcher
-}
-
-func (b batchedPorts) CreatePort(ctx context.Context, s neutron.PortSpec) (*neutron.Port, error) {
-	return b.batcher.CreatePort(ctx, s)
-}
-
 // noEvents stands in for the recorder when [kubernetes] use_events = false.
 type noEvents struct{}
 
@@ -91,7 +80,7 @@ func wire(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients) error {
 	}
 	nd := cfg.NeutronDefaults
 	kp := &kuryrport.Reconciler{
-		Client: mgr.GetClient(), Neutron: batchedPorts{Client: nc, batcher: neutron.NewBatcher(nc, cfg.Controller.PortWorkers, cfg.Controller.PortBatchSize)}, Info: info, Ledger: ledger, Target: target, Recorder: rec,
+		Client: mgr.GetClient(), Neutron: nc.Batching(cfg.Controller.PortWorkers, cfg.Controller.PortBatchSize), Info: info, Ledger: ledger, Target: target, Recorder: rec,
 		Settings: kuryrport.Settings{
 			Cluster: cluster, ProjectID: nd.Project, SecurityGroups: nd.PodSecurityGroups, ExtraTags: nd.ResourceTags,
 			PortDebug: cfg.Kubernetes.PortDebug, Bridge: nd.OVSBridge, MTUCap: nd.NetworkDeviceMTU,
@@ -121,7 +110,7 @@ func wire(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients) error {
 	ready := make(chan struct{})
 	sweeper := &cleanup.Sweeper{Client: mgr.GetClient(), Neutron: nc, Ledger: ledger, Cluster: cluster,
 		Router: cfg.NamespaceSubnet.PodRouter, Period: cfg.Controller.CleanupPeriod, Ready: ready,
-		Settle: 2*cfg.Neutron.Timeout + 5*time.Second, PoolEnabled: pooled}
+		Settle: 2*cfg.Neutron.Timeout + 5*time.Second}
 	runnables := []manager.Runnable{
 		manager.RunnableFunc(func(ctx context.Context) error { return loadLedger(ctx, mgr, ledger, nc, cluster, ready) }),
 		sweeper,

@@ -20,7 +20,6 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"go.uber.org/zap/zapcore"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -28,9 +27,9 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/cmdline"
 	"github.com/kuryr-k8s/kuryr/pkg/cni/daemon"
 	"github.com/kuryr-k8s/kuryr/pkg/cni/plug"
 	"github.com/kuryr-k8s/kuryr/pkg/config"
@@ -39,29 +38,18 @@ import (
 )
 
 func main() {
-	configFile := flag.String("config-file", "/etc/kuryr/kuryr.conf", "kuryr.conf to read")
-	var sets config.Overrides
-	flag.Var(&sets, "set", "override an option: section.option=value (repeatable)")
-	// Millisecond timestamps: CNI and port latencies are read from logs.
-	zapOpts := zap.Options{TimeEncoder: zapcore.RFC3339NanoTimeEncoder}
-	zapOpts.BindFlags(flag.CommandLine)
+	opts := cmdline.Bind(flag.CommandLine)
 	flag.Parse()
-	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
-	logger := ctrl.Log.WithName("kuryr-daemon")
-	if f := flag.Lookup("kubeconfig"); f != nil && f.Value.String() != "" {
-		sets = append(sets, "kubernetes.kubeconfig="+f.Value.String())
-	}
-	if err := run(ctrl.SetupSignalHandler(), logger, *configFile, sets); err != nil {
+	logger := opts.Logger("kuryr-daemon")
+	if err := run(ctrl.SetupSignalHandler(), logger, opts); err != nil {
 		logger.Error(err, "kuryr-daemon stopped")
 		os.Exit(1)
 	}
 }
 
-func loadConfig(logger logr.Logger, file string, sets []string) (*config.Config, error) {
-	cfg, warnings, err := config.Load(file, sets)
-	for _, w := range warnings {
-		logger.Info("configuration: " + w)
-	}
+// loadConfig reads the configuration and fills in what a node knows.
+func loadConfig(logger logr.Logger, opts *cmdline.Options) (*config.Config, error) {
+	cfg, err := opts.Load(logger)
 	if err != nil {
 		return nil, err
 	}
@@ -80,8 +68,8 @@ func loadConfig(logger logr.Logger, file string, sets []string) (*config.Config,
 	return cfg, cfg.ValidateDaemon()
 }
 
-func run(ctx context.Context, logger logr.Logger, file string, sets config.Overrides) error {
-	cfg, err := loadConfig(logger, file, sets)
+func run(ctx context.Context, logger logr.Logger, opts *cmdline.Options) error {
+	cfg, err := loadConfig(logger, opts)
 	if err != nil {
 		return fmt.Errorf("invalid configuration: %w", err)
 	}
@@ -92,7 +80,7 @@ func run(ctx context.Context, logger logr.Logger, file string, sets config.Overr
 	if err != nil {
 		return err
 	}
-	ovs := &plug.OVS{DB: c.OVSDBConnection, NoWait: daemon.Usable(c.WaitForUsable) == daemon.UsableOVNInstalled}
+	ovs := plug.NewOVS(c.OVSDBConnection, daemon.Usable(c.WaitForUsable) == daemon.UsableOVNInstalled)
 	var installed atomic.Bool
 	d := &daemon.Daemon{
 		Registry: reg, OVS: ovs, Kernel: daemon.Linux{}, Bridge: cfg.NeutronDefaults.OVSBridge,

@@ -18,15 +18,9 @@ var ErrShort = errors.New("bulk call answered with fewer results than items")
 // together in the next one. A quiet system sees one item per call and no
 // added latency.
 type Group[T, R any] struct {
-	// Bulk does items in one call; results are in the order of items. It
-	// may return results with an error (then every item gets both).
-	Bulk func(ctx context.Context, items []T) ([]R, error)
-	// One does a single item.
-	One func(ctx context.Context, item T) (R, error)
-	// Retry reports that a failed bulk call did nothing (it was refused as
-	// a whole), so each item is tried alone and gets its own answer.
-	Retry func(err error) bool
-
+	bulk               func(ctx context.Context, items []T) ([]R, error)
+	one                func(ctx context.Context, item T) (R, error)
+	retry              func(err error) bool
 	inFlight, maxBatch int
 
 	mu      sync.Mutex
@@ -43,10 +37,13 @@ type call[T, R any] struct {
 }
 
 // New returns a Group that makes at most inFlight calls at a time, each of
-// at most maxBatch items.
+// at most maxBatch items. bulk does items in one call, its results in the
+// order of items (results with an error give every item both); one does a
+// single item; retry reports that a failed bulk call did nothing (it was
+// refused as a whole), so each item is tried alone and gets its own answer.
 func New[T, R any](inFlight, maxBatch int, bulk func(context.Context, []T) ([]R, error),
 	one func(context.Context, T) (R, error), retry func(error) bool) *Group[T, R] {
-	return &Group[T, R]{Bulk: bulk, One: one, Retry: retry, inFlight: max(inFlight, 1), maxBatch: max(maxBatch, 1)}
+	return &Group[T, R]{bulk: bulk, one: one, retry: retry, inFlight: max(inFlight, 1), maxBatch: max(maxBatch, 1)}
 }
 
 // Do does item, in a bulk call with whatever else is waiting. It is not
@@ -101,7 +98,7 @@ func (g *Group[T, R]) send(batch []*call[T, R]) {
 	}
 	switch {
 	case len(live) == 1:
-		live[0].finish(g.One(live[0].ctx, live[0].item))
+		live[0].finish(g.one(live[0].ctx, live[0].item))
 	case len(live) > 1:
 		g.sendBulk(live)
 	}
@@ -112,16 +109,17 @@ func (g *Group[T, R]) sendBulk(live []*call[T, R]) {
 	for i, c := range live {
 		items[i] = c.item
 	}
-	// Every caller's context comes from the same process; the first one
-	// stands for all.
-	rs, err := g.Bulk(live[0].ctx, items)
-	if err != nil && len(rs) == 0 && g.Retry(err) {
+	// The first caller's context stands for all: if it ends early the call
+	// fails, and retry decides whether each item is tried alone (with its
+	// own context) or gets the error.
+	rs, err := g.bulk(live[0].ctx, items)
+	if err != nil && len(rs) == 0 && g.retry(err) {
 		var wg sync.WaitGroup
 		for _, c := range live {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				c.finish(g.One(c.ctx, c.item))
+				c.finish(g.one(c.ctx, c.item))
 			}()
 		}
 		wg.Wait()

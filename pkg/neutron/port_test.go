@@ -105,7 +105,7 @@ func TestTags(t *testing.T) {
 func TestBatcherOverHTTP(t *testing.T) {
 	fake := neutrontest.New(t)
 	fake.TagOnCreate = true
-	b := neutron.NewBatcher(neutron.New(fake.Client(t)), 1, 50)
+	b := neutron.New(fake.Client(t)).Batching(1, 50)
 	const n = 20
 	var wg sync.WaitGroup
 	names := make([]string, n)

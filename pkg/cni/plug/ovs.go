@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/kuryr-k8s/kuryr/pkg/batch"
@@ -19,17 +18,26 @@ import (
 // OVS talks to the node's ovsdb-server through ovs-vsctl, which ships with
 // Open vSwitch on every node that can run kuryr.
 type OVS struct {
-	// DB is the ovsdb-server to use, e.g. "unix:/run/openvswitch/db.sock".
-	DB string
-	// NoWait: AddPort returns once OVSDB has the port, without waiting for
-	// ovs-vswitchd to apply it, when a later wait implies that anyway
-	// (ovn-installed is set only on an interface vswitchd has applied).
-	// Under a burst of pods each waiting add-port otherwise waits for a
-	// reconfiguration of the whole bridge.
-	NoWait bool
+	db     string
+	noWait bool
+	adds   *batch.Group[Port, struct{}]
+}
 
-	once  sync.Once
-	group *batch.Group[Port, struct{}]
+// NewOVS talks to the ovsdb-server at db, e.g.
+// "unix:/run/openvswitch/db.sock". With noWait, AddPort returns once OVSDB
+// has the port, without waiting for ovs-vswitchd to apply it: for callers
+// whose next wait implies that anyway (ovn-installed is set only on an
+// interface vswitchd has applied). Under a burst of pods each waiting
+// add-port otherwise waits for a reconfiguration of the whole bridge.
+func NewOVS(db string, noWait bool) *OVS {
+	o := &OVS{db: db, noWait: noWait}
+	one := func(ctx context.Context, p Port) (struct{}, error) {
+		_, err := o.addPorts(ctx, []Port{p})
+		return struct{}{}, err
+	}
+	// A failed transaction did nothing: retry each port alone.
+	o.adds = batch.New(1, 64, o.addPorts, one, func(error) bool { return true })
+	return o
 }
 
 // Port is what kuryr records on the OVS interface of a pod: enough to find
@@ -48,7 +56,7 @@ const (
 )
 
 func (o *OVS) vsctl(ctx context.Context, args ...string) (string, error) {
-	full := append([]string{"--timeout=30", "--db=" + o.DB}, args...)
+	full := append([]string{"--timeout=30", "--db=" + o.db}, args...)
 	out, err := exec.CommandContext(ctx, "ovs-vsctl", full...).CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("ovs-vsctl %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
@@ -61,23 +69,13 @@ func (o *OVS) vsctl(ctx context.Context, args ...string) (string, error) {
 // burst of pods on a node otherwise costs ovsdb-server (single-threaded)
 // one client connection and transaction per pod.
 func (o *OVS) AddPort(ctx context.Context, p Port) error {
-	o.once.Do(func() {
-		o.group = batch.New(1, 64, o.addPorts, func(ctx context.Context, p Port) (struct{}, error) {
-			return struct{}{}, o.addPorts1(ctx, p)
-		}, func(error) bool { return true }) // a failed transaction did nothing
-	})
-	_, err := o.group.Do(ctx, p)
-	return err
-}
-
-func (o *OVS) addPorts1(ctx context.Context, p Port) error {
-	_, err := o.addPorts(ctx, []Port{p})
+	_, err := o.adds.Do(ctx, p)
 	return err
 }
 
 func (o *OVS) addPorts(ctx context.Context, ps []Port) ([]struct{}, error) {
 	var args []string
-	if o.NoWait {
+	if o.noWait {
 		args = append(args, "--no-wait")
 	}
 	for _, p := range ps {

@@ -48,11 +48,10 @@ type Sweeper struct {
 	Router  string
 	Period  time.Duration
 	Settle  time.Duration
-	// PoolEnabled: pooled ports are the pool's; otherwise unused ones are
-	// orphans (left by a pool that was switched off).
-	PoolEnabled bool
-	// Pool, when pools are on, forgets removed nodes before their unused
-	// ports are deleted, so that it neither hands them out nor refills them.
+	// Pool is set when pools are on: pooled ports are then the pool's, except
+	// those of removed nodes, which it forgets before they are deleted (so it
+	// neither hands them out nor refills them). With pools off, unused
+	// pooled ports are orphans (left by a pool that was switched off).
 	Pool nodePruner
 	// Ready is closed once the sweep may trust the cache (it is synced and
 	// the ledger loaded).
@@ -96,7 +95,7 @@ func (s *Sweeper) Sweep(ctx context.Context, logger logr.Logger) error {
 	if err != nil {
 		return err
 	}
-	owned.PoolEnabled = s.PoolEnabled
+	owned.PoolEnabled = s.Pool != nil
 	for _, p := range OrphanPorts(ports, owned) {
 		logger.Info("deleting orphaned port", "port", p.ID, "podUid", neutron.PodUIDOf(p.Tags), "name", p.Name)
 		if err := s.Neutron.DeletePort(ctx, p.ID); err != nil {

@@ -125,23 +125,17 @@ func (p *Pool) Fill(node string) {
 func (p *Pool) Prune(live map[string]bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for _, m := range []map[string]bool{p.nodes, keys(p.free)} {
-		for node := range m {
-			if !live[node] {
-				delete(p.nodes, node)
-				delete(p.free, node)
-				poolFree.DeleteLabelValues(node)
-			}
+	for node := range p.free {
+		if !live[node] {
+			delete(p.free, node)
+			poolFree.DeleteLabelValues(node)
 		}
 	}
-}
-
-func keys[V any](m map[string]V) map[string]bool {
-	out := make(map[string]bool, len(m))
-	for k := range m {
-		out[k] = true
+	for node := range p.nodes {
+		if !live[node] {
+			delete(p.nodes, node)
+		}
 	}
-	return out
 }
 
 // gauge publishes a node's free count; callers hold p.mu.
