@@ -13,19 +13,17 @@ import (
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
-	"github.com/kuryr-k8s/kuryr/pkg/cmdline"
 	"github.com/kuryr-k8s/kuryr/pkg/config"
 	"github.com/kuryr-k8s/kuryr/pkg/openstack"
 	"github.com/kuryr-k8s/kuryr/pkg/retry"
+	"github.com/kuryr-k8s/kuryr/pkg/startup"
 )
 
 func main() {
-	opts := cmdline.Bind(flag.CommandLine)
+	opts := startup.Bind(flag.CommandLine)
 	helpConfig := flag.Bool("help-config", false, "print every configuration option with its default, and exit")
 	flag.Parse()
 	if *helpConfig {
@@ -39,7 +37,7 @@ func main() {
 	}
 }
 
-func run(ctx context.Context, logger logr.Logger, opts *cmdline.Options) error {
+func run(ctx context.Context, logger logr.Logger, opts *startup.Options) error {
 	cfg, err := opts.Load(logger)
 	if err == nil {
 		err = cfg.ValidateController()
@@ -47,7 +45,7 @@ func run(ctx context.Context, logger logr.Logger, opts *cmdline.Options) error {
 	if err != nil {
 		return fmt.Errorf("invalid configuration: %w", err)
 	}
-	restCfg, err := restConfig(cfg.Kubernetes)
+	restCfg, err := startup.RESTConfig(cfg.Kubernetes)
 	if err != nil {
 		return err
 	}
@@ -71,27 +69,6 @@ func run(ctx context.Context, logger logr.Logger, opts *cmdline.Options) error {
 	}
 	logger.Info("starting", "cluster", cfg.Kubernetes.ClusterName, "subnetDriver", cfg.Kubernetes.PodSubnetsDriver)
 	return mgr.Start(ctx)
-}
-
-// restConfig: a kubeconfig, or api_root with a token, or in-cluster.
-func restConfig(k config.Kubernetes) (*rest.Config, error) {
-	switch {
-	case k.Kubeconfig != "":
-		c, err := clientcmd.BuildConfigFromFlags("", k.Kubeconfig)
-		if err != nil {
-			return nil, fmt.Errorf("[kubernetes] kubeconfig %s: %w", k.Kubeconfig, err)
-		}
-		return c, nil
-	case k.APIRoot != "":
-		c := &rest.Config{Host: k.APIRoot, BearerTokenFile: k.TokenFile}
-		c.TLSClientConfig = rest.TLSClientConfig{CAFile: k.SSLCACrtFile, Insecure: !k.SSLVerifyServerCrt}
-		return c, nil
-	}
-	c, err := rest.InClusterConfig()
-	if err != nil {
-		return nil, fmt.Errorf("no [kubernetes] kubeconfig or api_root, and not in a cluster: %w", err)
-	}
-	return c, nil
 }
 
 // connectOpenStack retries with backoff: Keystone being down at start is

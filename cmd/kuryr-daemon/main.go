@@ -23,22 +23,21 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	toolscache "k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
-	"github.com/kuryr-k8s/kuryr/pkg/cmdline"
 	"github.com/kuryr-k8s/kuryr/pkg/cni/daemon"
 	"github.com/kuryr-k8s/kuryr/pkg/cni/plug"
 	"github.com/kuryr-k8s/kuryr/pkg/config"
 	"github.com/kuryr-k8s/kuryr/pkg/kpstatus"
 	"github.com/kuryr-k8s/kuryr/pkg/retry"
+	"github.com/kuryr-k8s/kuryr/pkg/startup"
 )
 
 func main() {
-	opts := cmdline.Bind(flag.CommandLine)
+	opts := startup.Bind(flag.CommandLine)
 	flag.Parse()
 	logger := opts.Logger("kuryr-daemon")
 	if err := run(ctrl.SetupSignalHandler(), logger, opts); err != nil {
@@ -48,7 +47,7 @@ func main() {
 }
 
 // loadConfig reads the configuration and fills in what a node knows.
-func loadConfig(logger logr.Logger, opts *cmdline.Options) (*config.Config, error) {
+func loadConfig(logger logr.Logger, opts *startup.Options) (*config.Config, error) {
 	cfg, err := opts.Load(logger)
 	if err != nil {
 		return nil, err
@@ -68,7 +67,7 @@ func loadConfig(logger logr.Logger, opts *cmdline.Options) (*config.Config, erro
 	return cfg, cfg.ValidateDaemon()
 }
 
-func run(ctx context.Context, logger logr.Logger, opts *cmdline.Options) error {
+func run(ctx context.Context, logger logr.Logger, opts *startup.Options) error {
 	cfg, err := loadConfig(logger, opts)
 	if err != nil {
 		return fmt.Errorf("invalid configuration: %w", err)
@@ -130,7 +129,7 @@ func run(ctx context.Context, logger logr.Logger, opts *cmdline.Options) error {
 
 // watchKuryrPorts keeps the registry equal to this node's KuryrPorts.
 func watchKuryrPorts(ctx context.Context, cfg *config.Config, reg *daemon.Registry) (cache.Cache, client.Client, error) {
-	restCfg, err := clientcmd.BuildConfigFromFlags("", cfg.Kubernetes.Kubeconfig)
+	restCfg, err := startup.RESTConfig(cfg.Kubernetes)
 	if err != nil {
 		return nil, nil, fmt.Errorf("kubernetes client: %w", err)
 	}

@@ -1,13 +1,17 @@
-// Package cmdline is the command line both kuryr services share: the
-// configuration file, option overrides, and logging, so that an operator
-// starts and tunes the controller and the daemons the same way.
-package cmdline
+// Package startup is what both kuryr services share when they start: the
+// command line (configuration file, option overrides, logging) and the
+// connection to Kubernetes, so that an operator starts and points the
+// controller and the daemons the same way.
+package startup
 
 import (
 	"flag"
+	"fmt"
 
 	"github.com/go-logr/logr"
 	"go.uber.org/zap/zapcore"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
@@ -53,4 +57,26 @@ func (o *Options) Load(logger logr.Logger) (*config.Config, error) {
 		logger.Info("configuration: " + w)
 	}
 	return cfg, err
+}
+
+// RESTConfig connects to Kubernetes as [kubernetes] says: a kubeconfig, or
+// api_root with a token, or in-cluster.
+func RESTConfig(k config.Kubernetes) (*rest.Config, error) {
+	switch {
+	case k.Kubeconfig != "":
+		c, err := clientcmd.BuildConfigFromFlags("", k.Kubeconfig)
+		if err != nil {
+			return nil, fmt.Errorf("[kubernetes] kubeconfig %s: %w", k.Kubeconfig, err)
+		}
+		return c, nil
+	case k.APIRoot != "":
+		c := &rest.Config{Host: k.APIRoot, BearerTokenFile: k.TokenFile}
+		c.TLSClientConfig = rest.TLSClientConfig{CAFile: k.SSLCACrtFile, Insecure: !k.SSLVerifyServerCrt}
+		return c, nil
+	}
+	c, err := rest.InClusterConfig()
+	if err != nil {
+		return nil, fmt.Errorf("no [kubernetes] kubeconfig or api_root, and not in a cluster: %w", err)
+	}
+	return c, nil
 }
