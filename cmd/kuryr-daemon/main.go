@@ -133,6 +133,10 @@ func watchKuryrPorts(ctx context.Context, cfg *config.Config, reg *daemon.Regist
 	if err != nil {
 		return nil, nil, fmt.Errorf("kubernetes client: %w", err)
 	}
+	// Each ADD records its port active on the KuryrPort before answering:
+	// at client-go's default 5 requests/s a burst of pods on one node
+	// waited seconds for it.
+	restCfg.QPS, restCfg.Burst = 50, 100
 	scheme := runtime.NewScheme()
 	if err := kuryrv1.AddToScheme(scheme); err != nil {
 		return nil, nil, err
