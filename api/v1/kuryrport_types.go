@@ -4,6 +4,20 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
+// DefaultInterface is the pod interface the default VIF is plugged as: the
+// key of status.vifs for the pod's main port.
+const DefaultInterface = "eth0"
+
+// HostIfName is the host-side interface of a port: "tap" and the first 11
+// characters of its id, as Nova, os-vif and the original kuryr name it (15
+// characters, the kernel's limit).
+func HostIfName(portID string) string {
+	if len(portID) > 11 {
+		portID = portID[:11]
+	}
+	return "tap" + portID
+}
+
 // KuryrPortSpec identifies the pod a KuryrPort networks.
 type KuryrPortSpec struct {
 	// PodUID is the UID of the pod; a pod recreated with the same name gets a
@@ -15,6 +29,12 @@ type KuryrPortSpec struct {
 	// kubelet differs from the API's.
 	// +optional
 	PodStatic bool `json:"podStatic,omitempty"`
+	// KubeletPodUID is the UID the kubelet gives the container runtime for
+	// a static pod (its config hash, the mirror pod's
+	// kubernetes.io/config.mirror annotation): the node matches CNI
+	// requests by it.
+	// +optional
+	KubeletPodUID string `json:"kubeletPodUid,omitempty"`
 }
 
 // IPAddress is one of a port's addresses on a subnet.
@@ -47,10 +67,13 @@ type VIF struct {
 	MTU int      `json:"mtu"`
 	// VIFType is Neutron's binding:vif_type, e.g. "ovs".
 	VIFType string `json:"vifType"`
-	// Bridge is the integration bridge to plug into, e.g. "br-int".
+	// Bridge is the integration bridge Neutron bound the port to, e.g.
+	// "br-int". For people reading the object: nodes plug into the bridge
+	// of their own configuration.
 	// +optional
 	Bridge string `json:"bridge,omitempty"`
-	// VIFName is the host-side interface name ("tap" + port id prefix).
+	// VIFName is the host-side interface name, HostIfName(PortID). For
+	// people reading the object: nodes derive the name themselves.
 	VIFName string `json:"vifName"`
 	// Default marks the interface that carries the default route (eth0).
 	Default bool `json:"default"`

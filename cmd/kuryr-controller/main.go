@@ -5,9 +5,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -17,6 +19,7 @@ import (
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/config"
+	"github.com/kuryr-k8s/kuryr/pkg/health"
 	"github.com/kuryr-k8s/kuryr/pkg/openstack"
 	"github.com/kuryr-k8s/kuryr/pkg/retry"
 	"github.com/kuryr-k8s/kuryr/pkg/startup"
@@ -45,6 +48,19 @@ func run(ctx context.Context, logger logr.Logger, opts *startup.Options) error {
 	if err != nil {
 		return fmt.Errorf("invalid configuration: %w", err)
 	}
+	// Health answers from the first second: waiting for Keystone is not
+	// being dead.
+	hs := health.New()
+	var connected atomic.Bool
+	hs.AddReadyz("openstack", func() error {
+		if !connected.Load() {
+			return errors.New("not connected to OpenStack yet")
+		}
+		return nil
+	})
+	if err := health.Start(ctx, fmt.Sprintf(":%d", cfg.HealthServer.Port), hs.Handler()); err != nil {
+		return err
+	}
 	restCfg, err := startup.RESTConfig(cfg.Kubernetes)
 	if err != nil {
 		return err
@@ -53,6 +69,7 @@ func run(ctx context.Context, logger logr.Logger, opts *startup.Options) error {
 	if err != nil {
 		return err
 	}
+	connected.Store(true)
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		return err
@@ -64,7 +81,7 @@ func run(ctx context.Context, logger logr.Logger, opts *startup.Options) error {
 	if err != nil {
 		return err
 	}
-	if err := wire(mgr, cfg, osc); err != nil {
+	if err := wire(mgr, cfg, osc, hs); err != nil {
 		return err
 	}
 	logger.Info("starting", "cluster", cfg.Kubernetes.ClusterName, "subnetDriver", cfg.Kubernetes.PodSubnetsDriver)

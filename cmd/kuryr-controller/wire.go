@@ -4,46 +4,46 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
+	"sync/atomic"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/config"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/cleanup"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrnetwork"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrport"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/node"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/pod"
+	"github.com/kuryr-k8s/kuryr/pkg/health"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/openstack"
-	"github.com/kuryr-k8s/kuryr/pkg/retry"
 )
+
+// leaseName is the controller_ha Lease (in controller_ha_namespace), fixed
+// so that RBAC can name it.
+const leaseName = "kuryr-controller"
 
 func newManager(restCfg *rest.Config, scheme *runtime.Scheme, cfg *config.Config) (ctrl.Manager, error) {
 	restCfg.QPS, restCfg.Burst = 100, 200
 	resync := cfg.Controller.ResyncPeriod
 	mgr, err := ctrl.NewManager(restCfg, ctrl.Options{
-		Scheme:                 scheme,
-		Metrics:                metricsserver.Options{BindAddress: fmt.Sprintf(":%d", cfg.PrometheusExporter.ControllerExporterPort)},
-		HealthProbeBindAddress: fmt.Sprintf(":%d", cfg.HealthServer.Port),
-		ReadinessEndpointName:  "/readyz",
-		LivenessEndpointName:   "/livez",
+		Scheme:  scheme,
+		Metrics: metricsserver.Options{BindAddress: fmt.Sprintf(":%d", cfg.PrometheusExporter.ControllerExporterPort)},
+		// /livez and /readyz are served by package health from the start.
+		HealthProbeBindAddress: "0",
 		Cache:                  cache.Options{SyncPeriod: &resync},
 		// With controller_ha, standbys keep their caches warm and take over
 		// within the lease duration; every reconciler and background task
-		// (ledger, sweep, ACTIVE poll) runs only on the leader.
+		// (start-up, sweep, ACTIVE poll) runs only on the leader.
 		LeaderElection:                cfg.Kubernetes.ControllerHA,
-		LeaderElectionID:              "kuryr-controller-" + cfg.Kubernetes.ClusterName,
+		LeaderElectionID:              leaseName,
 		LeaderElectionNamespace:       cfg.Kubernetes.HANamespace,
 		LeaderElectionReleaseOnCancel: true,
 	})
@@ -64,10 +64,9 @@ type noEvents struct{}
 
 func (noEvents) Eventf(_, _ runtime.Object, _, _, _, _ string, _ ...any) {}
 
-func wire(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients) error {
+func wire(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients, hs *health.Server) error {
 	nc := neutron.New(osc.Network)
 	info := neutron.NewInfo(nc, 10*time.Minute)
-	ledger := kuryrport.NewLedger()
 	cluster := cfg.Kubernetes.ClusterName
 	var rec kuryrport.Recorder = noEvents{}
 	if cfg.Kubernetes.UseEvents {
@@ -78,49 +77,34 @@ func wire(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients) error {
 	if namespaced {
 		target = kuryrport.NamespaceTarget(mgr.GetClient())
 	}
-	nd := cfg.NeutronDefaults
-	kp := &kuryrport.Reconciler{
-		Client: mgr.GetClient(), Neutron: nc.Batching(cfg.Controller.PortWorkers, cfg.Controller.PortBatchSize), Info: info, Ledger: ledger, Target: target, Recorder: rec,
-		Settings: kuryrport.Settings{
-			Cluster: cluster, ProjectID: nd.Project, SecurityGroups: nd.PodSecurityGroups, ExtraTags: nd.ResourceTags,
-			PortDebug: cfg.Kubernetes.PortDebug, Bridge: nd.OVSBridge, MTUCap: nd.NetworkDeviceMTU,
-		},
-	}
-	pooled := cfg.Kubernetes.VIFPoolDriver == "neutron" && !namespaced
-	if pooled {
-		kp.Pool = kuryrport.NewPool(nc, kuryrport.PoolSettings{Min: cfg.VIFPool.Min, Max: cfg.VIFPool.Max, Batch: cfg.VIFPool.Batch}, kp.Settings)
-	}
+	kp := newKuryrPortReconciler(mgr, cfg, nc, info, target, rec)
+	start := kuryrport.NewStartup(kuryrport.Startup{Client: mgr.GetClient(), Cache: mgr.GetCache(), Neutron: nc,
+		Cluster: cluster, Ledger: kp.Ledger, Pool: kp.Pool, Target: target})
+	kp.Started = start
 	// Enough reconciles wait on the batcher to fill every request it may
 	// have in flight.
 	if err := kp.SetupWithManager(mgr, cfg.Controller.PortWorkers*cfg.Controller.PortBatchSize); err != nil {
 		return err
 	}
-	pr := &pod.Reconciler{Client: mgr.GetClient(), Namespaced: namespaced, ProjectID: nd.Project}
+	pr := &pod.Reconciler{Client: mgr.GetClient(), Namespaced: namespaced, ProjectID: cfg.NeutronDefaults.Project}
 	if err := pr.SetupWithManager(mgr, podWorkers); err != nil {
 		return err
 	}
 	if namespaced {
-		kn := &kuryrnetwork.Reconciler{Client: mgr.GetClient(), Neutron: nc, Recorder: rec, Settings: kuryrnetwork.Settings{
-			Cluster: cluster, Router: cfg.NamespaceSubnet.PodRouter, SubnetPool: cfg.NamespaceSubnet.PodSubnetPool, ExtraTags: nd.ResourceTags,
-		}}
-		if err := kn.SetupWithManager(mgr, cfg.Controller.NetworkWorkers); err != nil {
+		if err := newNetworkReconciler(mgr, cfg, nc, rec).SetupWithManager(mgr, cfg.Controller.NetworkWorkers); err != nil {
 			return err
 		}
 	}
-	ready := make(chan struct{})
-	sweeper := &cleanup.Sweeper{Client: mgr.GetClient(), Neutron: nc, Ledger: ledger, Cluster: cluster,
-		Router: cfg.NamespaceSubnet.PodRouter, Period: cfg.Controller.CleanupPeriod, Ready: ready,
-		Settle: 2*cfg.Neutron.Timeout + 5*time.Second}
-	runnables := []manager.Runnable{
-		manager.RunnableFunc(func(ctx context.Context) error { return loadLedger(ctx, mgr, ledger, nc, cluster, ready) }),
-		sweeper,
+	if err := newNodeReconciler(mgr, cfg, nc, info, rec).SetupWithManager(mgr); err != nil {
+		return err
 	}
-	if pooled {
+	sweeper := &cleanup.Sweeper{Client: mgr.GetClient(), Neutron: nc, Ledger: kp.Ledger, Cluster: cluster,
+		Router: cfg.NamespaceSubnet.PodRouter, Period: cfg.Controller.CleanupPeriod, Ready: start.Done(),
+		Settle: 2*cfg.Neutron.Timeout + 5*time.Second, NodePorts: cfg.NeutronDefaults.NodeSubnet != ""}
+	if kp.Pool != nil {
 		sweeper.Pool = kp.Pool
-		runnables = append(runnables, manager.RunnableFunc(func(ctx context.Context) error {
-			return runPool(ctx, mgr, kp.Pool, target, ready)
-		}))
 	}
+	runnables := []manager.Runnable{start, sweeper}
 	if cfg.Controller.ActivePoll > 0 {
 		runnables = append(runnables, &kuryrport.ActivityWatcher{
 			Client: mgr.GetClient(), Neutron: nc, Cluster: cluster, Interval: cfg.Controller.ActivePoll})
@@ -130,77 +114,80 @@ func wire(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients) error {
 			return err
 		}
 	}
-	if err := mgr.AddReadyzCheck("neutron-ledger", func(*http.Request) error {
-		if !ledger.Ready() {
-			return errors.New("pod ports not yet read from Neutron")
-		}
-		return nil
-	}); err != nil {
-		return err
-	}
-	return mgr.AddHealthzCheck("ping", func(*http.Request) error { return nil })
+	return addReadiness(mgr, hs, start)
 }
 
-// loadLedger reads the cluster's ports from Neutron, retrying with backoff
-// until Neutron answers, then waits for the caches so the sweep can start.
-func loadLedger(ctx context.Context, mgr ctrl.Manager, l *kuryrport.Ledger, nc *neutron.Client, cluster string, ready chan struct{}) error {
-	logger := log.FromContext(ctx).WithName("ledger")
-	err := retry.Until(ctx, logger, "reading this cluster's ports from Neutron", 500*time.Millisecond, 30*time.Second,
-		func(ctx context.Context) error { return l.Load(ctx, nc, cluster) })
-	if err != nil {
-		return nil // stopping
+func newKuryrPortReconciler(mgr ctrl.Manager, cfg *config.Config, nc *neutron.Client, info *neutron.Info,
+	target kuryrport.TargetFunc, rec kuryrport.Recorder) *kuryrport.Reconciler {
+	nd := cfg.NeutronDefaults
+	kp := &kuryrport.Reconciler{
+		Client: mgr.GetClient(), Neutron: nc.Batching(cfg.Controller.PortWorkers, cfg.Controller.PortBatchSize),
+		Info: info, Ledger: kuryrport.NewLedger(), Target: target, Recorder: rec,
+		Settings: kuryrport.Settings{
+			Cluster: cfg.Kubernetes.ClusterName, ProjectID: nd.Project, SecurityGroups: nd.PodSecurityGroups,
+			ExtraTags: nd.ResourceTags, PortDebug: cfg.Kubernetes.PortDebug, Bridge: nd.OVSBridge, MTUCap: nd.NetworkDeviceMTU,
+		},
 	}
-	logger.Info("ports of this cluster known", "count", l.Len())
-	if mgr.GetCache().WaitForCacheSync(ctx) {
-		close(ready)
+	if cfg.Kubernetes.VIFPoolDriver == "neutron" && cfg.Kubernetes.PodSubnetsDriver != config.SubnetDriverNamespace {
+		kp.Pool = kuryrport.NewPool(nc, kuryrport.PoolSettings{Min: cfg.VIFPool.Min, Max: cfg.VIFPool.Max, Batch: cfg.VIFPool.Batch}, kp.Settings)
 	}
-	<-ctx.Done()
-	return nil
+	return kp
 }
 
-// runPool starts the port pool once the caches and the ledger are ready:
-// it adopts the pooled ports no KuryrPort uses, fills every node, then
-// keeps them filled.
-func runPool(ctx context.Context, mgr ctrl.Manager, pool *kuryrport.Pool, target kuryrport.TargetFunc, ready <-chan struct{}) error {
-	select {
-	case <-ctx.Done():
-		return nil
-	case <-ready:
-	}
-	logger := log.FromContext(ctx).WithName("pool")
-	err := retry.Until(ctx, logger, "starting the port pool", time.Second, time.Minute,
-		func(ctx context.Context) error { return startPool(ctx, mgr.GetClient(), pool, target) })
-	if err != nil {
-		return nil // stopping
-	}
-	return pool.Start(ctx)
+func newNetworkReconciler(mgr ctrl.Manager, cfg *config.Config, nc *neutron.Client, rec kuryrport.Recorder) *kuryrnetwork.Reconciler {
+	return &kuryrnetwork.Reconciler{Client: mgr.GetClient(), Neutron: nc, Recorder: rec, Settings: kuryrnetwork.Settings{
+		Cluster: cfg.Kubernetes.ClusterName, Router: cfg.NamespaceSubnet.PodRouter,
+		SubnetPool: cfg.NamespaceSubnet.PodSubnetPool, ExtraTags: cfg.NeutronDefaults.ResourceTags,
+	}}
 }
 
-func startPool(ctx context.Context, c client.Client, pool *kuryrport.Pool, target kuryrport.TargetFunc) error {
-	t, _, err := target(ctx, nil)
-	if err != nil {
-		return err
-	}
-	var kps kuryrv1.KuryrPortList
-	if err := c.List(ctx, &kps); err != nil {
-		return err
-	}
-	inUse := map[string]bool{}
-	for _, kp := range kps.Items {
-		for _, v := range kp.Status.VIFs {
-			inUse[v.PortID] = true
+// newNodeReconciler gives nodes management ports routed to every pod subnet
+// configured (the default one, the namespace subnets' pool) and to the
+// service subnet, whichever subnet driver runs: the routes do not change
+// when the driver does.
+func newNodeReconciler(mgr ctrl.Manager, cfg *config.Config, nc *neutron.Client, info *neutron.Info, rec kuryrport.Recorder) *node.Reconciler {
+	nd := cfg.NeutronDefaults
+	s := node.Settings{Cluster: cfg.Kubernetes.ClusterName, ProjectID: nd.Project, Subnet: nd.NodeSubnet, ExtraTags: nd.ResourceTags}
+	for _, id := range []string{nd.PodSubnet, nd.ServiceSubnet} {
+		if id != "" {
+			s.RoutedSubnets = append(s.RoutedSubnets, id)
 		}
 	}
-	if err := pool.Load(ctx, inUse); err != nil {
+	if pool := cfg.NamespaceSubnet.PodSubnetPool; pool != "" {
+		s.RoutedPools = append(s.RoutedPools, pool)
+	}
+	return &node.Reconciler{Client: mgr.GetClient(), Neutron: nc, Info: info, Recorder: rec, Settings: s}
+}
+
+// addReadiness: a standby is ready once its caches are warm (it can take
+// over); the leader once start-up has loaded what it must know.
+func addReadiness(mgr ctrl.Manager, hs *health.Server, start *kuryrport.Startup) error {
+	var synced atomic.Bool
+	err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		if mgr.GetCache().WaitForCacheSync(ctx) {
+			synced.Store(true)
+		}
+		return nil
+	}))
+	if err != nil {
 		return err
 	}
-	pool.SetTarget(t)
-	var nodes corev1.NodeList
-	if err := c.List(ctx, &nodes); err != nil {
-		return err
-	}
-	for _, n := range nodes.Items {
-		pool.Fill(n.Name)
-	}
+	hs.AddReadyz("informers", func() error {
+		if !synced.Load() {
+			return errors.New("Kubernetes caches not synced yet")
+		}
+		return nil
+	})
+	hs.AddReadyz("leader", func() error {
+		select {
+		case <-mgr.Elected():
+		default:
+			return nil // a standby
+		}
+		if !start.Completed() {
+			return errors.New("leading, but this cluster's ports are not read from Neutron yet")
+		}
+		return nil
+	})
 	return nil
 }

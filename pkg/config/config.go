@@ -87,6 +87,7 @@ type NeutronDefaults struct {
 	Project           string
 	PodSubnet         string
 	ServiceSubnet     string
+	NodeSubnet        string
 	PodSecurityGroups []string
 	OVSBridge         string
 	ExternalSvcNet    string

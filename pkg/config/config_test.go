@@ -69,6 +69,21 @@ func TestLoad(t *testing.T) {
 			wantErr: "username is required"},
 		{name: "bad cluster name", conf: noauthConf, overrides: []string{"kubernetes.cluster_name=a/b"}, wantErr: "cluster_name"},
 		{name: "malformed override", conf: noauthConf, overrides: []string{"port_workers"}, wantErr: "section.option=value"},
+		{name: "cleanup period 0 would spin", conf: noauthConf, overrides: []string{"controller.cleanup_period=0"}, wantErr: "cleanup_period"},
+		{name: "negative period", conf: noauthConf, overrides: []string{"controller.resync_period=-5"}, wantErr: "resync_period"},
+		{name: "no timeout", conf: noauthConf, overrides: []string{"neutron.timeout=0"}, wantErr: "[neutron] timeout"},
+		{name: "active poll off", conf: noauthConf, overrides: []string{"controller.active_poll_interval=0"},
+			check: func(t *testing.T, c *Config) {
+				if c.Controller.ActivePoll != 0 {
+					t.Errorf("active poll %v", c.Controller.ActivePoll)
+				}
+			}},
+		{name: "active poll too fast", conf: noauthConf, overrides: []string{"controller.active_poll_interval=0.01"}, wantErr: "0 (off) or at least"},
+		{name: "TLS verified by default", conf: noauthConf, check: func(t *testing.T, c *Config) {
+			if !c.Kubernetes.SSLVerifyServerCrt {
+				t.Error("ssl_verify_server_crt defaults to off")
+			}
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

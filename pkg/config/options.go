@@ -43,17 +43,23 @@ func integer(p *int, min int) func(string) error {
 }
 
 // seconds reads durations the way oslo.config options were written (a number
-// of seconds), and also Go durations ("1m30s").
-func seconds(p *time.Duration) func(string) error {
+// of seconds), and also Go durations ("1m30s"). The value must be at least
+// min; with zeroOff, 0 is also accepted (it switches something off).
+func seconds(p *time.Duration, min time.Duration, zeroOff bool) func(string) error {
 	return func(v string) error {
 		v = strings.TrimSpace(v)
-		if f, err := strconv.ParseFloat(v, 64); err == nil && f >= 0 {
-			*p = time.Duration(f * float64(time.Second))
-			return nil
-		}
-		d, err := time.ParseDuration(v)
-		if err != nil || d < 0 {
+		var d time.Duration
+		if f, err := strconv.ParseFloat(v, 64); err == nil {
+			d = time.Duration(f * float64(time.Second))
+		} else if d, err = time.ParseDuration(v); err != nil {
 			return fmt.Errorf("not a duration (seconds, or e.g. 1m30s)")
+		}
+		switch {
+		case d == 0 && zeroOff:
+		case d < min && zeroOff:
+			return fmt.Errorf("must be 0 (off) or at least %s", min)
+		case d < min:
+			return fmt.Errorf("must be at least %s", min)
 		}
 		*p = d
 		return nil
@@ -94,7 +100,7 @@ func options(c *Config) []*option {
 		{"kubernetes", "api_root", "", "Kubernetes API URL when no kubeconfig is given", str(&k.APIRoot)},
 		{"kubernetes", "token_file", "", "bearer token file for api_root", str(&k.TokenFile)},
 		{"kubernetes", "ssl_ca_crt_file", "", "CA bundle for api_root", str(&k.SSLCACrtFile)},
-		{"kubernetes", "ssl_verify_server_crt", "false", "verify the API server certificate (api_root)", boolean(&k.SSLVerifyServerCrt)},
+		{"kubernetes", "ssl_verify_server_crt", "true", "verify the API server certificate (api_root); false sends the token to whatever answers", boolean(&k.SSLVerifyServerCrt)},
 		{"kubernetes", "cluster_name", "kubernetes", "identifies this cluster in Neutron tags; unique per OpenStack project", str(&k.ClusterName)},
 		{"kubernetes", "pod_subnets_driver", SubnetDriverDefault, "default: one shared pod subnet; namespace: a network per namespace", oneOf(&k.PodSubnetsDriver, SubnetDriverDefault, SubnetDriverNamespace)},
 		{"kubernetes", "port_debug", "true", "name Neutron ports <namespace>/<pod>", boolean(&k.PortDebug)},
@@ -123,12 +129,13 @@ func options(c *Config) []*option {
 		{"neutron", "endpoint_override", "", "Neutron URL, required with auth_type = none", str(&n.EndpointOverride)},
 		{"neutron", "cafile", "", "CA bundle for OpenStack endpoints", str(&n.CAFile)},
 		{"neutron", "insecure", "false", "skip TLS verification of OpenStack endpoints", boolean(&n.Insecure)},
-		{"neutron", "timeout", "30", "bound on each OpenStack request (seconds)", seconds(&n.Timeout)},
+		{"neutron", "timeout", "30", "bound on each OpenStack request (seconds)", seconds(&n.Timeout, time.Second, false)},
 		{"octavia", "endpoint_override", "", "Octavia URL, required with auth_type = none", str(&c.Octavia.EndpointOverride)},
 
 		{"neutron_defaults", "project", "", "project owning the Neutron resources kuryr creates", str(&nd.Project)},
 		{"neutron_defaults", "pod_subnet", "", "pod subnet (default subnet driver)", str(&nd.PodSubnet)},
 		{"neutron_defaults", "service_subnet", "", "subnet of Services' load balancer VIPs", str(&nd.ServiceSubnet)},
+		{"neutron_defaults", "node_subnet", "", "subnet of the nodes' management ports (on the pods' router): each node gets a Neutron port plugged into its ovs_bridge, so that it reaches pods without NAT (bare-metal nodes that are OVN chassis); empty: none (nodes that are VMs on Neutron reach pods already)", str(&nd.NodeSubnet)},
 		{"neutron_defaults", "pod_security_groups", "", "security groups of pod ports (comma separated)", list(&nd.PodSecurityGroups)},
 		{"neutron_defaults", "ovs_bridge", "br-int", "integration bridge pods are plugged into", str(&nd.OVSBridge)},
 		{"neutron_defaults", "external_svc_net", "", "external network for LoadBalancer Services", str(&nd.ExternalSvcNet)},
@@ -141,16 +148,16 @@ func options(c *Config) []*option {
 		{"controller", "port_workers", "2", "concurrent Neutron port creation requests (2 suits a 2-core Neutron; raise for bigger ones)", integer(&c.Controller.PortWorkers, 1)},
 		{"controller", "port_batch_size", "50", "most pod ports created in one Neutron bulk request: ports asked for while requests are in flight go together in the next; 1: a request per port. Keep it times Neutron's time per port (about 0.3 s) below [neutron] timeout: a bulk that times out may still commit, leaving duplicates for the sweep", integer(&c.Controller.PortBatchSize, 1)},
 		{"controller", "network_workers", "2", "concurrent KuryrNetwork reconciles", integer(&c.Controller.NetworkWorkers, 1)},
-		{"controller", "resync_period", "600", "full re-reconcile of every object (seconds)", seconds(&c.Controller.ResyncPeriod)},
-		{"controller", "active_poll_interval", "0", "ask Neutron which ports became ACTIVE this often while any is not (seconds); 0: the node daemons report it (OVN). Set it (e.g. 1) with daemons in wait_for_usable = neutron-active", seconds(&c.Controller.ActivePoll)},
-		{"controller", "cleanup_period", "300", "interval of the orphaned Neutron resource sweep (seconds)", seconds(&c.Controller.CleanupPeriod)},
+		{"controller", "resync_period", "600", "full re-reconcile of every object (seconds)", seconds(&c.Controller.ResyncPeriod, 10*time.Second, false)},
+		{"controller", "active_poll_interval", "1", "ask Neutron which ports became ACTIVE this often while any is not (seconds; one list call for the whole cluster); 0: never, KuryrPorts then never show active (nodes in wait_for_usable = neutron-active need it)", seconds(&c.Controller.ActivePoll, 100*time.Millisecond, true)},
+		{"controller", "cleanup_period", "300", "interval of the orphaned Neutron resource sweep (seconds)", seconds(&c.Controller.CleanupPeriod, time.Second, false)},
 		{"health_server", "port", "8082", "controller /readyz and /livez port", integer(&c.HealthServer.Port, 0)},
 		{"prometheus_exporter", "controller_exporter_port", "9654", "controller metrics port", integer(&c.PrometheusExporter.ControllerExporterPort, 0)},
 		{"prometheus_exporter", "cni_exporter_port", "9655", "daemon metrics port", integer(&c.PrometheusExporter.CNIExporterPort, 0)},
 		{"cni_daemon", "node_name", "", "this node's Kubernetes name; empty: $KUBERNETES_NODE_NAME, else the hostname", str(&c.CNIDaemon.NodeName)},
 		{"cni_daemon", "socket_path", "/run/kuryr/cni.sock", "root-only unix socket kuryr-cni talks to", str(&c.CNIDaemon.SocketPath)},
-		{"cni_daemon", "vif_annotation_timeout", "60", "how long a CNI ADD waits for the controller's port data (seconds)", seconds(&c.CNIDaemon.VIFAnnotationTimeout)},
-		{"cni_daemon", "active_timeout", "60", "how long a CNI ADD waits for a plugged port to carry traffic (seconds)", seconds(&c.CNIDaemon.ActiveTimeout)},
+		{"cni_daemon", "vif_annotation_timeout", "60", "how long a CNI ADD waits for the controller's port data (seconds)", seconds(&c.CNIDaemon.VIFAnnotationTimeout, time.Second, false)},
+		{"cni_daemon", "active_timeout", "60", "how long a CNI ADD waits for a plugged port to carry traffic (seconds)", seconds(&c.CNIDaemon.ActiveTimeout, time.Second, false)},
 		{"cni_daemon", "wait_for_usable", "ovn-installed", "ovn-installed (OVN), neutron-active (other ML2 drivers) or none", oneOf(&c.CNIDaemon.WaitForUsable, "ovn-installed", "neutron-active", "none")},
 		{"cni_daemon", "disable_tx_checksum_offload", "false", "turn tx checksum offload off in pods (needed with OVS's userspace datapath)", boolean(&c.CNIDaemon.DisableTxChecksum)},
 		{"cni_daemon", "ovsdb_connection", "unix:/run/openvswitch/db.sock", "the node's ovsdb-server", str(&c.CNIDaemon.OVSDBConnection)},

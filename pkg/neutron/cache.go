@@ -5,7 +5,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
 	"golang.org/x/sync/singleflight"
 )
 
@@ -19,8 +18,9 @@ type Info struct {
 	ttl      time.Duration
 	flight   singleflight.Group
 	mu       sync.Mutex
-	subnets  map[string]cached[*subnets.Subnet]
+	subnets  map[string]cached[*Subnet]
 	networks map[string]cached[*Network]
+	pools    map[string]cached[[]string]
 }
 
 type cached[T any] struct {
@@ -30,17 +30,23 @@ type cached[T any] struct {
 
 // NewInfo returns a cache in front of c.
 func NewInfo(c *Client, ttl time.Duration) *Info {
-	return &Info{c: c, ttl: ttl, subnets: map[string]cached[*subnets.Subnet]{}, networks: map[string]cached[*Network]{}}
+	return &Info{c: c, ttl: ttl, subnets: map[string]cached[*Subnet]{}, networks: map[string]cached[*Network]{},
+		pools: map[string]cached[[]string]{}}
 }
 
 // Subnet returns a subnet, from memory when fresh.
-func (i *Info) Subnet(ctx context.Context, id string) (*subnets.Subnet, error) {
-	return lookup(i, i.subnets, "subnet/"+id, id, func() (*subnets.Subnet, error) { return i.c.GetSubnet(ctx, id) })
+func (i *Info) Subnet(ctx context.Context, id string) (*Subnet, error) {
+	return lookup(i, i.subnets, "subnet/"+id, id, func() (*Subnet, error) { return i.c.GetSubnet(ctx, id) })
 }
 
 // Network returns a network, from memory when fresh.
 func (i *Info) Network(ctx context.Context, id string) (*Network, error) {
 	return lookup(i, i.networks, "network/"+id, id, func() (*Network, error) { return i.c.GetNetwork(ctx, id) })
+}
+
+// SubnetPoolPrefixes returns a subnet pool's prefixes, from memory when fresh.
+func (i *Info) SubnetPoolPrefixes(ctx context.Context, id string) ([]string, error) {
+	return lookup(i, i.pools, "subnetpool/"+id, id, func() ([]string, error) { return i.c.SubnetPoolPrefixes(ctx, id) })
 }
 
 func lookup[T any](i *Info, m map[string]cached[T], key, id string, get func() (T, error)) (T, error) {

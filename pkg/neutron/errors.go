@@ -80,3 +80,20 @@ func Refused(err error) bool {
 	var ue gophercloud.ErrUnexpectedResponseCode
 	return errors.As(err, &ue) && ue.Actual >= 400 && ue.Actual < 500
 }
+
+// Unclear reports that a write may or may not have been done: Neutron
+// answered with a server error, or never answered (timeout, connection
+// reset, the caller gave up). Neutron has no idempotency keys, so before
+// the same thing is created again it must be looked up (by its tags).
+// A refusal (4xx) is clear: nothing was done.
+func Unclear(err error) bool {
+	if err == nil || Refused(err) {
+		return false
+	}
+	var ue gophercloud.ErrUnexpectedResponseCode
+	if errors.As(err, &ue) {
+		return ue.Actual >= 500
+	}
+	// Anything else failed on the way: the request may have been sent.
+	return true
+}

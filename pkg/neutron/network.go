@@ -8,7 +8,6 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/attributestags"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/mtu"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
 )
 
 // Network is a Neutron network with its MTU.
@@ -84,39 +83,4 @@ func (c *Client) setTags(ctx context.Context, kind, id string, tags []string) er
 		return fmt.Errorf("tag %s %s: %w", kind, id, err)
 	}
 	return nil
-}
-
-// GetSubnet reads a subnet.
-func (c *Client) GetSubnet(ctx context.Context, id string) (*subnets.Subnet, error) {
-	s, err := subnets.Get(ctx, c.sc, id).Extract()
-	if err != nil {
-		return nil, fmt.Errorf("get subnet %s: %w", id, err)
-	}
-	return s, nil
-}
-
-// EnsureSubnetFromPool returns network's subnet, allocating one from pool if
-// it has none: a namespace network carries exactly one subnet.
-func (c *Client) EnsureSubnetFromPool(ctx context.Context, networkID, name, project, pool string, tags []string) (*subnets.Subnet, error) {
-	pages, err := subnets.List(c.sc, subnets.ListOpts{NetworkID: networkID}).AllPages(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("list subnets of network %s: %w", networkID, err)
-	}
-	existing, err := subnets.ExtractSubnets(pages)
-	if err != nil {
-		return nil, fmt.Errorf("decode subnets: %w", err)
-	}
-	if len(existing) > 0 {
-		return &existing[0], nil
-	}
-	s, err := subnets.Create(ctx, c.sc, subnets.CreateOpts{
-		NetworkID: networkID, Name: name, ProjectID: project, SubnetPoolID: pool, IPVersion: 4,
-	}).Extract()
-	if err != nil {
-		return nil, fmt.Errorf("allocate a subnet from pool %s: %w", pool, err)
-	}
-	if err := c.setTags(ctx, "subnets", s.ID, tags); err != nil {
-		return s, err
-	}
-	return s, nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/portsbinding"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/portsecurity"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 )
 
@@ -29,6 +30,10 @@ type PortSpec struct {
 	HostID, DeviceID, DeviceOwner        string
 	SecurityGroups                       []string
 	Tags                                 []string
+	// NoPortSecurity turns port security off (no security groups, no
+	// address checks): for a node's management port, which carries the
+	// node's own traffic.
+	NoPortSecurity bool
 }
 
 // tagged adds tags to a port create request: Neutron accepts them in the
@@ -59,7 +64,12 @@ func createOpts(s PortSpec) ports.CreateOptsBuilder {
 		sgs := s.SecurityGroups
 		opts.SecurityGroups = &sgs
 	}
-	return tagged{CreateOptsBuilder: portsbinding.CreateOptsExt{CreateOptsBuilder: opts, HostID: s.HostID}, tags: s.Tags}
+	var b ports.CreateOptsBuilder = opts
+	if s.NoPortSecurity {
+		off := false
+		b = portsecurity.PortCreateOptsExt{CreateOptsBuilder: opts, PortSecurityEnabled: &off}
+	}
+	return tagged{CreateOptsBuilder: portsbinding.CreateOptsExt{CreateOptsBuilder: b, HostID: s.HostID}, tags: s.Tags}
 }
 
 // CreatePorts creates ports in one bulk request (atomic in Neutron).

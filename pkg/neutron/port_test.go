@@ -67,20 +67,24 @@ func TestClassify(t *testing.T) {
 	}
 	// refused: a bulk request that did nothing, so the batcher may retry
 	// each port alone.
+	// unclear: a write that may have been done unseen, to be looked up
+	// before it is done again.
 	tests := []struct {
-		err     error
-		want    neutron.Kind
-		refused bool
+		err              error
+		want             neutron.Kind
+		refused, unclear bool
 	}{
-		{resp(404, `{"NeutronError": {"type": "PortNotFound"}}`), neutron.KindNotFound, true},
-		{resp(409, `{"NeutronError": {"type": "IpAddressGenerationFailure", "message": "No more IP addresses available"}}`), neutron.KindSubnetFull, true},
-		{resp(409, `{"NeutronError": {"type": "OverQuota"}}`), neutron.KindQuota, true},
-		{resp(409, `{"NeutronError": {"type": "PortInUse"}}`), neutron.KindConflict, true},
-		{resp(400, `bad`), neutron.KindBadRequest, true},
-		{resp(503, ``), neutron.KindUnavailable, false},
-		{fmt.Errorf("wrapped: %w", &net.OpError{Op: "dial", Err: errors.New("connection refused")}), neutron.KindUnavailable, false},
-		{context.DeadlineExceeded, neutron.KindUnavailable, false},
-		{errors.New("something else"), neutron.KindOther, false},
+		{resp(404, `{"NeutronError": {"type": "PortNotFound"}}`), neutron.KindNotFound, true, false},
+		{resp(409, `{"NeutronError": {"type": "IpAddressGenerationFailure", "message": "No more IP addresses available"}}`), neutron.KindSubnetFull, true, false},
+		{resp(409, `{"NeutronError": {"type": "OverQuota"}}`), neutron.KindQuota, true, false},
+		{resp(409, `{"NeutronError": {"type": "PortInUse"}}`), neutron.KindConflict, true, false},
+		{resp(400, `bad`), neutron.KindBadRequest, true, false},
+		{resp(503, ``), neutron.KindUnavailable, false, true},
+		{resp(500, ``), neutron.KindUnavailable, false, true},
+		{fmt.Errorf("wrapped: %w", &net.OpError{Op: "read", Err: errors.New("connection reset by peer")}), neutron.KindUnavailable, false, true},
+		{context.DeadlineExceeded, neutron.KindUnavailable, false, true},
+		{errors.New("something else"), neutron.KindOther, false, true},
+		{nil, "", false, false},
 	}
 	for _, tt := range tests {
 		if got := neutron.Classify(tt.err); got != tt.want {
@@ -89,13 +93,18 @@ func TestClassify(t *testing.T) {
 		if got := neutron.Refused(tt.err); got != tt.refused {
 			t.Errorf("Refused(%v) = %v, want %v", tt.err, got, tt.refused)
 		}
+		if got := neutron.Unclear(tt.err); got != tt.unclear {
+			t.Errorf("Unclear(%v) = %v, want %v", tt.err, got, tt.unclear)
+		}
 	}
 }
 
 func TestTags(t *testing.T) {
-	tags := []string{neutron.ClusterTag("c1"), neutron.PodTag("u1"), neutron.NamespaceTag("ns")}
-	got := []string{neutron.PodUIDOf(tags), neutron.NamespaceOf(tags), neutron.PodUIDOf(nil)}
-	if want := []string{"u1", "ns", ""}; !reflect.DeepEqual(got, want) {
+	tags := []string{neutron.ClusterTag("c1"), neutron.PodTag("u1"), neutron.NamespaceTag("ns"),
+		neutron.PoolTag("n1"), neutron.NodeTag("n2")}
+	got := []string{neutron.PodUIDOf(tags), neutron.NamespaceOf(tags), neutron.PodUIDOf(nil),
+		neutron.PoolNodeOf(tags), neutron.NodeOf(tags)}
+	if want := []string{"u1", "ns", "", "n1", "n2"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }

@@ -5,11 +5,14 @@ import "strings"
 // Tags identify every Neutron resource kuryr creates, so that a restarted
 // controller can find, adopt or delete them. A tag is "key=value"; Neutron
 // forbids commas in tags, and the values used here (cluster names, UIDs,
-// namespace names) cannot contain one.
+// namespace and node names) cannot contain one. This file is the whole
+// vocabulary: no other file spells a tag out.
 const (
 	tagCluster   = "kuryr-cluster="
 	tagPod       = "kuryr-pod="
 	tagNamespace = "kuryr-namespace="
+	tagPool      = "kuryr-pool="
+	tagNode      = "kuryr-node="
 )
 
 // ClusterTag marks everything that belongs to one Kubernetes cluster.
@@ -21,19 +24,33 @@ func PodTag(uid string) string { return tagPod + uid }
 // NamespaceTag marks a namespace's network and subnet.
 func NamespaceTag(ns string) string { return tagNamespace + ns }
 
-// TagValue returns the value of the first tag with the prefix of key (one
-// of the *Tag functions called with ""), or "".
-func TagValue(tags []string, key string) string {
+// PoolTag marks a pooled port with the node it is bound to. A pooled port
+// carries no pod tag: the KuryrPort that holds it records the ownership, so
+// a port taken just before a crash, whose KuryrPort status was never
+// written, simply returns to the pool at restart.
+func PoolTag(node string) string { return tagPool + node }
+
+// NodeTag marks a node's management port with the node's name.
+func NodeTag(node string) string { return tagNode + node }
+
+// tagValue returns the value of the first tag that starts with prefix, or "".
+func tagValue(tags []string, prefix string) string {
 	for _, t := range tags {
-		if strings.HasPrefix(t, key) {
-			return strings.TrimPrefix(t, key)
+		if strings.HasPrefix(t, prefix) {
+			return strings.TrimPrefix(t, prefix)
 		}
 	}
 	return ""
 }
 
 // PodUIDOf returns the pod UID a port was created for, or "".
-func PodUIDOf(tags []string) string { return TagValue(tags, tagPod) }
+func PodUIDOf(tags []string) string { return tagValue(tags, tagPod) }
 
 // NamespaceOf returns the namespace a network was created for, or "".
-func NamespaceOf(tags []string) string { return TagValue(tags, tagNamespace) }
+func NamespaceOf(tags []string) string { return tagValue(tags, tagNamespace) }
+
+// PoolNodeOf returns the node of a pooled port, or "".
+func PoolNodeOf(tags []string) string { return tagValue(tags, tagPool) }
+
+// NodeOf returns the node a management port belongs to, or "".
+func NodeOf(tags []string) string { return tagValue(tags, tagNode) }

@@ -1,16 +1,20 @@
 // Package daemon is kuryr-daemon's CNI server: it answers the requests
 // kuryr-cni forwards, plugging pods into the Neutron ports the controller
-// created for them (read from this node's KuryrPorts).
+// created for them (read from this node's KuryrPorts). It writes nothing to
+// Kubernetes, and trusts of a KuryrPort only what it cannot derive itself:
+// the port's id, MAC, addresses and routes, each checked; the host
+// interface's name comes from the port id and the bridge from its own
+// configuration.
 package daemon
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net"
 	"time"
 
 	"github.com/containernetworking/cni/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/kuryr-k8s/kuryr/pkg/cni/api"
 	"github.com/kuryr-k8s/kuryr/pkg/cni/plug"
@@ -26,6 +30,7 @@ type ovsAPI interface {
 
 // kernelAPI is the netlink seam.
 type kernelAPI interface {
+	CheckNetns(path string) error
 	CreateVeth(v plug.Veth) error
 	DeleteVeth(hostIf string)
 	RemovePodIf(netns, ifName string) error
@@ -34,6 +39,9 @@ type kernelAPI interface {
 
 // Linux is the real kernel.
 type Linux struct{}
+
+// CheckNetns implements kernelAPI.
+func (Linux) CheckNetns(path string) error { return plug.CheckNetns(path) }
 
 // CreateVeth implements kernelAPI.
 func (Linux) CreateVeth(v plug.Veth) error { return plug.CreateVeth(v) }
@@ -68,52 +76,40 @@ type Daemon struct {
 	Registry *Registry
 	OVS      ovsAPI
 	Kernel   kernelAPI
-	// Bridge is used when the port's binding names none.
+	// Bridge is the integration bridge pods are plugged into.
 	Bridge string
 	// PortTimeout bounds the wait for the controller's port data,
 	// UsableTimeout the wait for the port to carry traffic.
 	PortTimeout, UsableTimeout time.Duration
 	Usable                     Usable
 	TxChecksumOff              bool
-	// MarkActive, when set, records on the KuryrPort that the port carries
-	// traffic (called once ovn-installed is seen).
-	MarkActive func(ctx context.Context, ns, name string) error
 	// Ready reports whether ADDs can be served (STATUS).
 	Ready func() error
 
 	locks keyedLocks
 }
 
-// podArgs are the Kubernetes facts the runtime passes in CNI_ARGS.
-type podArgs struct {
-	types.CommonArgs
-	K8S_POD_NAMESPACE          types.UnmarshallableString //nolint:revive // CNI_ARGS names
-	K8S_POD_NAME               types.UnmarshallableString //nolint:revive
-	K8S_POD_UID                types.UnmarshallableString //nolint:revive
-	K8S_POD_INFRA_CONTAINER_ID types.UnmarshallableString //nolint:revive
-}
-
-func parsePodArgs(req *api.Request, need bool) (podArgs, *types.Error) {
-	var a podArgs
-	if err := types.LoadArgs(req.Args, &a); err != nil {
-		return a, types.NewError(types.ErrInvalidEnvironmentVariables, "invalid CNI_ARGS", err.Error())
+// Handle serves one CNI request.
+func (d *Daemon) Handle(ctx context.Context, req *api.Request) ([]byte, *types.Error) {
+	ctx, cancel := context.WithTimeout(ctx, d.PortTimeout+d.UsableTimeout+30*time.Second)
+	defer cancel()
+	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("command", req.Command))
+	switch req.Command {
+	case "ADD":
+		return d.add(ctx, req)
+	case "DEL":
+		return nil, d.del(ctx, req)
+	case "CHECK":
+		return nil, d.check(ctx, req)
+	case "GC":
+		return nil, d.gc(ctx, req)
+	case "STATUS":
+		if err := d.Ready(); err != nil {
+			return nil, types.NewError(api.ErrNotReady, "kuryr-daemon cannot serve ADDs yet", err.Error())
+		}
+		return nil, nil
 	}
-	if need && (a.K8S_POD_NAMESPACE == "" || a.K8S_POD_NAME == "") {
-		return a, types.NewError(types.ErrInvalidEnvironmentVariables, "CNI_ARGS lacks K8S_POD_NAMESPACE or K8S_POD_NAME", req.Args)
-	}
-	return a, nil
-}
-
-// cniVersion is the version the runtime asked for in its configuration.
-func cniVersion(config []byte) (string, *types.Error) {
-	var c types.PluginConf
-	if err := json.Unmarshal(config, &c); err != nil {
-		return "", types.NewError(types.ErrDecodingFailure, "invalid network configuration", err.Error())
-	}
-	if c.CNIVersion == "" {
-		return "", types.NewError(types.ErrInvalidNetworkConfig, "network configuration has no cniVersion", "")
-	}
-	return c.CNIVersion, nil
+	return nil, types.NewError(types.ErrInvalidEnvironmentVariables, fmt.Sprintf("unknown CNI_COMMAND %q", req.Command), "")
 }
 
 func internal(what string, err error) *types.Error {

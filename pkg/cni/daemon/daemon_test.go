@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/containernetworking/cni/pkg/types"
 	current "github.com/containernetworking/cni/pkg/types/100"
+	"github.com/google/uuid"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
@@ -23,6 +25,8 @@ type fakeOVS struct {
 	mu    sync.Mutex
 	ports map[string]plug.Port
 	dels  []string
+	// afterList, when set, runs once after the next Ports call has read.
+	afterList func()
 }
 
 func (f *fakeOVS) AddPort(_ context.Context, p plug.Port) error {
@@ -42,10 +46,15 @@ func (f *fakeOVS) DelPort(_ context.Context, name string) error {
 
 func (f *fakeOVS) Ports(context.Context) ([]plug.Port, error) {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	var out []plug.Port
 	for _, p := range f.ports {
 		out = append(out, p)
+	}
+	hook := f.afterList
+	f.afterList = nil
+	f.mu.Unlock()
+	if hook != nil {
+		hook()
 	}
 	return out, nil
 }
@@ -69,6 +78,12 @@ func (k *fakeKernel) CreateVeth(plug.Veth) error {
 	return nil
 }
 func (k *fakeKernel) DeleteVeth(string) {}
+func (k *fakeKernel) CheckNetns(path string) error {
+	if strings.HasPrefix(path, "/run/netns/") {
+		return nil
+	}
+	return errors.New("not a network namespace")
+}
 func (k *fakeKernel) RemovePodIf(netns, _ string) error {
 	k.removedPodIfs = append(k.removedPodIfs, netns)
 	return nil
@@ -86,12 +101,18 @@ func newDaemon() (*Daemon, *fakeOVS, *fakeKernel) {
 	}, o, k
 }
 
+// portID is a port id per pod name.
+func portID(name string) string { return uuid.NewSHA1(uuid.NameSpaceOID, []byte(name)).String() }
+
+// hostIf is the host interface of a pod's port.
+func hostIf(name string) string { return kuryrv1.HostIfName(portID(name)) }
+
 func kuryrPort(name, uid string) *kuryrv1.KuryrPort {
 	return &kuryrv1.KuryrPort{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns"},
 		Spec:       kuryrv1.KuryrPortSpec{PodUID: uid, PodNodeName: "n1"},
-		Status: kuryrv1.KuryrPortStatus{VIFs: map[string]kuryrv1.VIF{"eth0": {
-			PortID: "port-" + name, MACAddress: "fa:16:3e:00:00:01", VIFName: "tap-" + name, MTU: 1442, Default: true,
+		Status: kuryrv1.KuryrPortStatus{VIFs: map[string]kuryrv1.VIF{kuryrv1.DefaultInterface: {
+			PortID: portID(name), MACAddress: "fa:16:3e:00:00:01", VIFName: "ignored", Bridge: "br-ex", MTU: 1442, Default: true,
 			IPs: []kuryrv1.IPAddress{{Address: "10.10.0.5/24"}}, Gateway: "10.10.0.1",
 		}}},
 	}
@@ -114,7 +135,9 @@ func TestAddWaitsForPortData(t *testing.T) {
 	if err := json.Unmarshal(raw, &r); err != nil || r.CNIVersion != "1.0.0" || r.IPs[0].Address.String() != "10.10.0.5/24" {
 		t.Errorf("result %s (%v)", raw, err)
 	}
-	if p := o.ports["tap-web"]; p.ContainerID != "c1" || p.PortID != "port-web" || p.Bridge != "br-int" || p.PodName != "ns/web" {
+	// The name comes from the port id and the bridge from the daemon's
+	// configuration, whatever the KuryrPort says.
+	if p := o.ports[hostIf("web")]; p.ContainerID != "c1" || p.PortID != portID("web") || p.Bridge != "br-int" || p.PodName != "ns/web" {
 		t.Errorf("OVS port %+v", p)
 	}
 }
@@ -128,11 +151,25 @@ func TestAddErrors(t *testing.T) {
 	}{
 		{"no port data in time", nil, request("ADD", "web", "u1", "c1"), types.ErrTryAgainLater},
 		{"port data of an older pod", kuryrPort("web", "old"), request("ADD", "web", "u1", "c1"), types.ErrTryAgainLater},
-		{"no pod in CNI_ARGS", nil, &api.Request{Command: "ADD", ContainerID: "c", Netns: "/x", IfName: "eth0",
+		{"no pod in CNI_ARGS", nil, &api.Request{Command: "ADD", ContainerID: "c", Netns: "/run/netns/x", IfName: "eth0",
 			Config: []byte(`{"cniVersion":"1.0.0"}`)}, types.ErrInvalidEnvironmentVariables},
 		{"no netns", nil, &api.Request{Command: "ADD", ContainerID: "c", IfName: "eth0"}, types.ErrInvalidEnvironmentVariables},
-		{"config without version", nil, &api.Request{Command: "ADD", ContainerID: "c", Netns: "/x", IfName: "eth0",
+		{"netns not a namespace", nil, &api.Request{Command: "ADD", ContainerID: "c", Netns: "/etc/passwd", IfName: "eth0",
+			Config: []byte(`{"cniVersion":"1.0.0"}`)}, types.ErrInvalidEnvironmentVariables},
+		{"relative netns", nil, &api.Request{Command: "ADD", ContainerID: "c", Netns: "run/netns/x", IfName: "eth0",
+			Config: []byte(`{"cniVersion":"1.0.0"}`)}, types.ErrInvalidEnvironmentVariables},
+		{"interface name not allowed", nil, &api.Request{Command: "ADD", ContainerID: "c", Netns: "/run/netns/x", IfName: "../eth0",
+			Config: []byte(`{"cniVersion":"1.0.0"}`)}, types.ErrInvalidEnvironmentVariables},
+		{"interface name too long", nil, &api.Request{Command: "ADD", ContainerID: "c", Netns: "/run/netns/x", IfName: "eth0123456789abc",
+			Config: []byte(`{"cniVersion":"1.0.0"}`)}, types.ErrInvalidEnvironmentVariables},
+		{"container id not allowed", nil, &api.Request{Command: "ADD", ContainerID: "c/../x", Netns: "/run/netns/x", IfName: "eth0",
+			Config: []byte(`{"cniVersion":"1.0.0"}`)}, types.ErrInvalidEnvironmentVariables},
+		{"config without version", nil, &api.Request{Command: "ADD", ContainerID: "c", Netns: "/run/netns/x", IfName: "eth0",
 			Config: []byte(`{}`)}, types.ErrInvalidNetworkConfig},
+		{"port id not a UUID", withVIF(kuryrPort("web", "u1"), func(v *kuryrv1.VIF) { v.PortID = "../../x" }),
+			request("ADD", "web", "u1", "c1"), types.ErrInvalidNetworkConfig},
+		{"multicast MAC", withVIF(kuryrPort("web", "u1"), func(v *kuryrv1.VIF) { v.MACAddress = "01:00:5e:00:00:01" }),
+			request("ADD", "web", "u1", "c1"), types.ErrInvalidNetworkConfig},
 		{"unknown command", nil, &api.Request{Command: "FROB"}, types.ErrInvalidEnvironmentVariables},
 	}
 	for _, tt := range tests {
@@ -148,6 +185,13 @@ func TestAddErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+func withVIF(kp *kuryrv1.KuryrPort, f func(*kuryrv1.VIF)) *kuryrv1.KuryrPort {
+	v := kp.Status.VIFs[kuryrv1.DefaultInterface]
+	f(&v)
+	kp.Status.VIFs[kuryrv1.DefaultInterface] = v
+	return kp
 }
 
 func TestAddStopsWaitingWhenThePodGoes(t *testing.T) {
@@ -183,7 +227,7 @@ func TestStaleDelKeepsNewSandbox(t *testing.T) {
 	if _, cerr := d.Handle(context.Background(), request("DEL", "web", "u1", "old")); cerr != nil {
 		t.Fatal(cerr)
 	}
-	if _, ok := o.ports["tap-web"]; !ok || len(o.dels) != 0 {
+	if _, ok := o.ports[hostIf("web")]; !ok || len(o.dels) != 0 {
 		t.Errorf("a stale DEL unplugged the new sandbox: ports %v dels %v", o.ports, o.dels)
 	}
 	if len(k.removedPodIfs) != 1 || k.removedPodIfs[0] != "/run/netns/old" {
@@ -212,7 +256,7 @@ func TestGCKeepsOnlyValidAttachments(t *testing.T) {
 	if _, cerr := d.Handle(context.Background(), req); cerr != nil {
 		t.Fatal(cerr)
 	}
-	if _, ok := o.ports["tap-a"]; !ok || len(o.ports) != 1 {
+	if _, ok := o.ports[hostIf("a")]; !ok || len(o.ports) != 1 {
 		t.Errorf("after GC: %v", o.ports)
 	}
 }
@@ -259,7 +303,7 @@ func TestResult(t *testing.T) {
 		Gateway: "10.0.0.1", DNS: []string{"10.0.0.53"},
 		IPs:    []kuryrv1.IPAddress{{Address: "10.0.0.5/24"}, {Address: "fd00::5/64"}},
 		Routes: []kuryrv1.Route{{Destination: "192.168.0.0/16", Gateway: "10.0.0.254"}}}
-	r, err := Result(vif, "eth0", "/run/netns/x")
+	r, err := Result(vif, "tapp", "eth0", "/run/netns/x")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +319,7 @@ func TestResult(t *testing.T) {
 	if r.DNS.Nameservers[0] != "10.0.0.53" {
 		t.Errorf("dns %+v", r.DNS)
 	}
-	if _, err := Result(kuryrv1.VIF{PortID: "p"}, "eth0", "x"); err == nil {
+	if _, err := Result(kuryrv1.VIF{PortID: "p"}, "tapp", "eth0", "x"); err == nil {
 		t.Error("a port without addresses must be an error")
 	}
 }

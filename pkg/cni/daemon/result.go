@@ -11,13 +11,13 @@ import (
 )
 
 // Result is the CNI result for a pod plugged into vif: interface 0 is the
-// host end, 1 the pod end; a default route via the subnet gateway on the
+// host end (hostIf), 1 the pod end; a default route via the subnet gateway on the
 // default VIF, then the subnet's host routes. Pure.
-func Result(vif kuryrv1.VIF, ifName, netns string) (*current.Result, error) {
+func Result(vif kuryrv1.VIF, hostIf, ifName, netns string) (*current.Result, error) {
 	r := &current.Result{
 		CNIVersion: current.ImplementedSpecVersion,
 		Interfaces: []*current.Interface{
-			{Name: vif.VIFName},
+			{Name: hostIf},
 			{Name: ifName, Mac: vif.MACAddress, Mtu: vif.MTU, Sandbox: netns},
 		},
 	}

@@ -3,7 +3,9 @@ package daemon
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -11,69 +13,62 @@ import (
 	"time"
 
 	"github.com/containernetworking/cni/pkg/types"
-	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/kuryr-k8s/kuryr/pkg/cni/api"
 )
 
-var (
-	requestSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name:    "kuryr_cni_request_duration_seconds",
-		Help:    "CNI requests served by the daemon, by command and outcome.",
-		Buckets: prometheus.ExponentialBuckets(0.005, 2, 16),
-	}, []string{"command", "result"})
-	addStageSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name: "kuryr_cni_add_stage_seconds",
-		Help: "CNI ADD time by stage: wait_port (controller's port data), plug, wait_usable, and plug_and_usable (the two together).",
-		// Factor 1.5 from 1 ms to 128 s: fine enough to tell 0.9 s from
-		// 1.1 s, the plug + usable target.
-		Buckets: prometheus.ExponentialBuckets(0.001, 1.5, 30),
-	}, []string{"stage"})
-)
+// Bounds on what a client of the socket may send: a request is a CNI
+// invocation of a few kilobytes (a GC's list of valid attachments is the
+// largest), and kuryr-cni sends it at once.
+const MaxRequestBytes = 1 << 20
 
-// MustRegister adds the daemon's metrics to a registry.
-func MustRegister(r prometheus.Registerer) { r.MustRegister(requestSeconds, addStageSeconds) }
+// ReadTimeout bounds how long a client may take to send its request.
+var ReadTimeout = 10 * time.Second
 
-func observeAdd(waitPort, plugTime, waitUsable time.Duration) {
-	addStageSeconds.WithLabelValues("wait_port").Observe(waitPort.Seconds())
-	addStageSeconds.WithLabelValues("plug").Observe(plugTime.Seconds())
-	addStageSeconds.WithLabelValues("wait_usable").Observe(waitUsable.Seconds())
-	addStageSeconds.WithLabelValues("plug_and_usable").Observe((plugTime + waitUsable).Seconds())
+// NewServer serves POST api.Path on the daemon's socket and nothing else,
+// with bounded request sizes and read times. Answers are not bounded in
+// time: an ADD may wait minutes for its port.
+func NewServer(ctx context.Context, d *Daemon) *http.Server {
+	mux := http.NewServeMux()
+	mux.Handle("POST "+api.Path, d)
+	return &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: ReadTimeout,
+		ReadTimeout:       ReadTimeout,
+		IdleTimeout:       time.Minute,
+		MaxHeaderBytes:    16 << 10,
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+	}
 }
 
-// Handle serves one CNI request.
-func (d *Daemon) Handle(ctx context.Context, req *api.Request) ([]byte, *types.Error) {
-	ctx, cancel := context.WithTimeout(ctx, d.PortTimeout+d.UsableTimeout+30*time.Second)
-	defer cancel()
-	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("command", req.Command))
-	switch req.Command {
-	case "ADD":
-		return d.add(ctx, req)
-	case "DEL":
-		return nil, d.del(ctx, req)
-	case "CHECK":
-		return nil, d.check(ctx, req)
-	case "GC":
-		return nil, d.gc(ctx, req)
-	case "STATUS":
-		if err := d.Ready(); err != nil {
-			return nil, types.NewError(api.ErrNotReady, "kuryr-daemon cannot serve ADDs yet", err.Error())
+// DecodeRequest reads one request from kuryr-cni, at most MaxRequestBytes.
+func DecodeRequest(r io.Reader) (*api.Request, *types.Error) {
+	var req api.Request
+	dec := json.NewDecoder(io.LimitReader(r, MaxRequestBytes+1))
+	if err := dec.Decode(&req); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return nil, types.NewError(types.ErrDecodingFailure, "request too large", fmt.Sprintf("over %d bytes", MaxRequestBytes))
 		}
-		return nil, nil
+		return nil, types.NewError(types.ErrDecodingFailure, "invalid request from kuryr-cni", err.Error())
 	}
-	return nil, types.NewError(types.ErrInvalidEnvironmentVariables, fmt.Sprintf("unknown CNI_COMMAND %q", req.Command), "")
+	if dec.InputOffset() > MaxRequestBytes {
+		return nil, types.NewError(types.ErrDecodingFailure, "request too large", fmt.Sprintf("over %d bytes", MaxRequestBytes))
+	}
+	return &req, nil
 }
 
 // ServeHTTP decodes a request from kuryr-cni and answers it.
 func (d *Daemon) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	var req api.Request
-	var resp api.Response
 	start := time.Now()
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-		resp.Error = types.NewError(types.ErrDecodingFailure, "invalid request from kuryr-cni", err.Error())
+	var resp api.Response
+	req, cerr := DecodeRequest(http.MaxBytesReader(w, r.Body, MaxRequestBytes))
+	if cerr != nil {
+		resp.Error = cerr
+		req = &api.Request{Command: "invalid"}
 	} else {
-		resp.Result, resp.Error = d.Handle(r.Context(), &req)
+		resp.Result, resp.Error = d.Handle(r.Context(), req)
 	}
 	outcome, status := "ok", http.StatusOK
 	if resp.Error != nil {
@@ -81,10 +76,19 @@ func (d *Daemon) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		log.FromContext(r.Context()).Info("CNI request failed", "command", req.Command, "container", req.ContainerID,
 			"args", req.Args, "code", resp.Error.Code, "msg", resp.Error.Msg, "details", resp.Error.Details)
 	}
-	requestSeconds.WithLabelValues(req.Command, outcome).Observe(time.Since(start).Seconds())
+	requestSeconds.WithLabelValues(commandLabel(req.Command), outcome).Observe(time.Since(start).Seconds())
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(resp)
+}
+
+// commandLabel keeps the metric's label values bounded whatever clients send.
+func commandLabel(c string) string {
+	switch c {
+	case "ADD", "DEL", "CHECK", "GC", "STATUS":
+		return c
+	}
+	return "invalid"
 }
 
 // Listen opens the root-only unix socket kuryr-cni connects to.

@@ -93,6 +93,16 @@ func (o *OVS) addPorts(ctx context.Context, ps []Port) ([]struct{}, error) {
 	return make([]struct{}, len(ps)), nil
 }
 
+// EnsureInternalPort makes name an internal interface of bridge bound to
+// the Neutron port portID with the port's MAC (what ovn-controller binds),
+// in one transaction; what exists is updated in place.
+func (o *OVS) EnsureInternalPort(ctx context.Context, bridge, name, portID, mac string) error {
+	_, err := o.vsctl(ctx, "--may-exist", "add-port", bridge, name,
+		"--", "set", "Interface", name, "type=internal", fmt.Sprintf("mac=%q", mac),
+		"external_ids:iface-id="+portID, "external_ids:attached-mac="+mac, "external_ids:iface-status=active")
+	return err
+}
+
 // DelPort removes an OVS port; absent is fine.
 func (o *OVS) DelPort(ctx context.Context, name string) error {
 	_, err := o.vsctl(ctx, "--if-exists", "del-port", name)

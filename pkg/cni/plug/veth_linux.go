@@ -87,6 +87,15 @@ func DeleteVeth(hostIf string) {
 	}
 }
 
+// CheckNetns reports whether path is a network namespace.
+func CheckNetns(path string) error {
+	n, err := ns.GetNS(path)
+	if err != nil {
+		return err
+	}
+	return n.Close()
+}
+
 // RemovePodIf deletes ifName from a pod namespace that may no longer exist.
 func RemovePodIf(netnsPath, ifName string) error {
 	if netnsPath == "" {

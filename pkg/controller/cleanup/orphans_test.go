@@ -3,6 +3,7 @@ package cleanup
 import (
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
@@ -51,7 +52,7 @@ func TestOrphans(t *testing.T) {
 }
 
 func TestOrphanPoolPorts(t *testing.T) {
-	pool := func(id, node string) neutron.Port { return port(id, neutron.ClusterTag("c"), "kuryr-pool="+node) }
+	pool := func(id, node string) neutron.Port { return port(id, neutron.ClusterTag("c"), neutron.PoolTag(node)) }
 	ports := []neutron.Port{
 		pool("free-live-node", "n1"),
 		pool("free-gone-node", "n9"),
@@ -76,5 +77,24 @@ func TestOrphanPoolPorts(t *testing.T) {
 				t.Errorf("orphans %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestOrphanNodePortsAndYoungObjects(t *testing.T) {
+	now := time.Now()
+	aged := func(p neutron.Port, age time.Duration) neutron.Port { p.CreatedAt = now.Add(-age); return p }
+	ports := []neutron.Port{
+		aged(port("node-live", neutron.NodeTag("n1")), time.Hour),
+		aged(port("node-gone", neutron.NodeTag("n9")), time.Hour),
+		aged(port("dead-young", neutron.PodTag("dead")), time.Second),
+		aged(port("dead-old", neutron.PodTag("dead")), time.Hour),
+	}
+	o := Owners{Nodes: map[string]bool{"n1": true}, NodePortsEnabled: true, Cutoff: now.Add(-MinAge)}
+	var got []string
+	for _, p := range OrphanPorts(ports, o) {
+		got = append(got, p.ID)
+	}
+	if want := []string{"node-gone", "dead-old"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("orphans %v, want %v", got, want)
 	}
 }

@@ -3,6 +3,7 @@ package cleanup
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
@@ -53,5 +54,79 @@ func TestSweepDeletesOnlyOrphans(t *testing.T) {
 	}
 	if fn.Writes() != before {
 		t.Error("a sweep with nothing orphaned wrote to Neutron")
+	}
+}
+
+func sweepScheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(s)
+	_ = kuryrv1.AddToScheme(s)
+	return s
+}
+
+// The sweep lists Neutron before it reads Kubernetes: a pod whose port is
+// created between the two steps keeps its port.
+func TestSweepListsNeutronFirst(t *testing.T) {
+	fn := neutrontest.New(t)
+	tag := neutron.ClusterTag("c1")
+	c := fake.NewClientBuilder().WithScheme(sweepScheme()).Build()
+	var created string
+	fn.Fail = func(method, coll string) (int, string) {
+		if method == "GET" && coll == "ports" && created == "" {
+			// Between the sweep's two steps: a pod appears and gets its port.
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "new", Namespace: "ns", UID: "new-pod"}}
+			if err := c.Create(context.Background(), pod); err != nil {
+				t.Error(err)
+			}
+			created = fn.Add("ports", neutrontest.Object{"tags": []string{tag, neutron.PodTag("new-pod")}})
+		}
+		return 0, ""
+	}
+	sw := &Sweeper{Client: c, Neutron: neutron.New(fn.Client(t)), Ledger: forgotten{}, Cluster: "c1", Router: "r"}
+	if err := sw.Sweep(context.Background(), logr.Discard()); err != nil {
+		t.Fatal(err)
+	}
+	if fn.Get("ports", created) == nil {
+		t.Error("the sweep deleted the port of a pod created while it ran")
+	}
+}
+
+// Ports younger than MinAge are spared: their owner may not be visible yet.
+func TestSweepSparesYoungPorts(t *testing.T) {
+	fn := neutrontest.New(t)
+	young := fn.Add("ports", neutrontest.Object{"tags": []string{neutron.ClusterTag("c1"), neutron.PodTag("unknown")},
+		"created_at": time.Now().UTC().Format("2006-01-02T15:04:05Z")})
+	sw := &Sweeper{Client: fake.NewClientBuilder().WithScheme(sweepScheme()).Build(),
+		Neutron: neutron.New(fn.Client(t)), Ledger: forgotten{}, Cluster: "c1", Router: "r"}
+	if err := sw.Sweep(context.Background(), logr.Discard()); err != nil {
+		t.Fatal(err)
+	}
+	if fn.Get("ports", young) == nil {
+		t.Error("a young port was deleted")
+	}
+}
+
+// One failing delete does not stop the sweep.
+func TestSweepCarriesOnPastFailures(t *testing.T) {
+	fn := neutrontest.New(t)
+	tag := neutron.ClusterTag("c1")
+	fn.Add("ports", neutrontest.Object{"tags": []string{tag, neutron.PodTag("dead-1")}})
+	fn.Add("ports", neutrontest.Object{"tags": []string{tag, neutron.PodTag("dead-2")}})
+	deletes := 0
+	fn.Fail = func(method, coll string) (int, string) {
+		if method == "DELETE" {
+			if deletes++; deletes == 1 {
+				return 500, "internal error" // whichever goes first fails
+			}
+		}
+		return 0, ""
+	}
+	sw := &Sweeper{Client: fake.NewClientBuilder().WithScheme(sweepScheme()).Build(),
+		Neutron: neutron.New(fn.Client(t)), Ledger: forgotten{}, Cluster: "c1", Router: "r"}
+	if err := sw.Sweep(context.Background(), logr.Discard()); err == nil {
+		t.Error("the failure was not reported")
+	}
+	if fn.Count("ports") != 1 {
+		t.Errorf("%d ports left, want 1: the sweep stopped at the failure", fn.Count("ports"))
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,7 +25,7 @@ import (
 type networks interface {
 	FindNetwork(ctx context.Context, name, project string) (*neutron.Network, error)
 	CreateNetwork(ctx context.Context, name, project string, tags []string) (*neutron.Network, error)
-	EnsureSubnetFromPool(ctx context.Context, networkID, name, project, pool string, tags []string) (*subnets.Subnet, error)
+	EnsureSubnetFromPool(ctx context.Context, networkID, name, project, pool string, tags []string) (*neutron.Subnet, error)
 	EnsureRouterInterface(ctx context.Context, router, subnet string) error
 	RemoveRouterInterface(ctx context.Context, router, subnet string) error
 	DeleteNetwork(ctx context.Context, id string) error

@@ -2,13 +2,14 @@ package kuryrport
 
 import (
 	"context"
+	"fmt"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
-	"github.com/kuryr-k8s/kuryr/pkg/kpstatus"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
 
@@ -18,10 +19,10 @@ type activeLister interface {
 }
 
 // ActivityWatcher marks KuryrPorts active when Neutron reports their ports
-// ACTIVE, for backends other than OVN (with OVN the node daemons do it, at no
-// cost to Neutron). Neutron has no event stream for clients, so it asks, but
-// with one query for the whole cluster per interval and only while some port
-// is still inactive: never a request per pod.
+// ACTIVE: it is the only writer of that field (the node daemons write
+// nothing to KuryrPorts). Neutron has no event stream for clients, so it
+// asks, but with one query for the whole cluster per interval and only while
+// some port is still inactive: never a request per pod.
 type ActivityWatcher struct {
 	Client   client.Client
 	Neutron  activeLister
@@ -52,7 +53,7 @@ func (w *ActivityWatcher) sweep(ctx context.Context) error {
 	}
 	var waiting []kuryrv1.KuryrPort
 	for _, kp := range kps.Items {
-		if v, ok := kp.Status.VIFs["eth0"]; ok && !v.Active && kp.DeletionTimestamp.IsZero() {
+		if v, ok := kp.Status.VIFs[kuryrv1.DefaultInterface]; ok && !v.Active && kp.DeletionTimestamp.IsZero() {
 			waiting = append(waiting, kp)
 		}
 	}
@@ -64,11 +65,20 @@ func (w *ActivityWatcher) sweep(ctx context.Context) error {
 		return err
 	}
 	for _, kp := range waiting {
-		if active[kp.Status.VIFs["eth0"].PortID] {
-			if err := kpstatus.MarkActive(ctx, w.Client, kp.Namespace, kp.Name); err != nil {
+		if active[kp.Status.VIFs[kuryrv1.DefaultInterface].PortID] {
+			if err := markActive(ctx, w.Client, kp.Namespace, kp.Name); err != nil {
 				log.FromContext(ctx).Error(err, "marking port active", "kuryrport", kp.Namespace+"/"+kp.Name)
 			}
 		}
 	}
 	return nil
+}
+
+// markActive sets only status.vifs.eth0.active (a merge patch), so that it
+// never races with the reconciler writing the other fields.
+func markActive(ctx context.Context, c client.Client, ns, name string) error {
+	kp := &kuryrv1.KuryrPort{}
+	kp.Namespace, kp.Name = ns, name
+	patch := fmt.Sprintf(`{"status":{"vifs":{%q:{"active":true}}}}`, kuryrv1.DefaultInterface)
+	return client.IgnoreNotFound(c.Status().Patch(ctx, kp, client.RawPatch(types.MergePatchType, []byte(patch))))
 }

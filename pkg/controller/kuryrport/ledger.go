@@ -1,8 +1,8 @@
 package kuryrport
 
 import (
-	"context"
 	"sync"
+	"time"
 
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
@@ -11,42 +11,29 @@ import (
 // loaded once from Neutron at start (one list call) and kept current by the
 // reconciler, so that creating a port never needs a read first, yet a port
 // created before a crash, whose KuryrPort status was never written, is
-// adopted instead of created twice.
+// adopted instead of created twice. It also remembers the pods whose last
+// create went unanswered: their port is looked up by tag before another is
+// created.
 type Ledger struct {
-	mu    sync.Mutex
-	byPod map[string]neutron.Port
-	ready bool
+	mu      sync.Mutex
+	byPod   map[string]neutron.Port
+	unclear map[string]time.Time // pod UID -> when a create for it went unanswered
 }
 
-// NewLedger returns an empty ledger that is not ready until Load succeeds.
-func NewLedger() *Ledger { return &Ledger{byPod: map[string]neutron.Port{}} }
-
-type portLister interface {
-	ListPorts(ctx context.Context, tags []string, status string) ([]neutron.Port, error)
+// NewLedger returns an empty ledger.
+func NewLedger() *Ledger {
+	return &Ledger{byPod: map[string]neutron.Port{}, unclear: map[string]time.Time{}}
 }
 
-// Load reads the cluster's ports from Neutron.
-func (l *Ledger) Load(ctx context.Context, n portLister, cluster string) error {
-	ps, err := n.ListPorts(ctx, []string{neutron.ClusterTag(cluster)}, "")
-	if err != nil {
-		return err
-	}
+// load records the pod ports among ports (the cluster's, listed at start).
+func (l *Ledger) load(ports []neutron.Port) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for _, p := range ps {
+	for _, p := range ports {
 		if uid := neutron.PodUIDOf(p.Tags); uid != "" {
 			l.byPod[uid] = p
 		}
 	}
-	l.ready = true
-	return nil
-}
-
-// Ready reports whether Load has succeeded.
-func (l *Ledger) Ready() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.ready
 }
 
 // Lookup returns the port of a pod, if one exists.
@@ -57,11 +44,12 @@ func (l *Ledger) Lookup(podUID string) (neutron.Port, bool) {
 	return p, ok
 }
 
-// Record remembers a port just created for a pod.
+// Record remembers a port just created or found for a pod.
 func (l *Ledger) Record(podUID string, p neutron.Port) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.byPod[podUID] = p
+	delete(l.unclear, podUID)
 }
 
 // Forget drops a pod's port once it is deleted.
@@ -69,6 +57,7 @@ func (l *Ledger) Forget(podUID string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	delete(l.byPod, podUID)
+	delete(l.unclear, podUID)
 }
 
 // ForgetPort drops a pod's port only if it is the one known, so that
@@ -79,6 +68,31 @@ func (l *Ledger) ForgetPort(podUID, portID string) {
 	if p, ok := l.byPod[podUID]; ok && p.ID == portID {
 		delete(l.byPod, podUID)
 	}
+}
+
+// MarkUnclear records that a create for the pod may have succeeded unseen.
+func (l *Ledger) MarkUnclear(podUID string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, ok := l.unclear[podUID]; !ok {
+		l.unclear[podUID] = time.Now()
+	}
+}
+
+// Unclear returns when a create for the pod went unanswered, if one did and
+// no lookup has settled it since.
+func (l *Ledger) Unclear(podUID string) (time.Time, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	t, ok := l.unclear[podUID]
+	return t, ok
+}
+
+// ClearUnclear records that a lookup settled the question: nothing exists.
+func (l *Ledger) ClearUnclear(podUID string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.unclear, podUID)
 }
 
 // Len is the number of known ports.

@@ -1,52 +1,79 @@
 package kuryrport
 
 import (
-	"context"
 	"sync"
 	"time"
 
-	"sigs.k8s.io/controller-runtime/pkg/log"
-
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
-
-// PoolTag marks a pooled port with the node it is bound to. A pooled port
-// carries no pod tag: the KuryrPort that holds it records the ownership, so
-// a port taken just before a crash, whose KuryrPort status was never
-// written, simply returns to the pool at restart.
-func PoolTag(node string) string { return "kuryr-pool=" + node }
 
 // PoolSettings are the [vif_pool] options.
 type PoolSettings struct {
 	Min, Max, Batch int
 }
 
-// poolAPI is the Neutron seam of the pool.
-type poolAPI interface {
-	CreatePorts(ctx context.Context, specs []neutron.PortSpec) ([]neutron.Port, error)
-	ListPorts(ctx context.Context, tags []string, status string) ([]neutron.Port, error)
-	DeletePort(ctx context.Context, id string) error
-}
-
 // Pool keeps ready Neutron ports per node (on one subnet, with the pod
 // security groups): the original kuryr's main start-up optimisation. A pod
 // takes a port without any Neutron request; the port's creation happened
 // earlier, in bulk, off the pod's critical path.
+//
+// Every port the pool knows has exactly one state (free, held by a pod, or
+// being deleted) in one map, and a node's free list holds a port only while
+// its state is free: a port cannot be free twice, nor free while a pod
+// holds it, whatever order releases, retries and restarts come in.
 type Pool struct {
-	mu       sync.Mutex
-	free     map[string][]neutron.Port // node -> ports
-	nodes    map[string]bool           // nodes to keep filled
-	kick     chan struct{}
-	target   Target
-	Neutron  poolAPI
+	mu      sync.Mutex
+	ports   map[string]*pooled  // port id -> state
+	free    map[string][]string // node -> free port ids, most recent last
+	nodes   map[string]bool     // nodes to keep filled
+	unclear map[string]time.Time
+	kick    chan struct{}
+	target  Target
+	Neutron poolAPI
+	// Settings are the pool's bounds, Spec what its ports are created with.
 	Settings PoolSettings
 	Spec     Settings
 }
 
+type portState int
+
+const (
+	stateFree portState = iota
+	stateHeld
+	stateRetiring
+	// stateGone: deleted; remembered for a while so that a listing taken
+	// before the delete cannot bring it back.
+	stateGone
+)
+
+// goneMemory is how long deleted ports are remembered.
+const goneMemory = 10 * time.Minute
+
+type pooled struct {
+	port   neutron.Port
+	node   string
+	state  portState
+	holder string    // pod UID while held
+	goneAt time.Time // when deleted
+}
+
+// Release says what to do with a port a pod gave back.
+type Release int
+
+const (
+	// Returned: the port is back in its node's pool.
+	Returned Release = iota
+	// Retire: the pool is full; delete the port, then call Forget.
+	Retire
+	// NotOurs: another pod holds the port now (a release retried after the
+	// port was handed out again); leave it alone.
+	NotOurs
+)
+
 // NewPool returns an empty pool; it serves nothing until SetTarget.
 func NewPool(n poolAPI, s PoolSettings, spec Settings) *Pool {
-	return &Pool{free: map[string][]neutron.Port{}, nodes: map[string]bool{}, kick: make(chan struct{}, 1),
-		Neutron: n, Settings: s, Spec: spec}
+	return &Pool{ports: map[string]*pooled{}, free: map[string][]string{}, nodes: map[string]bool{},
+		unclear: map[string]time.Time{}, kick: make(chan struct{}, 1), Neutron: n, Settings: s, Spec: spec}
 }
 
 // SetTarget sets the network and subnet pooled ports are created on.
@@ -63,53 +90,69 @@ func (p *Pool) Serves(t Target) bool {
 	return p.target.SubnetID != "" && p.target == t
 }
 
-// Load adopts the pooled ports Neutron has, except those in use (inUse: the
-// port ids KuryrPort statuses name).
-func (p *Pool) Load(ctx context.Context, inUse map[string]bool) error {
-	ports, err := p.Neutron.ListPorts(ctx, []string{neutron.ClusterTag(p.Spec.Cluster)}, "")
-	if err != nil {
-		return err
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, port := range ports {
-		node := neutron.TagValue(port.Tags, "kuryr-pool=")
-		if node != "" && !inUse[port.ID] {
-			p.free[node] = append(p.free[node], port)
-			p.nodes[node] = true
-			p.gauge(node)
-		}
-	}
-	return nil
-}
-
-// Take hands out a ready port bound to node, if one is free, and asks for a
-// refill.
-func (p *Pool) Take(node string) (neutron.Port, bool) {
+// Take hands out a ready port bound to node to the pod podUID, if one is
+// free, and asks for a refill.
+func (p *Pool) Take(node, podUID string) (neutron.Port, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.nodes[node] = true
 	p.signal()
-	ports := p.free[node]
-	if len(ports) == 0 {
+	ids := p.free[node]
+	if len(ids) == 0 {
 		return neutron.Port{}, false
 	}
-	port := ports[len(ports)-1]
-	p.free[node] = ports[:len(ports)-1]
+	e := p.ports[ids[len(ids)-1]]
+	p.free[node] = ids[:len(ids)-1]
+	e.state, e.holder = stateHeld, podUID
 	p.gauge(node)
-	return port, true
+	return e.port, true
 }
 
-// Put returns a released port; false if the pool is full (delete it).
-func (p *Pool) Put(node string, port neutron.Port) bool {
+// Release takes back a port the pod podUID held.
+func (p *Pool) Release(port neutron.Port, podUID string) Release {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.Settings.Max > 0 && len(p.free[node]) >= p.Settings.Max {
-		return false
+	e, known := p.ports[port.ID]
+	switch {
+	case !known:
+		// The pool, loaded before any release, knows every pooled port
+		// that exists: this one is a pod's own port, or deleted already.
+		return Retire
+	case e.state == stateFree:
+		return Returned
+	case e.state == stateRetiring || e.state == stateGone:
+		return Retire
+	case e.holder != podUID:
+		return NotOurs
 	}
-	p.free[node] = append(p.free[node], port)
-	p.gauge(node)
-	return true
+	if (p.Settings.Max > 0 && len(p.free[e.node]) >= p.Settings.Max) || !p.nodes[e.node] {
+		e.state, e.holder = stateRetiring, ""
+		return Retire
+	}
+	p.makeFree(e)
+	return Returned
+}
+
+// Forget records that a port was deleted.
+func (p *Pool) Forget(portID string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	e, ok := p.ports[portID]
+	if !ok {
+		e = &pooled{}
+		p.ports[portID] = e
+	}
+	if e.state == stateFree {
+		p.dropFree(e)
+	}
+	e.state, e.holder, e.goneAt = stateGone, "", time.Now()
+}
+
+// FreeCount is the number of free ports of node.
+func (p *Pool) FreeCount(node string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.free[node])
 }
 
 // Fill declares a node to keep filled.
@@ -125,6 +168,15 @@ func (p *Pool) Fill(node string) {
 func (p *Pool) Prune(live map[string]bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	for id, e := range p.ports {
+		switch {
+		case e.state == stateGone && time.Since(e.goneAt) > goneMemory:
+			delete(p.ports, id)
+		case e.state == stateFree && !live[e.node]:
+			// Its node is gone: the sweep deletes it.
+			e.state, e.goneAt = stateGone, time.Now()
+		}
+	}
 	for node := range p.free {
 		if !live[node] {
 			delete(p.free, node)
@@ -134,8 +186,51 @@ func (p *Pool) Prune(live map[string]bool) {
 	for node := range p.nodes {
 		if !live[node] {
 			delete(p.nodes, node)
+			delete(p.unclear, node)
 		}
 	}
+}
+
+// learn records ports found in Neutron that the pool does not know: free,
+// or held by the pod holders names. Callers hold p.mu.
+func (p *Pool) learn(ports []neutron.Port, holders map[string]string) int {
+	n := 0
+	for _, port := range ports {
+		node := neutron.PoolNodeOf(port.Tags)
+		if _, known := p.ports[port.ID]; known || node == "" {
+			continue
+		}
+		e := &pooled{port: port, node: node}
+		p.ports[port.ID] = e
+		p.nodes[node] = true
+		if pod, held := holders[port.ID]; held {
+			e.state, e.holder = stateHeld, pod
+			continue
+		}
+		p.makeFree(e)
+		n++
+	}
+	return n
+}
+
+// makeFree puts a port that is not free on its node's free list. Callers
+// hold p.mu.
+func (p *Pool) makeFree(e *pooled) {
+	e.state, e.holder = stateFree, ""
+	p.free[e.node] = append(p.free[e.node], e.port.ID)
+	p.gauge(e.node)
+}
+
+// dropFree takes a free port off its node's list. Callers hold p.mu.
+func (p *Pool) dropFree(e *pooled) {
+	ids := p.free[e.node]
+	for i, id := range ids {
+		if id == e.port.ID {
+			p.free[e.node] = append(ids[:i:i], ids[i+1:]...)
+			break
+		}
+	}
+	p.gauge(e.node)
 }
 
 // gauge publishes a node's free count; callers hold p.mu.
@@ -146,65 +241,4 @@ func (p *Pool) signal() {
 	case p.kick <- struct{}{}:
 	default:
 	}
-}
-
-// Start refills every node below Min with bulk creations of Batch ports,
-// whenever a port is taken and at least every 20 s (a manager Runnable).
-func (p *Pool) Start(ctx context.Context) error {
-	t := time.NewTicker(20 * time.Second)
-	defer t.Stop()
-	for {
-		for node, want := range p.deficits() {
-			if err := p.refill(ctx, node, want); err != nil {
-				log.FromContext(ctx).Error(err, "refilling the port pool", "node", node)
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-p.kick:
-		case <-t.C:
-		}
-	}
-}
-
-func (p *Pool) deficits() map[string]int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	out := map[string]int{}
-	for node := range p.nodes {
-		if n := len(p.free[node]); n < p.Settings.Min {
-			out[node] = max(p.Settings.Batch, p.Settings.Min-n)
-		}
-	}
-	return out
-}
-
-func (p *Pool) refill(ctx context.Context, node string, n int) error {
-	p.mu.Lock()
-	target := p.target
-	p.mu.Unlock()
-	specs := make([]neutron.PortSpec, n)
-	for i := range specs {
-		specs[i] = neutron.PortSpec{
-			Name: "kuryr-pool-port", NetworkID: target.NetworkID, SubnetID: target.SubnetID,
-			ProjectID: p.Spec.ProjectID, HostID: node, DeviceOwner: DeviceOwner,
-			SecurityGroups: p.Spec.SecurityGroups,
-			Tags:           append([]string{neutron.ClusterTag(p.Spec.Cluster), PoolTag(node)}, p.Spec.ExtraTags...),
-		}
-	}
-	ports, err := p.Neutron.CreatePorts(ctx, specs)
-	if err != nil {
-		return err
-	}
-	p.mu.Lock()
-	if !p.nodes[node] {
-		p.mu.Unlock()
-		return nil // pruned meanwhile: the sweep deletes them
-	}
-	p.free[node] = append(p.free[node], ports...)
-	p.gauge(node)
-	p.mu.Unlock()
-	log.FromContext(ctx).Info("port pool refilled", "node", node, "created", len(ports))
-	return nil
 }

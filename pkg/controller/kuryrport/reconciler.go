@@ -5,10 +5,10 @@ package kuryrport
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -28,12 +28,13 @@ import (
 type portAPI interface {
 	CreatePort(ctx context.Context, s neutron.PortSpec) (*neutron.Port, error)
 	GetPort(ctx context.Context, id string) (*neutron.Port, error)
+	ListPorts(ctx context.Context, tags []string, status string) ([]neutron.Port, error)
 	DeletePort(ctx context.Context, id string) error
 }
 
 // netInfo serves subnet and network details (cached).
 type netInfo interface {
-	Subnet(ctx context.Context, id string) (*subnets.Subnet, error)
+	Subnet(ctx context.Context, id string) (*neutron.Subnet, error)
 	Network(ctx context.Context, id string) (*neutron.Network, error)
 }
 
@@ -56,8 +57,10 @@ type Reconciler struct {
 	Recorder Recorder
 	Settings Settings
 	// Pool, when set, hands out pre-created ports on the default target.
-	Pool  *Pool
-	watch stopwatch
+	Pool *Pool
+	// Started reports that start-up (ledger, pool) has completed.
+	Started interface{ Completed() bool }
+	watch   stopwatch
 }
 
 // Reconcile creates the port of a KuryrPort, or deletes it when the
@@ -67,7 +70,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Get(ctx, req.NamespacedName, &kp); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if !r.Ledger.Ready() {
+	if !r.Started.Completed() {
 		// Until the ledger is loaded a crash-orphaned port cannot be told
 		// from a missing one.
 		return ctrl.Result{RequeueAfter: 500 * time.Millisecond}, nil
@@ -95,6 +98,11 @@ func (r *Reconciler) ensurePort(ctx context.Context, kp *kuryrv1.KuryrPort) (ctr
 		return ctrl.Result{}, r.setCondition(ctx, kp, metav1.ConditionFalse, kuryrv1.ReasonWaiting, "waiting for the namespace's network")
 	}
 	port, reason, err := r.obtainPort(ctx, kp, target)
+	var wait settling
+	if errors.As(err, &wait) {
+		return ctrl.Result{RequeueAfter: time.Duration(wait)}, r.setCondition(ctx, kp, metav1.ConditionFalse,
+			kuryrv1.ReasonWaiting, "looking for the port of an unanswered create before creating another")
+	}
 	if err != nil {
 		return ctrl.Result{}, r.fail(ctx, kp, "CreatePort", err)
 	}
@@ -125,42 +133,6 @@ func (r *Reconciler) ensurePort(ctx context.Context, kp *kuryrv1.KuryrPort) (ctr
 	return ctrl.Result{}, nil
 }
 
-// obtainPort returns the pod's port: the one the ledger knows (re-read if
-// it was not bound when listed), or a new one.
-func (r *Reconciler) obtainPort(ctx context.Context, kp *kuryrv1.KuryrPort, target Target) (neutron.Port, string, error) {
-	if p, found := r.Ledger.Lookup(kp.Spec.PodUID); found {
-		if p.VIFType != neutron.VIFTypeUnbound && p.VIFType != "" {
-			return p, kuryrv1.ReasonAdopted, nil
-		}
-		fresh, err := r.Neutron.GetPort(ctx, p.ID)
-		if neutron.IsNotFound(err) {
-			r.Ledger.Forget(kp.Spec.PodUID)
-			return r.obtainPort(ctx, kp, target)
-		}
-		if err != nil {
-			return p, "", err
-		}
-		r.Ledger.Record(kp.Spec.PodUID, *fresh)
-		return *fresh, kuryrv1.ReasonAdopted, nil
-	}
-	if r.Pool != nil && r.Pool.Serves(target) {
-		if p, ok := r.Pool.Take(kp.Spec.PodNodeName); ok {
-			r.Ledger.Record(kp.Spec.PodUID, p)
-			return p, kuryrv1.ReasonPooled, nil
-		}
-	}
-	created, err := r.Neutron.CreatePort(ctx, portSpec(kp, target, r.Settings))
-	if created != nil {
-		// Even a port created with an error after it (tagging) is recorded,
-		// so the retry adopts it rather than making another.
-		r.Ledger.Record(kp.Spec.PodUID, *created)
-	}
-	if err != nil {
-		return neutron.Port{}, "", err
-	}
-	return *created, kuryrv1.ReasonCreated, nil
-}
-
 func (r *Reconciler) ensureFinalizer(ctx context.Context, kp *kuryrv1.KuryrPort) error {
 	if controllerutil.ContainsFinalizer(kp, kuryrv1.KuryrPortFinalizer) {
 		return nil
@@ -176,7 +148,7 @@ func (r *Reconciler) ensureFinalizer(ctx context.Context, kp *kuryrv1.KuryrPort)
 }
 
 func (r *Reconciler) vif(ctx context.Context, p *neutron.Port) (kuryrv1.VIF, error) {
-	byID := map[string]*subnets.Subnet{}
+	byID := map[string]*neutron.Subnet{}
 	for _, ip := range p.FixedIPs {
 		s, err := r.Info.Subnet(ctx, ip.SubnetID)
 		if err != nil {
@@ -193,7 +165,7 @@ func (r *Reconciler) vif(ctx context.Context, p *neutron.Port) (kuryrv1.VIF, err
 
 func (r *Reconciler) writeVIF(ctx context.Context, kp *kuryrv1.KuryrPort, vif kuryrv1.VIF, reason string) error {
 	patch := client.MergeFrom(kp.DeepCopy())
-	kp.Status.VIFs = map[string]kuryrv1.VIF{"eth0": vif}
+	kp.Status.VIFs = map[string]kuryrv1.VIF{kuryrv1.DefaultInterface: vif}
 	meta.SetStatusCondition(&kp.Status.Conditions, metav1.Condition{
 		Type: kuryrv1.ConditionReady, Status: metav1.ConditionTrue, Reason: reason,
 		Message: fmt.Sprintf("port %s (%s) on node %s", vif.PortID, vif.IPs[0].Address, kp.Spec.PodNodeName),
@@ -212,11 +184,14 @@ func (r *Reconciler) finalize(ctx context.Context, kp *kuryrv1.KuryrPort) error 
 		return nil
 	}
 	for _, p := range r.portsOf(kp) {
-		if r.Pool != nil && neutron.PodUIDOf(p.Tags) == "" && r.Pool.Put(kp.Spec.PodNodeName, p) {
-			continue // a pooled port goes back to its node's pool
+		if r.Pool != nil && r.Pool.Release(p, kp.Spec.PodUID) != Retire {
+			continue // back in its node's pool, or another pod's now
 		}
 		if err := r.Neutron.DeletePort(ctx, p.ID); err != nil {
 			return r.fail(ctx, kp, "DeletePort", err)
+		}
+		if r.Pool != nil {
+			r.Pool.Forget(p.ID)
 		}
 	}
 	r.Ledger.Forget(kp.Spec.PodUID)
@@ -229,9 +204,7 @@ func (r *Reconciler) finalize(ctx context.Context, kp *kuryrv1.KuryrPort) error 
 }
 
 // portsOf are the ports a KuryrPort holds: the one its status names and the
-// one the ledger knows for its pod. A port the status names but the ledger
-// does not know carries no pod tag (the ledger loads every pod-tagged port):
-// it came from the pool.
+// one the ledger knows for its pod.
 func (r *Reconciler) portsOf(kp *kuryrv1.KuryrPort) []neutron.Port {
 	byID := map[string]neutron.Port{}
 	if p, ok := r.Ledger.Lookup(kp.Spec.PodUID); ok {

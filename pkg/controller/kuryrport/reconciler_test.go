@@ -32,11 +32,17 @@ func (e *events) Eventf(_, _ runtime.Object, _, reason, _, _ string, _ ...any) {
 }
 
 type env struct {
-	r      *Reconciler
-	fake   *neutrontest.Fake
-	events *events
-	subnet string
+	r       *Reconciler
+	fake    *neutrontest.Fake
+	events  *events
+	subnet  string
+	started bool
 }
+
+// started stands for a completed start-up.
+type started struct{}
+
+func (started) Completed() bool { return true }
 
 func newEnv(t *testing.T, objs ...client.Object) *env {
 	t.Helper()
@@ -55,7 +61,7 @@ func newEnv(t *testing.T, objs ...client.Object) *env {
 	info := neutron.NewInfo(nc, time.Minute)
 	ev := &events{}
 	r := &Reconciler{
-		Client: c, Neutron: nc, Info: info, Ledger: NewLedger(), Recorder: ev,
+		Client: c, Neutron: nc, Info: info, Ledger: NewLedger(), Recorder: ev, Started: started{},
 		Target:   DefaultTarget(info, sub),
 		Settings: Settings{Cluster: "c1", ProjectID: "p", SecurityGroups: []string{"sg"}, PortDebug: true, Bridge: "br-int"},
 	}
@@ -69,15 +75,30 @@ func kp(name, uid string) *kuryrv1.KuryrPort {
 	}
 }
 
+// start does what start-up does for the ledger: load the cluster's ports.
+func (e *env) start(t *testing.T) []neutron.Port {
+	t.Helper()
+	ports, err := e.r.Neutron.(*neutron.Client).ListPorts(context.Background(), []string{neutron.ClusterTag("c1")}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.r.Ledger.load(ports)
+	e.started = true
+	return ports
+}
+
 func (e *env) reconcile(t *testing.T, name string) error {
 	t.Helper()
-	if !e.r.Ledger.Ready() {
-		if err := e.r.Ledger.Load(context.Background(), e.r.Neutron.(*neutron.Client), "c1"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	_, err := e.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: name}})
+	_, err := e.reconcileResult(t, name)
 	return err
+}
+
+func (e *env) reconcileResult(t *testing.T, name string) (ctrl.Result, error) {
+	t.Helper()
+	if !e.started {
+		e.start(t)
+	}
+	return e.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: name}})
 }
 
 func (e *env) get(t *testing.T, name string) *kuryrv1.KuryrPort {
@@ -103,7 +124,7 @@ func TestCreatesPortAndWritesStatus(t *testing.T) {
 		t.Errorf("port %v", port)
 	}
 	if vif.Gateway != "10.10.0.1" || vif.MTU != 1442 || len(vif.IPs) != 1 || vif.IPs[0].Address[len(vif.IPs[0].Address)-3:] != "/24" ||
-		len(vif.Routes) != 1 || len(vif.DNS) != 1 || vif.VIFName != VIFName(vif.PortID) {
+		len(vif.Routes) != 1 || len(vif.DNS) != 1 || vif.VIFName != kuryrv1.HostIfName(vif.PortID) {
 		t.Errorf("vif %+v", vif)
 	}
 	if w := e.fake.Writes(); w != 1 {
@@ -144,9 +165,7 @@ func TestAdoptsPortStillBeingBound(t *testing.T) {
 		"fixed_ips": []neutrontest.Object{{"subnet_id": e.subnet, "ip_address": "10.10.0.7"}},
 		"tags":      []string{neutron.ClusterTag("c1"), neutron.PodTag("uid-1")},
 	})
-	if err := e.r.Ledger.Load(context.Background(), e.r.Neutron.(*neutron.Client), "c1"); err != nil {
-		t.Fatal(err)
-	}
+	e.start(t)
 	e.fake.Get("ports", id)["binding:vif_type"] = "ovs" // Neutron finished binding
 	if err := e.reconcile(t, "web"); err != nil {
 		t.Fatal(err)
@@ -225,10 +244,7 @@ func TestFinalizeDeletesPortAndReleases(t *testing.T) {
 // replaced on the retry, and the reason is visible.
 func TestBindingFailedIsReplacedAndVisible(t *testing.T) {
 	e := newEnv(t, kp("web", "uid-1"))
-	e.fake.Fail = nil
-	if err := e.r.Ledger.Load(context.Background(), e.r.Neutron.(*neutron.Client), "c1"); err != nil {
-		t.Fatal(err)
-	}
+	e.start(t)
 	id := e.fake.Add("ports", neutrontest.Object{
 		"network_id": "n", "status": "DOWN", "binding:vif_type": "binding_failed",
 		"fixed_ips": []neutrontest.Object{{"subnet_id": e.subnet, "ip_address": "10.10.0.7"}},
@@ -250,77 +266,5 @@ func TestBindingFailedIsReplacedAndVisible(t *testing.T) {
 	}
 	if v, ok := e.get(t, "web").Status.DefaultVIF(); !ok || v.PortID == id || v.VIFType != "ovs" {
 		t.Errorf("after the retry: %+v", v)
-	}
-}
-
-// With a pool, a pod takes a ready port (no Neutron request) and gives it
-// back when it goes (no delete).
-func TestPooledPortTakenAndReturned(t *testing.T) {
-	e := newEnv(t, kp("web", "uid-1"))
-	nc := e.r.Neutron.(*neutron.Client)
-	target, _, _ := e.r.Target(context.Background(), nil)
-	pool := NewPool(nc, PoolSettings{Min: 2, Batch: 2}, e.r.Settings)
-	pool.SetTarget(target)
-	pool.Fill("node-a")
-	if err := pool.refill(context.Background(), "node-a", 2); err != nil {
-		t.Fatal(err)
-	}
-	e.r.Pool = pool
-	writes := e.fake.Writes()
-	if err := e.reconcile(t, "web"); err != nil {
-		t.Fatal(err)
-	}
-	got := e.get(t, "web")
-	if v, ok := got.Status.DefaultVIF(); !ok || v.VIFType != "ovs" || e.fake.Get("ports", v.PortID)["name"] != "kuryr-pool-port" {
-		t.Errorf("vif %+v", v)
-	}
-	if e.fake.Writes() != writes {
-		t.Errorf("taking a pooled port wrote to Neutron: %v", e.fake.Requests)
-	}
-	if err := e.r.Delete(context.Background(), got); err != nil {
-		t.Fatal(err)
-	}
-	e.r.Ledger = NewLedger() // as after a restart: the status alone names the port
-	if err := e.reconcile(t, "web"); err != nil {
-		t.Fatal(err)
-	}
-	if e.fake.Count("ports") != 2 || e.fake.Writes() != writes {
-		t.Errorf("release deleted a pooled port: %d ports, %v", e.fake.Count("ports"), e.fake.Requests)
-	}
-	if _, ok := pool.Take("node-a"); !ok {
-		t.Error("the released port is not back in the pool")
-	}
-}
-
-// A removed node's pool is forgotten, and a refill that was in flight when
-// it was removed does not bring it back.
-func TestPoolPrunesRemovedNodes(t *testing.T) {
-	e := newEnv(t)
-	target, _, _ := e.r.Target(context.Background(), nil)
-	pool := NewPool(e.r.Neutron.(*neutron.Client), PoolSettings{Min: 2, Batch: 1}, e.r.Settings)
-	pool.SetTarget(target)
-	for _, node := range []string{"node-a", "node-b"} {
-		pool.Fill(node)
-		if err := pool.refill(context.Background(), node, 1); err != nil {
-			t.Fatal(err)
-		}
-	}
-	pool.Prune(map[string]bool{"node-a": true})
-	if _, ok := pool.Take("node-b"); ok {
-		t.Error("a removed node's port was handed out")
-	}
-	pool.Prune(map[string]bool{"node-a": true}) // Take marked node-b wanted again
-	if d := pool.deficits(); len(d) != 1 || d["node-a"] != 1 {
-		t.Errorf("deficits %v, want only node-a's", d)
-	}
-	if err := pool.refill(context.Background(), "node-b", 1); err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := pool.Take("node-a"); !ok {
-		t.Error("node-a lost its port")
-	}
-	pool.Prune(map[string]bool{"node-a": true})
-	if _, ok := pool.Take("node-b"); ok {
-		t.Error("a refill for a removed node came back into the pool")
 	}
 }

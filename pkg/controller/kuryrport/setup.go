@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -14,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
 
 // RateLimiter retries a failing object after 0.5 s, doubling up to 2 min:
@@ -51,7 +51,7 @@ func (r *Reconciler) waitingOn(ctx context.Context, o client.Object) []reconcile
 
 // subnetReader is what DefaultTarget needs.
 type subnetReader interface {
-	Subnet(ctx context.Context, id string) (*subnets.Subnet, error)
+	Subnet(ctx context.Context, id string) (*neutron.Subnet, error)
 }
 
 // DefaultTarget puts every port on the one configured pod subnet.

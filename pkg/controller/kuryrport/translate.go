@@ -7,8 +7,6 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
-
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
@@ -48,10 +46,10 @@ func portSpec(kp *kuryrv1.KuryrPort, t Target, s Settings) neutron.PortSpec {
 
 // vifFor turns a Neutron port, its subnets and its network into what the node
 // needs to plug it. Pure; subnets are looked up by id.
-func vifFor(p *neutron.Port, subnetsByID map[string]*subnets.Subnet, mtu int, s Settings) (kuryrv1.VIF, error) {
+func vifFor(p *neutron.Port, subnetsByID map[string]*neutron.Subnet, mtu int, s Settings) (kuryrv1.VIF, error) {
 	v := kuryrv1.VIF{
 		PortID: p.ID, MACAddress: p.MACAddress, NetworkID: p.NetworkID,
-		VIFType: p.VIFType, Bridge: s.Bridge, VIFName: VIFName(p.ID),
+		VIFType: p.VIFType, Bridge: s.Bridge, VIFName: kuryrv1.HostIfName(p.ID),
 		Default: true, Active: p.Status == "ACTIVE", MTU: mtu,
 	}
 	if s.MTUCap > 0 && s.MTUCap < v.MTU {
@@ -75,24 +73,14 @@ func vifFor(p *neutron.Port, subnetsByID map[string]*subnets.Subnet, mtu int, s 
 			v.Gateway = sub.GatewayIP
 		}
 		for _, r := range sub.HostRoutes {
-			v.Routes = append(v.Routes, kuryrv1.Route{Destination: r.DestinationCIDR, Gateway: r.NextHop})
+			v.Routes = append(v.Routes, kuryrv1.Route{Destination: r.Destination, Gateway: r.NextHop})
 		}
-		v.DNS = appendNew(v.DNS, sub.DNSNameservers...)
+		v.DNS = appendNew(v.DNS, sub.DNS...)
 	}
 	if len(v.IPs) == 0 {
 		return v, fmt.Errorf("port %s has no fixed IPs", p.ID)
 	}
 	return v, nil
-}
-
-// VIFName is the host-side interface of a port: "tap" and the first 11
-// characters of its id, as Nova, os-vif and the original kuryr name it
-// (15 characters, the kernel's limit).
-func VIFName(portID string) string {
-	if len(portID) > 11 {
-		portID = portID[:11]
-	}
-	return "tap" + portID
 }
 
 func appendNew(list []string, items ...string) []string {

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
@@ -41,9 +40,9 @@ func TestPortSpec(t *testing.T) {
 }
 
 func TestVIFFor(t *testing.T) {
-	sub4 := &subnets.Subnet{ID: "s4", CIDR: "10.10.3.0/24", GatewayIP: "10.10.3.1", DNSNameservers: []string{"8.8.8.8"},
-		HostRoutes: []subnets.HostRoute{{DestinationCIDR: "192.168.0.0/16", NextHop: "10.10.3.254"}}}
-	sub6 := &subnets.Subnet{ID: "s6", CIDR: "fd00::/64", GatewayIP: "fd00::1", DNSNameservers: []string{"8.8.8.8"}}
+	sub4 := &neutron.Subnet{ID: "s4", CIDR: "10.10.3.0/24", GatewayIP: "10.10.3.1", DNS: []string{"8.8.8.8"},
+		HostRoutes: []neutron.Route{{Destination: "192.168.0.0/16", NextHop: "10.10.3.254"}}}
+	sub6 := &neutron.Subnet{ID: "s6", CIDR: "fd00::/64", GatewayIP: "fd00::1", DNS: []string{"8.8.8.8"}}
 	port := func(status string, details map[string]any, ips ...ports.IP) *neutron.Port {
 		p := &neutron.Port{}
 		p.ID, p.MACAddress, p.NetworkID, p.Status, p.FixedIPs = "0123456789abcdef", "fa:16:3e:00:00:01", "net", status, ips
@@ -76,7 +75,7 @@ func TestVIFFor(t *testing.T) {
 		{"unknown subnet", port("DOWN", nil, ports.IP{SubnetID: "nope", IPAddress: "1.2.3.4"}), 1442, Settings{}, nil, true},
 		{"no addresses", port("DOWN", nil), 1442, Settings{}, nil, true},
 	}
-	byID := map[string]*subnets.Subnet{"s4": sub4, "s6": sub6}
+	byID := map[string]*neutron.Subnet{"s4": sub4, "s6": sub6}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			v, err := vifFor(tt.port, byID, tt.mtu, tt.set)

@@ -74,6 +74,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return ctrl.Result{}, nil
 }
 
+// Annotations the kubelet puts on the mirror pods of static pods: where the
+// pod comes from, and the UID the kubelet knows it by (its config hash).
+const (
+	configSource = "kubernetes.io/config.source"
+	configMirror = "kubernetes.io/config.mirror"
+)
+
 // Desired is the KuryrPort of a pod. Pure.
 func Desired(p *corev1.Pod) *kuryrv1.KuryrPort {
 	yes := true
@@ -88,7 +95,8 @@ func Desired(p *corev1.Pod) *kuryrv1.KuryrPort {
 		},
 		Spec: kuryrv1.KuryrPortSpec{
 			PodUID: string(p.UID), PodNodeName: p.Spec.NodeName,
-			PodStatic: p.Annotations["kubernetes.io/config.source"] != "" && p.Annotations["kubernetes.io/config.source"] != "api",
+			PodStatic:     p.Annotations[configSource] != "" && p.Annotations[configSource] != "api",
+			KubeletPodUID: p.Annotations[configMirror],
 		},
 	}
 }

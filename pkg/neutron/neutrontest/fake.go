@@ -31,6 +31,10 @@ type Fake struct {
 	// Fail, when set, may answer a request instead of the fake (status and
 	// body); return 0 to let the fake answer.
 	Fail func(method, collection string) (int, string)
+	// Unanswered, when set, may replace the answer to a request that was
+	// done (a create committed, a delete done): the client sees a server
+	// error or a timeout although Neutron has committed.
+	Unanswered func(method, collection string) (int, string)
 	// TagOnCreate mimics the tag-ports-during-bulk-creation extension.
 	TagOnCreate bool
 	srv         *httptest.Server
@@ -104,7 +108,7 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 	collection := parts[0]
 	f.mu.Lock()
 	f.Requests[r.Method+" "+collection]++
-	fail := f.Fail
+	fail, unanswered := f.Fail, f.Unanswered
 	f.mu.Unlock()
 	if fail != nil {
 		if code, body := fail(r.Method, collection); code != 0 {
@@ -114,6 +118,12 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if unanswered != nil {
+		if code, body := unanswered(r.Method, collection); code != 0 {
+			w = &swallow{ResponseWriter: w, code: code, body: body}
+			defer w.(*swallow).flush()
+		}
+	}
 	switch {
 	case len(parts) == 1 && r.Method == http.MethodGet:
 		f.list(w, r, collection)
@@ -135,4 +145,18 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.WriteHeader(code)
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// swallow does the request but answers with another status and body.
+type swallow struct {
+	http.ResponseWriter
+	code int
+	body string
+}
+
+func (s *swallow) WriteHeader(int)             {}
+func (s *swallow) Write(b []byte) (int, error) { return len(b), nil }
+func (s *swallow) flush() {
+	s.ResponseWriter.WriteHeader(s.code)
+	_, _ = s.ResponseWriter.Write([]byte(s.body))
 }

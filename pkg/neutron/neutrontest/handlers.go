@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 )
 
 func singular(collection string) string {
@@ -105,6 +106,9 @@ func (f *Fake) createOne(collection string, o Object) Object {
 	}
 	if !f.TagOnCreate || collection != "ports" {
 		o["tags"] = []string{}
+	}
+	if _, ok := o["created_at"]; !ok {
+		o["created_at"] = time.Now().UTC().Format("2006-01-02T15:04:05Z")
 	}
 	f.add(collection, o)
 	return o

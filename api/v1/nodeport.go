@@ -1,0 +1,25 @@
+package v1
+
+// NodePortAnnotation is the Node annotation through which kuryr-controller
+// tells a node's kuryr-daemon about the node's management port: a Neutron
+// port bound to the node, on a network routed to the pod and service
+// subnets, that the daemon plugs into the node's integration bridge so that
+// the node (the kubelet's probes above all) reaches pods without NAT. Its
+// value is a NodePort in JSON.
+const NodePortAnnotation = "kuryr.openstack.org/node-port"
+
+// NodePortInterface is the name of the management port on the node.
+const NodePortInterface = "kuryr-mgmt"
+
+// NodePort is a node's management port, as the node must configure it.
+//
+// +kubebuilder:object:generate=false
+type NodePort struct {
+	PortID     string `json:"portId"`
+	MACAddress string `json:"macAddress"`
+	// IPs with their prefix lengths, e.g. 10.11.0.5/24.
+	IPs []string `json:"ips"`
+	MTU int      `json:"mtu"`
+	// Routes to the pod and service subnets, via the subnet's router.
+	Routes []Route `json:"routes"`
+}

@@ -1,0 +1,155 @@
+package nodeport
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+)
+
+// ovsAPI is the OVS seam.
+type ovsAPI interface {
+	EnsureInternalPort(ctx context.Context, bridge, name, portID, mac string) error
+	DelPort(ctx context.Context, name string) error
+}
+
+// linkAPI is the netlink seam.
+type linkAPI interface {
+	Configure(name string, p *Plan, txChecksumOff bool) error
+	Exists(name string) bool
+	Watch(ctx context.Context, name string, changed func()) error
+}
+
+// resync re-applies the plan even when nothing announced a change.
+const resync = 10 * time.Second
+
+var plugged = prometheus.NewGauge(prometheus.GaugeOpts{
+	Name: "kuryr_node_port_plugged",
+	Help: "1 when this node's management port is plugged and configured, 0 when it failed or is absent.",
+})
+
+// MustRegister adds the agent's metric to a registry.
+func MustRegister(r prometheus.Registerer) { r.MustRegister(plugged) }
+
+// Agent keeps the node's management interface equal to what the Node's
+// annotation says: level-based, re-applied on every change of the
+// annotation or of the interface, and every resync.
+type Agent struct {
+	OVS           ovsAPI
+	Link          linkAPI
+	Bridge        string
+	TxChecksumOff bool
+
+	mu    sync.Mutex
+	want  *Plan
+	known bool // the Node has been read: until then nothing is touched
+	done  string
+	kick  chan struct{}
+}
+
+// NewAgent returns an agent that plugs nothing until Set.
+func NewAgent(ovs ovsAPI, link linkAPI, bridge string, txChecksumOff bool) *Agent {
+	return &Agent{OVS: ovs, Link: link, Bridge: bridge, TxChecksumOff: txChecksumOff, kick: make(chan struct{}, 1)}
+}
+
+// SetAnnotations takes the Node's annotations; a missing annotation means
+// no management port. An invalid one is reported and changes nothing.
+func (a *Agent) SetAnnotations(logger logr.Logger, annotations map[string]string) {
+	raw, ok := annotations[kuryrv1.NodePortAnnotation]
+	if !ok {
+		a.set(nil)
+		return
+	}
+	var np kuryrv1.NodePort
+	if err := json.Unmarshal([]byte(raw), &np); err != nil {
+		logger.Error(err, "ignoring an undecodable node port annotation", "annotation", kuryrv1.NodePortAnnotation)
+		return
+	}
+	p, err := NewPlan(np)
+	if err != nil {
+		logger.Error(err, "ignoring an invalid node port annotation", "annotation", kuryrv1.NodePortAnnotation)
+		return
+	}
+	a.set(p)
+}
+
+func (a *Agent) set(p *Plan) {
+	a.mu.Lock()
+	a.want, a.known = p, true
+	a.mu.Unlock()
+	a.signal()
+}
+
+func (a *Agent) signal() {
+	select {
+	case a.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Run applies the plan until ctx ends, retrying failures with backoff.
+func (a *Agent) Run(ctx context.Context) error {
+	logger := log.FromContext(ctx).WithName("node-port")
+	if err := a.Link.Watch(ctx, kuryrv1.NodePortInterface, a.signal); err != nil {
+		logger.Error(err, "not watching the management interface; relying on the periodic resync")
+	}
+	backoff := time.Second
+	t := time.NewTimer(resync)
+	defer t.Stop()
+	for {
+		wait := resync
+		if err := a.apply(ctx); err != nil {
+			plugged.Set(0)
+			logger.Error(err, "plugging the node's management port", "retryIn", backoff.String())
+			wait, backoff = backoff, min(2*backoff, 30*time.Second)
+		} else {
+			backoff = time.Second
+		}
+		t.Reset(wait)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-a.kick:
+		case <-t.C:
+		}
+	}
+}
+
+func (a *Agent) apply(ctx context.Context) error {
+	a.mu.Lock()
+	p, known := a.want, a.known
+	a.mu.Unlock()
+	switch {
+	case !known:
+		return nil // a restarted daemon leaves the port alone until it knows
+	case p == nil:
+		plugged.Set(0)
+		if a.done != "" {
+			log.FromContext(ctx).Info("node management port removed", "port", a.done)
+			a.done = ""
+		}
+		return a.OVS.DelPort(ctx, kuryrv1.NodePortInterface)
+	}
+	if err := a.OVS.EnsureInternalPort(ctx, a.Bridge, kuryrv1.NodePortInterface, p.PortID, p.MAC.String()); err != nil {
+		return err
+	}
+	if err := waitLink(ctx, a.Link.Exists, kuryrv1.NodePortInterface, 10*time.Second); err != nil {
+		return err
+	}
+	if err := a.Link.Configure(kuryrv1.NodePortInterface, p, a.TxChecksumOff); err != nil {
+		return err
+	}
+	plugged.Set(1)
+	if a.done != p.PortID {
+		log.FromContext(ctx).Info("node management port plugged", "port", p.PortID, "addresses", fmt.Sprint(p.Addrs), "routes", len(p.Routes))
+		a.done = p.PortID
+	}
+	return nil
+}

@@ -1,0 +1,161 @@
+package nodeport
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/safchain/ethtool"
+	"github.com/vishvananda/netlink"
+)
+
+// Linux configures the management interface with netlink, in the calling
+// process's network namespace (the node's).
+type Linux struct{}
+
+// Configure gives the interface the plan's MAC, MTU, addresses and routes,
+// removes addresses and routes through gateways the plan does not have,
+// and brings it up. Idempotent.
+func (Linux) Configure(name string, p *Plan, txChecksumOff bool) error {
+	l, err := netlink.LinkByName(name)
+	if err != nil {
+		return fmt.Errorf("find %s: %w", name, err)
+	}
+	if !bytes.Equal(l.Attrs().HardwareAddr, p.MAC) {
+		if err := netlink.LinkSetHardwareAddr(l, p.MAC); err != nil {
+			return fmt.Errorf("set MAC of %s: %w", name, err)
+		}
+	}
+	if p.MTU > 0 && l.Attrs().MTU != p.MTU {
+		if err := netlink.LinkSetMTU(l, p.MTU); err != nil {
+			return fmt.Errorf("set MTU of %s: %w", name, err)
+		}
+	}
+	if err := syncAddrs(l, p); err != nil {
+		return err
+	}
+	if err := netlink.LinkSetUp(l); err != nil {
+		return fmt.Errorf("bring %s up: %w", name, err)
+	}
+	if err := syncRoutes(l, p); err != nil {
+		return err
+	}
+	if txChecksumOff {
+		return txOff(name)
+	}
+	return nil
+}
+
+func syncAddrs(l netlink.Link, p *Plan) error {
+	have, err := netlink.AddrList(l, netlink.FAMILY_ALL)
+	if err != nil {
+		return fmt.Errorf("list addresses of %s: %w", l.Attrs().Name, err)
+	}
+	want := map[string]bool{}
+	for _, a := range p.Addrs {
+		want[a.String()] = true
+	}
+	for _, a := range have {
+		if !want[a.IPNet.String()] && !a.IP.IsLinkLocalUnicast() {
+			if err := netlink.AddrDel(l, &a); err != nil {
+				return fmt.Errorf("remove %s from %s: %w", a.IPNet, l.Attrs().Name, err)
+			}
+		}
+	}
+	for _, a := range p.Addrs {
+		if err := netlink.AddrReplace(l, &netlink.Addr{IPNet: a}); err != nil {
+			return fmt.Errorf("add %s to %s: %w", a, l.Attrs().Name, err)
+		}
+	}
+	return nil
+}
+
+func syncRoutes(l netlink.Link, p *Plan) error {
+	have, err := netlink.RouteList(l, netlink.FAMILY_ALL)
+	if err != nil {
+		return fmt.Errorf("list routes of %s: %w", l.Attrs().Name, err)
+	}
+	want := map[string]bool{}
+	for _, r := range p.Routes {
+		want[r.Dst.String()+" via "+r.Gw.String()] = true
+	}
+	for _, r := range have {
+		if r.Gw != nil && r.Dst != nil && !want[r.Dst.String()+" via "+r.Gw.String()] {
+			if err := netlink.RouteDel(&r); err != nil {
+				return fmt.Errorf("remove route %s via %s: %w", r.Dst, r.Gw, err)
+			}
+		}
+	}
+	for _, r := range p.Routes {
+		if err := netlink.RouteReplace(&netlink.Route{LinkIndex: l.Attrs().Index, Dst: r.Dst, Gw: r.Gw}); err != nil {
+			return fmt.Errorf("route %s via %s: %w", r.Dst, r.Gw, err)
+		}
+	}
+	return nil
+}
+
+// txOff turns tx checksum offload off: OVS's userspace datapath never
+// completes partial checksums.
+func txOff(name string) error {
+	e, err := ethtool.NewEthtool()
+	if err != nil {
+		return fmt.Errorf("ethtool: %w", err)
+	}
+	defer e.Close()
+	if err := e.Change(name, map[string]bool{"tx-checksum-ip-generic": false}); err != nil {
+		return fmt.Errorf("disable tx checksum offload on %s: %w", name, err)
+	}
+	return nil
+}
+
+// Exists reports whether the interface is there (ovs-vswitchd creates it,
+// and recreates it when it restarts).
+func (Linux) Exists(name string) bool {
+	_, err := netlink.LinkByName(name)
+	return err == nil
+}
+
+// Watch calls changed whenever the interface appears, changes or goes, until
+// ctx ends: ovs-vswitchd recreates internal interfaces blank when it
+// restarts.
+func (Linux) Watch(ctx context.Context, name string, changed func()) error {
+	updates := make(chan netlink.LinkUpdate, 16)
+	done := make(chan struct{})
+	if err := netlink.LinkSubscribe(updates, done); err != nil {
+		return fmt.Errorf("subscribe to link updates: %w", err)
+	}
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case u, ok := <-updates:
+				if !ok {
+					return
+				}
+				if u.Attrs().Name == name {
+					changed()
+				}
+			}
+		}
+	}()
+	return nil
+}
+
+// waitLink polls for the interface to appear.
+func waitLink(ctx context.Context, exists func(string) bool, name string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for !exists(name) {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s did not appear within %s (is ovs-vswitchd running?)", name, timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return nil
+}

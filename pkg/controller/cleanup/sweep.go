@@ -1,0 +1,173 @@
+package cleanup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+)
+
+// resources is the Neutron seam of the sweep.
+type resources interface {
+	ListPorts(ctx context.Context, tags []string, status string) ([]neutron.Port, error)
+	DeletePort(ctx context.Context, id string) error
+	ListNetworks(ctx context.Context, tags []string) ([]neutron.Network, error)
+	RemoveRouterInterface(ctx context.Context, router, subnet string) error
+	DeleteNetwork(ctx context.Context, id string) error
+}
+
+// nodePruner is the port pool, as the sweep sees it.
+type nodePruner interface {
+	Prune(liveNodes map[string]bool)
+}
+
+// forgetter is told about ports the sweep deleted.
+type forgetter interface{ ForgetPort(podUID, portID string) }
+
+// MinAge spares what Neutron created less than this before the sweep
+// listed it: its owner may not have reached this controller's cache yet
+// (or clocks disagree).
+const MinAge = 30 * time.Second
+
+// Sweeper runs the sweep at start, once more after Settle (by then every
+// request of a crashed predecessor has finished), then every Period.
+type Sweeper struct {
+	Client  client.Reader
+	Neutron resources
+	Ledger  forgetter
+	Cluster string
+	Router  string
+	Period  time.Duration
+	Settle  time.Duration
+	// Pool is set when pools are on: pooled ports are then the pool's, except
+	// those of removed nodes, which it forgets before they are deleted (so it
+	// neither hands them out nor refills them). With pools off, unused
+	// pooled ports are orphans (left by a pool that was switched off).
+	Pool nodePruner
+	// NodePorts: nodes have management ports ([neutron_defaults]
+	// node_subnet is set).
+	NodePorts bool
+	// Ready is closed once the sweep may trust the cache (it is synced and
+	// the ledger loaded).
+	Ready <-chan struct{}
+}
+
+// Start runs until ctx ends (a manager Runnable).
+func (s *Sweeper) Start(ctx context.Context) error {
+	logger := log.FromContext(ctx).WithName("cleanup")
+	select {
+	case <-ctx.Done():
+		return nil
+	case <-s.Ready:
+	}
+	wait := s.Settle
+	for {
+		if err := s.Sweep(ctx, logger); err != nil {
+			logger.Error(err, "sweeping orphaned Neutron resources")
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(wait):
+		}
+		wait = s.Period
+	}
+}
+
+// Sweep deletes what belongs to no live pod, namespace or node. Neutron is
+// listed first and Kubernetes read after: whatever was created before the
+// listing has its owner visible by then, so nothing in use is taken for an
+// orphan. One failed delete does not stop the others. Reads only, when
+// nothing is orphaned.
+func (s *Sweeper) Sweep(ctx context.Context, logger logr.Logger) error {
+	listedAt := time.Now()
+	tag := []string{neutron.ClusterTag(s.Cluster)}
+	ports, err := s.Neutron.ListPorts(ctx, tag, "")
+	if err != nil {
+		return err
+	}
+	nets, err := s.Neutron.ListNetworks(ctx, tag)
+	if err != nil {
+		return err
+	}
+	owned, err := s.liveOwners(ctx)
+	if err != nil {
+		return err
+	}
+	owned.Cutoff = listedAt.Add(-MinAge)
+	if s.Pool != nil {
+		s.Pool.Prune(owned.Nodes)
+	}
+	owned.PoolEnabled, owned.NodePortsEnabled = s.Pool != nil, s.NodePorts
+	var errs []error
+	for _, p := range OrphanPorts(ports, owned) {
+		logger.Info("deleting orphaned port", "port", p.ID, "podUid", neutron.PodUIDOf(p.Tags), "name", p.Name)
+		if err := s.Neutron.DeletePort(ctx, p.ID); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		s.Ledger.ForgetPort(neutron.PodUIDOf(p.Tags), p.ID)
+	}
+	for _, n := range OrphanNetworks(nets, owned) {
+		logger.Info("deleting orphaned network", "network", n.ID, "namespace", neutron.NamespaceOf(n.Tags))
+		if err := s.deleteNetwork(ctx, n); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (s *Sweeper) deleteNetwork(ctx context.Context, n neutron.Network) error {
+	for _, sub := range n.Subnets {
+		if err := s.Neutron.RemoveRouterInterface(ctx, s.Router, sub); err != nil {
+			return fmt.Errorf("network %s: %w", n.ID, err)
+		}
+	}
+	return s.Neutron.DeleteNetwork(ctx, n.ID)
+}
+
+func (s *Sweeper) liveOwners(ctx context.Context) (Owners, error) {
+	o := Owners{PodUIDs: map[string]bool{}, PortIDs: map[string]bool{}, PortOfPod: map[string]string{},
+		Nodes: map[string]bool{}, Namespaces: map[string]bool{}}
+	var nodes corev1.NodeList
+	if err := s.Client.List(ctx, &nodes); err != nil {
+		return o, err
+	}
+	for _, n := range nodes.Items {
+		o.Nodes[n.Name] = true
+	}
+	var pods corev1.PodList
+	if err := s.Client.List(ctx, &pods); err != nil {
+		return o, err
+	}
+	for _, p := range pods.Items {
+		o.PodUIDs[string(p.UID)] = true
+	}
+	var kps kuryrv1.KuryrPortList
+	if err := s.Client.List(ctx, &kps); err != nil {
+		return o, err
+	}
+	for _, kp := range kps.Items {
+		o.PodUIDs[kp.Spec.PodUID] = true
+		for _, v := range kp.Status.VIFs {
+			o.PortIDs[v.PortID] = true
+			o.PortOfPod[kp.Spec.PodUID] = v.PortID
+		}
+	}
+	var kns kuryrv1.KuryrNetworkList
+	if err := s.Client.List(ctx, &kns); err != nil {
+		return o, err
+	}
+	for _, kn := range kns.Items {
+		o.Namespaces[kn.Spec.NsName] = true
+	}
+	return o, nil
+}

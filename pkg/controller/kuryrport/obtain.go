@@ -1,0 +1,93 @@
+package kuryrport
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+)
+
+// settling asks for a retry after a while, without an error: a create went
+// unanswered and what it may have made is still being looked for.
+type settling time.Duration
+
+func (s settling) Error() string {
+	return fmt.Sprintf("looking for an unanswered create's port for %s more", time.Duration(s))
+}
+
+// obtainPort returns the pod's port: the one the ledger knows (re-read if
+// it was not bound when listed), one an unanswered create made, one from
+// the pool, or a new one.
+func (r *Reconciler) obtainPort(ctx context.Context, kp *kuryrv1.KuryrPort, target Target) (neutron.Port, string, error) {
+	uid := kp.Spec.PodUID
+	if p, found := r.Ledger.Lookup(uid); found {
+		return r.bound(ctx, kp, target, p)
+	}
+	if since, unclear := r.Ledger.Unclear(uid); unclear {
+		p, found, err := r.findByTag(ctx, uid)
+		if err != nil {
+			return neutron.Port{}, "", err
+		}
+		if found {
+			r.Ledger.Record(uid, p)
+			return r.bound(ctx, kp, target, p)
+		}
+		if wait := UnclearSettle - time.Since(since); wait > 0 {
+			return neutron.Port{}, "", settling(wait)
+		}
+		r.Ledger.ClearUnclear(uid)
+	}
+	if r.Pool != nil && r.Pool.Serves(target) {
+		if p, ok := r.Pool.Take(kp.Spec.PodNodeName, uid); ok {
+			r.Ledger.Record(uid, p)
+			return p, kuryrv1.ReasonPooled, nil
+		}
+	}
+	created, err := r.Neutron.CreatePort(ctx, portSpec(kp, target, r.Settings))
+	if created != nil {
+		// Even a port created with an error after it (tagging) is recorded,
+		// so the retry adopts it rather than making another.
+		r.Ledger.Record(uid, *created)
+	} else if neutron.Unclear(err) {
+		r.Ledger.MarkUnclear(uid)
+	}
+	if err != nil {
+		return neutron.Port{}, "", err
+	}
+	return *created, kuryrv1.ReasonCreated, nil
+}
+
+// bound returns p once Neutron has bound it, re-reading a port listed
+// while Neutron was still creating it (binding comes last).
+func (r *Reconciler) bound(ctx context.Context, kp *kuryrv1.KuryrPort, target Target, p neutron.Port) (neutron.Port, string, error) {
+	if p.VIFType != neutron.VIFTypeUnbound && p.VIFType != "" {
+		return p, kuryrv1.ReasonAdopted, nil
+	}
+	fresh, err := r.Neutron.GetPort(ctx, p.ID)
+	if neutron.IsNotFound(err) {
+		r.Ledger.Forget(kp.Spec.PodUID)
+		return r.obtainPort(ctx, kp, target)
+	}
+	if err != nil {
+		return p, "", err
+	}
+	r.Ledger.Record(kp.Spec.PodUID, *fresh)
+	return *fresh, kuryrv1.ReasonAdopted, nil
+}
+
+// findByTag looks up the pod's port by its tags, preferring a bound one;
+// any other is a duplicate the sweep removes once the status names one.
+func (r *Reconciler) findByTag(ctx context.Context, uid string) (neutron.Port, bool, error) {
+	ps, err := r.Neutron.ListPorts(ctx, []string{neutron.ClusterTag(r.Settings.Cluster), neutron.PodTag(uid)}, "")
+	if err != nil || len(ps) == 0 {
+		return neutron.Port{}, false, err
+	}
+	for _, p := range ps {
+		if p.VIFType != neutron.VIFTypeUnbound && p.VIFType != neutron.VIFTypeBindingFailed && p.VIFType != "" {
+			return p, true, nil
+		}
+	}
+	return ps[0], true, nil
+}

@@ -1,0 +1,80 @@
+package kuryrport
+
+import (
+	"testing"
+	"time"
+)
+
+func unanswered(status int) func(method, coll string) (int, string) {
+	return func(method, coll string) (int, string) {
+		if method == "POST" && coll == "ports" {
+			return status, "the server did not answer in time"
+		}
+		return 0, ""
+	}
+}
+
+// A create that Neutron committed but never answered (a timeout, a 5xx
+// after the commit) is found by its tags on the retry, not created again.
+func TestUnclearCreateIsLookedUpBeforeCreatingAgain(t *testing.T) {
+	for _, status := range []int{500, 502, 504} {
+		e := newEnv(t, kp("web", "uid-1"))
+		e.fake.Unanswered = unanswered(status)
+		if err := e.reconcile(t, "web"); err == nil {
+			t.Fatal("want the error")
+		}
+		e.fake.Unanswered = nil
+		for i := 0; i < 3; i++ {
+			if err := e.reconcile(t, "web"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		v, ok := e.get(t, "web").Status.DefaultVIF()
+		if !ok || e.fake.Count("ports") != 1 || e.fake.Requests["POST ports"] != 1 {
+			t.Errorf("HTTP %d: vif %v, %d ports, %d creates; want the committed port adopted",
+				status, v.PortID, e.fake.Count("ports"), e.fake.Requests["POST ports"])
+		}
+	}
+}
+
+// An unclear create that made nothing is retried, but only once Neutron
+// has had the time to commit it: until then the reconcile waits.
+func TestUnclearCreateRetriedAfterSettle(t *testing.T) {
+	e := newEnv(t, kp("web", "uid-1"))
+	e.fake.Fail = func(method, coll string) (int, string) {
+		if method == "POST" && coll == "ports" {
+			return 503, "unavailable"
+		}
+		return 0, ""
+	}
+	if err := e.reconcile(t, "web"); err == nil {
+		t.Fatal("want the error")
+	}
+	e.fake.Fail = nil
+	res, err := e.reconcileResult(t, "web")
+	if err != nil || res.RequeueAfter <= 0 || e.fake.Count("ports") != 0 {
+		t.Fatalf("created again at once: %+v %v, %d ports", res, err, e.fake.Count("ports"))
+	}
+	e.r.Ledger.unclear["uid-1"] = time.Now().Add(-UnclearSettle)
+	if err := e.reconcile(t, "web"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := e.get(t, "web").Status.DefaultVIF(); !ok || e.fake.Count("ports") != 1 {
+		t.Errorf("not created after the settle time: %d ports", e.fake.Count("ports"))
+	}
+}
+
+// A refusal (4xx) is clear: nothing was created, no lookup is needed.
+func TestRefusedCreateIsNotUnclear(t *testing.T) {
+	e := newEnv(t, kp("web", "uid-1"))
+	e.fake.Fail = func(method, coll string) (int, string) {
+		if method == "POST" && coll == "ports" {
+			return 409, `{"NeutronError": {"type": "OverQuota", "message": "Quota exceeded"}}`
+		}
+		return 0, ""
+	}
+	_ = e.reconcile(t, "web")
+	if _, unclear := e.r.Ledger.Unclear("uid-1"); unclear {
+		t.Error("a 409 marked the create unclear")
+	}
+}

@@ -1,0 +1,135 @@
+package kuryrport
+
+import (
+	"context"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+)
+
+// poolAPI is the Neutron seam of the pool.
+type poolAPI interface {
+	CreatePorts(ctx context.Context, specs []neutron.PortSpec) ([]neutron.Port, error)
+	ListPorts(ctx context.Context, tags []string, status string) ([]neutron.Port, error)
+	DeletePort(ctx context.Context, id string) error
+}
+
+// UnclearSettle is how long after a create whose outcome is unknown kuryr
+// keeps looking for what it may have created before creating it again:
+// Neutron may still be committing a request its client gave up on.
+const UnclearSettle = 5 * time.Second
+
+// poolTick bounds how long a node waits below its minimum (after a failed
+// or unclear refill) when no pod takes a port.
+const poolTick = 5 * time.Second
+
+// load adopts the pooled ports among ports (the cluster's, listed at
+// start); holders maps the ports that KuryrPort statuses name to their pods.
+func (p *Pool) load(ports []neutron.Port, holders map[string]string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.learn(ports, holders)
+}
+
+// Start refills every node below Min with bulk creations of Batch ports,
+// whenever a port is taken and every poolTick (a manager Runnable).
+func (p *Pool) Start(ctx context.Context) error {
+	t := time.NewTicker(poolTick)
+	defer t.Stop()
+	for {
+		for node, want := range p.deficits() {
+			if err := p.refill(ctx, node, want); err != nil {
+				log.FromContext(ctx).Error(err, "refilling the port pool", "node", node)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-p.kick:
+		case <-t.C:
+		}
+	}
+}
+
+func (p *Pool) deficits() map[string]int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := map[string]int{}
+	for node := range p.nodes {
+		if n := len(p.free[node]); n < p.Settings.Min {
+			out[node] = max(p.Settings.Batch, p.Settings.Min-n)
+		}
+	}
+	return out
+}
+
+// refill creates n ports for node in one bulk request. After a refill whose
+// outcome is unknown, it first looks for the ports that one may have made.
+func (p *Pool) refill(ctx context.Context, node string, n int) error {
+	p.mu.Lock()
+	target, since, unclear := p.target, p.unclear[node], !p.unclear[node].IsZero()
+	p.mu.Unlock()
+	if unclear {
+		found, err := p.adopt(ctx, node)
+		if err != nil {
+			return err
+		}
+		if found == 0 && time.Since(since) < UnclearSettle {
+			return nil // the next tick looks again
+		}
+		p.mu.Lock()
+		delete(p.unclear, node)
+		p.mu.Unlock()
+		if found > 0 {
+			return nil // deficits are recomputed
+		}
+	}
+	ports, err := p.Neutron.CreatePorts(ctx, p.specs(target, node, n))
+	if err != nil {
+		if neutron.Unclear(err) {
+			p.mu.Lock()
+			p.unclear[node] = time.Now()
+			p.mu.Unlock()
+		}
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.nodes[node] {
+		return nil // pruned meanwhile: the sweep deletes them
+	}
+	p.learn(ports, nil)
+	log.FromContext(ctx).Info("port pool refilled", "node", node, "created", len(ports))
+	return nil
+}
+
+// adopt adds to the pool the node's pooled ports Neutron has and the pool
+// does not know, and returns how many.
+func (p *Pool) adopt(ctx context.Context, node string) (int, error) {
+	ports, err := p.Neutron.ListPorts(ctx, []string{neutron.ClusterTag(p.Spec.Cluster), neutron.PoolTag(node)}, "")
+	if err != nil {
+		return 0, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := p.learn(ports, nil)
+	if n > 0 {
+		log.FromContext(ctx).Info("port pool adopted ports of an unclear refill", "node", node, "adopted", n)
+	}
+	return n, nil
+}
+
+func (p *Pool) specs(target Target, node string, n int) []neutron.PortSpec {
+	specs := make([]neutron.PortSpec, n)
+	for i := range specs {
+		specs[i] = neutron.PortSpec{
+			Name: "kuryr-pool-port", NetworkID: target.NetworkID, SubnetID: target.SubnetID,
+			ProjectID: p.Spec.ProjectID, HostID: node, DeviceOwner: DeviceOwner,
+			SecurityGroups: p.Spec.SecurityGroups,
+			Tags:           append([]string{neutron.ClusterTag(p.Spec.Cluster), neutron.PoolTag(node)}, p.Spec.ExtraTags...),
+		}
+	}
+	return specs
+}

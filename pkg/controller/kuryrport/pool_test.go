@@ -1,0 +1,209 @@
+package kuryrport
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+)
+
+func newTestPool(t *testing.T, e *env, s PoolSettings) *Pool {
+	t.Helper()
+	target, _, err := e.r.Target(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := NewPool(e.r.Neutron.(*neutron.Client), s, e.r.Settings)
+	p.SetTarget(target)
+	return p
+}
+
+// With a pool, a pod takes a ready port (no Neutron request) and gives it
+// back when it goes (no delete), after a restart too.
+func TestPooledPortTakenAndReturned(t *testing.T) {
+	e := newEnv(t, kp("web", "uid-1"))
+	pool := newTestPool(t, e, PoolSettings{Min: 2, Batch: 2})
+	pool.Fill("node-a")
+	if err := pool.refill(context.Background(), "node-a", 2); err != nil {
+		t.Fatal(err)
+	}
+	e.r.Pool = pool
+	writes := e.fake.Writes()
+	if err := e.reconcile(t, "web"); err != nil {
+		t.Fatal(err)
+	}
+	got := e.get(t, "web")
+	v, ok := got.Status.DefaultVIF()
+	if !ok || v.VIFType != "ovs" || e.fake.Get("ports", v.PortID)["name"] != "kuryr-pool-port" {
+		t.Errorf("vif %+v", v)
+	}
+	if e.fake.Writes() != writes {
+		t.Errorf("taking a pooled port wrote to Neutron: %v", e.fake.Requests)
+	}
+	if err := e.r.Delete(context.Background(), got); err != nil {
+		t.Fatal(err)
+	}
+	// A restart: a new ledger and pool, loaded as start-up does, with the
+	// pod holding the port its status names.
+	e.r.Ledger, e.r.Pool = NewLedger(), newTestPool(t, e, PoolSettings{Min: 2, Batch: 2})
+	e.r.Pool.load(e.start(t), map[string]string{v.PortID: "uid-1"})
+	if err := e.reconcile(t, "web"); err != nil {
+		t.Fatal(err)
+	}
+	if e.fake.Count("ports") != 2 || e.fake.Writes() != writes {
+		t.Errorf("release deleted a pooled port: %d ports, %v", e.fake.Count("ports"), e.fake.Requests)
+	}
+	if e.r.Pool.FreeCount("node-a") != 2 {
+		t.Errorf("free ports %d, want both back", e.r.Pool.FreeCount("node-a"))
+	}
+}
+
+// A port is never free twice, nor free while a pod holds it, whatever
+// order releases, retries and loads come in.
+func TestPoolNeverHoldsAPortTwice(t *testing.T) {
+	e := newEnv(t)
+	pool := newTestPool(t, e, PoolSettings{Min: 1, Batch: 1})
+	pool.Fill("node-a")
+	if err := pool.refill(context.Background(), "node-a", 1); err != nil {
+		t.Fatal(err)
+	}
+	port, ok := pool.Take("node-a", "pod-a")
+	if !ok {
+		t.Fatal("no port")
+	}
+	// A finalize retried after a failed finalizer patch releases twice.
+	if r := pool.Release(port, "pod-a"); r != Returned {
+		t.Fatalf("release: %v", r)
+	}
+	if r := pool.Release(port, "pod-a"); r != Returned || pool.FreeCount("node-a") != 1 {
+		t.Errorf("second release: %v, %d free", r, pool.FreeCount("node-a"))
+	}
+	// Loading what Neutron has (a port released while the controller was
+	// down is both) adds nothing known.
+	ports, _ := e.r.Neutron.(*neutron.Client).ListPorts(context.Background(), nil, "")
+	pool.load(ports, nil)
+	if pool.FreeCount("node-a") != 1 {
+		t.Errorf("%d free after load, want 1", pool.FreeCount("node-a"))
+	}
+	// Handed out again, a late release of the former holder changes nothing.
+	if p, ok := pool.Take("node-a", "pod-b"); !ok || p.ID != port.ID {
+		t.Fatal("the port is not free")
+	}
+	if r := pool.Release(port, "pod-a"); r != NotOurs {
+		t.Errorf("a late release of a port another pod holds: %v", r)
+	}
+	if _, ok := pool.Take("node-a", "pod-c"); ok {
+		t.Error("the port pod-b holds was handed out again")
+	}
+}
+
+// A port the pool retired is deleted; a listing taken before the delete
+// does not bring it back.
+func TestPoolForgetsDeletedPorts(t *testing.T) {
+	e := newEnv(t)
+	pool := newTestPool(t, e, PoolSettings{Min: 1, Max: 1, Batch: 2})
+	pool.Fill("node-a")
+	if err := pool.refill(context.Background(), "node-a", 2); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := pool.Take("node-a", "pod-a")
+	listed, _ := e.r.Neutron.(*neutron.Client).ListPorts(context.Background(), nil, "")
+	if r := pool.Release(a, "pod-a"); r != Retire {
+		t.Fatalf("over max: %v, want Retire", r)
+	}
+	pool.Forget(a.ID) // deleted
+	pool.load(listed, nil)
+	if pool.FreeCount("node-a") != 1 {
+		t.Errorf("a deleted port came back: %d free", pool.FreeCount("node-a"))
+	}
+	// An unknown port (a pod's own, or already deleted) is to be deleted.
+	var own neutron.Port
+	own.ID = "not-pooled"
+	if r := pool.Release(own, "pod-x"); r != Retire {
+		t.Errorf("unknown port: %v", r)
+	}
+}
+
+// A refill whose outcome is unknown is looked for before another is made.
+func TestPoolRefillUnclearAdoptsFirst(t *testing.T) {
+	e := newEnv(t)
+	pool := newTestPool(t, e, PoolSettings{Min: 2, Batch: 2})
+	pool.Fill("node-a")
+	e.fake.Unanswered = func(method, coll string) (int, string) {
+		if method == "POST" && coll == "ports" {
+			return 504, "gateway timeout"
+		}
+		return 0, ""
+	}
+	if err := pool.refill(context.Background(), "node-a", 2); err == nil {
+		t.Fatal("want the unclear error")
+	}
+	e.fake.Unanswered = nil
+	if pool.FreeCount("node-a") != 0 || e.fake.Count("ports") != 2 {
+		t.Fatalf("free %d, ports %d", pool.FreeCount("node-a"), e.fake.Count("ports"))
+	}
+	for node, n := range pool.deficits() {
+		if err := pool.refill(context.Background(), node, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if pool.FreeCount("node-a") != 2 || e.fake.Count("ports") != 2 || e.fake.Requests["POST ports"] != 1 {
+		t.Errorf("free %d, ports %d, creates %d: want the 2 committed ports adopted, no new create",
+			pool.FreeCount("node-a"), e.fake.Count("ports"), e.fake.Requests["POST ports"])
+	}
+}
+
+// An unclear refill that made nothing is retried once the settle time
+// has passed, not before.
+func TestPoolRefillUnclearRetriesAfterSettle(t *testing.T) {
+	e := newEnv(t)
+	pool := newTestPool(t, e, PoolSettings{Min: 1, Batch: 1})
+	pool.Fill("node-a")
+	e.fake.Fail = func(method, coll string) (int, string) {
+		if method == "POST" {
+			return 503, "unavailable"
+		}
+		return 0, ""
+	}
+	_ = pool.refill(context.Background(), "node-a", 1)
+	e.fake.Fail = nil
+	if err := pool.refill(context.Background(), "node-a", 1); err != nil || e.fake.Count("ports") != 0 {
+		t.Fatalf("retried before the settle time: %v, %d ports", err, e.fake.Count("ports"))
+	}
+	pool.unclear["node-a"] = time.Now().Add(-UnclearSettle)
+	if err := pool.refill(context.Background(), "node-a", 1); err != nil || pool.FreeCount("node-a") != 1 {
+		t.Errorf("after the settle time: %v, %d free", err, pool.FreeCount("node-a"))
+	}
+}
+
+// A removed node's pool is forgotten, and a refill that was in flight when
+// it was removed does not bring it back.
+func TestPoolPrunesRemovedNodes(t *testing.T) {
+	e := newEnv(t)
+	pool := newTestPool(t, e, PoolSettings{Min: 2, Batch: 1})
+	for _, node := range []string{"node-a", "node-b"} {
+		pool.Fill(node)
+		if err := pool.refill(context.Background(), node, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pool.Prune(map[string]bool{"node-a": true})
+	if _, ok := pool.Take("node-b", "p1"); ok {
+		t.Error("a removed node's port was handed out")
+	}
+	pool.Prune(map[string]bool{"node-a": true}) // Take marked node-b wanted again
+	if d := pool.deficits(); len(d) != 1 || d["node-a"] != 1 {
+		t.Errorf("deficits %v, want only node-a's", d)
+	}
+	if err := pool.refill(context.Background(), "node-b", 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := pool.Take("node-a", "p2"); !ok {
+		t.Error("node-a lost its port")
+	}
+	pool.Prune(map[string]bool{"node-a": true})
+	if _, ok := pool.Take("node-b", "p3"); ok {
+		t.Error("a refill for a removed node came back into the pool")
+	}
+}

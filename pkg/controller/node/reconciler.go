@@ -1,0 +1,208 @@
+// Package node gives every node a management port: a Neutron port on the
+// node subnet, bound to the node, that the node's kuryr-daemon plugs into
+// br-int so that the node reaches its pods (and every other pod) without
+// NAT, as the Kubernetes network model and the kubelet's probes require. It
+// is for nodes that are Neutron/OVN chassis themselves (bare metal); nodes
+// that are VMs on Neutron reach pods through their own ports.
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrport"
+	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+)
+
+// portAPI is the Neutron seam of this reconciler.
+type portAPI interface {
+	CreatePort(ctx context.Context, s neutron.PortSpec) (*neutron.Port, error)
+	ListPorts(ctx context.Context, tags []string, status string) ([]neutron.Port, error)
+	DeletePort(ctx context.Context, id string) error
+}
+
+// netInfo serves subnet, network and subnet pool details (cached).
+type netInfo interface {
+	Subnet(ctx context.Context, id string) (*neutron.Subnet, error)
+	Network(ctx context.Context, id string) (*neutron.Network, error)
+	SubnetPoolPrefixes(ctx context.Context, id string) ([]string, error)
+}
+
+// Reconciler keeps one management port per node and its annotation.
+type Reconciler struct {
+	client.Client
+	Neutron  portAPI
+	Info     netInfo
+	Recorder kuryrport.Recorder
+	Settings Settings
+}
+
+// Reconcile converges the management port of one node.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var node corev1.Node
+	err := r.Get(ctx, req.NamespacedName, &node)
+	if apierrors.IsNotFound(err) || (err == nil && !node.DeletionTimestamp.IsZero()) {
+		return ctrl.Result{}, r.deletePorts(ctx, req.Name, "")
+	}
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if r.Settings.Subnet == "" {
+		return ctrl.Result{}, r.disable(ctx, &node)
+	}
+	sub, err := r.Info.Subnet(ctx, r.Settings.Subnet)
+	if err != nil {
+		return ctrl.Result{}, r.fail(&node, "FindSubnet", err)
+	}
+	np, ok := recorded(node.Annotations)
+	if !ok {
+		var res ctrl.Result
+		if np, res, err = r.port(ctx, &node, sub); err != nil || np.PortID == "" {
+			return res, err
+		}
+	}
+	return ctrl.Result{}, r.annotate(ctx, &node, np, sub)
+}
+
+// port returns the node's port, found by its tags or created, once Neutron
+// has bound it.
+func (r *Reconciler) port(ctx context.Context, node *corev1.Node, sub *neutron.Subnet) (kuryrv1.NodePort, ctrl.Result, error) {
+	port, err := r.ensurePort(ctx, node, sub)
+	if err != nil {
+		return kuryrv1.NodePort{}, ctrl.Result{}, r.fail(node, "CreatePort", err)
+	}
+	switch port.VIFType {
+	case neutron.VIFTypeUnbound, "":
+		return kuryrv1.NodePort{}, ctrl.Result{RequeueAfter: time.Second}, nil
+	case neutron.VIFTypeBindingFailed:
+		if err := r.deletePorts(ctx, node.Name, ""); err != nil {
+			return kuryrv1.NodePort{}, ctrl.Result{}, err
+		}
+		return kuryrv1.NodePort{}, ctrl.Result{}, r.fail(node, "BindPort", fmt.Errorf("neutron could not bind the management port of node %q "+
+			"(is an OVN chassis or Neutron agent registered with that hostname?)", node.Name))
+	}
+	np, err := fromPort(port, sub)
+	if err != nil {
+		return np, ctrl.Result{}, r.fail(node, "DescribePort", err)
+	}
+	return np, ctrl.Result{}, nil
+}
+
+// ensurePort finds the node's port by its tags (after a crash, or a create
+// that went unanswered) or creates it. Duplicates are deleted.
+func (r *Reconciler) ensurePort(ctx context.Context, node *corev1.Node, sub *neutron.Subnet) (*neutron.Port, error) {
+	ports, err := r.Neutron.ListPorts(ctx, []string{neutron.ClusterTag(r.Settings.Cluster), neutron.NodeTag(node.Name)}, "")
+	if err != nil {
+		return nil, err
+	}
+	if len(ports) > 0 {
+		keep := ports[0]
+		if err := r.deletePorts(ctx, node.Name, keep.ID); err != nil {
+			return nil, err
+		}
+		return &keep, nil
+	}
+	p, err := r.Neutron.CreatePort(ctx, portSpec(node.Name, sub, r.Settings))
+	if err != nil {
+		return nil, err
+	}
+	log.FromContext(ctx).Info("node management port created", "node", node.Name, "port", p.ID)
+	return p, nil
+}
+
+// deletePorts deletes the node's management ports but keep.
+func (r *Reconciler) deletePorts(ctx context.Context, node, keep string) error {
+	ports, err := r.Neutron.ListPorts(ctx, []string{neutron.ClusterTag(r.Settings.Cluster), neutron.NodeTag(node)}, "")
+	if err != nil {
+		return err
+	}
+	for _, p := range ports {
+		if p.ID == keep {
+			continue
+		}
+		if err := r.Neutron.DeletePort(ctx, p.ID); err != nil {
+			return err
+		}
+		log.FromContext(ctx).Info("node management port deleted", "node", node, "port", p.ID)
+	}
+	return nil
+}
+
+// annotate writes what the node must configure, if it changed.
+func (r *Reconciler) annotate(ctx context.Context, node *corev1.Node, np kuryrv1.NodePort, sub *neutron.Subnet) error {
+	dests, err := r.destinations(ctx)
+	if err != nil {
+		return r.fail(node, "FindRoutes", err)
+	}
+	n, err := r.Info.Network(ctx, sub.NetworkID)
+	if err != nil {
+		return r.fail(node, "FindNetwork", err)
+	}
+	want, err := withRoutes(np, sub, n.MTU, dests)
+	if err != nil {
+		return r.fail(node, "DescribePort", err)
+	}
+	if have, ok := recorded(node.Annotations); ok && reflect.DeepEqual(have, want) {
+		return nil
+	}
+	raw, err := json.Marshal(want)
+	if err != nil {
+		return err
+	}
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{kuryrv1.NodePortAnnotation: string(raw)}}})
+	if err := r.Patch(ctx, node, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		return fmt.Errorf("annotate node %s: %w", node.Name, err)
+	}
+	return nil
+}
+
+// disable removes the node's port and annotation: management ports are
+// off ([neutron_defaults] node_subnet is empty).
+func (r *Reconciler) disable(ctx context.Context, node *corev1.Node) error {
+	if _, ok := node.Annotations[kuryrv1.NodePortAnnotation]; !ok {
+		return nil
+	}
+	if err := r.deletePorts(ctx, node.Name, ""); err != nil {
+		return err
+	}
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{kuryrv1.NodePortAnnotation: nil}}})
+	return client.IgnoreNotFound(r.Patch(ctx, node, client.RawPatch(types.MergePatchType, patch)))
+}
+
+// destinations are the CIDRs the node routes through its port.
+func (r *Reconciler) destinations(ctx context.Context) ([]string, error) {
+	var out []string
+	for _, id := range r.Settings.RoutedSubnets {
+		s, err := r.Info.Subnet(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s.CIDR)
+	}
+	for _, id := range r.Settings.RoutedPools {
+		prefixes, err := r.Info.SubnetPoolPrefixes(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, prefixes...)
+	}
+	return out, nil
+}
+
+// fail makes an error visible as a Warning Event on the node and returns
+// it for a retry with backoff.
+func (r *Reconciler) fail(node *corev1.Node, action string, cause error) error {
+	r.Recorder.Eventf(node, nil, corev1.EventTypeWarning, string(neutron.Classify(cause)), action, "management port: %v", cause)
+	return cause
+}

@@ -1,0 +1,138 @@
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+	"github.com/kuryr-k8s/kuryr/pkg/neutron/neutrontest"
+)
+
+type noEvents struct{}
+
+func (noEvents) Eventf(_, _ runtime.Object, _, _, _, _ string, _ ...any) {}
+
+type env struct {
+	r    *Reconciler
+	fake *neutrontest.Fake
+}
+
+func newEnv(t *testing.T, objs ...client.Object) *env {
+	t.Helper()
+	s := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(s)
+	fn := neutrontest.New(t)
+	net := fn.Add("networks", neutrontest.Object{"name": "nodes", "mtu": 1442})
+	sub := fn.Add("subnets", neutrontest.Object{"network_id": net, "cidr": "10.11.0.0/24", "gateway_ip": "10.11.0.1"})
+	pods := fn.Add("subnets", neutrontest.Object{"network_id": "x", "cidr": "10.10.0.0/24"})
+	pool := fn.Add("subnetpools", neutrontest.Object{"prefixes": []string{"10.10.0.0/16"}, "default_prefixlen": 24, "min_prefixlen": 16, "max_prefixlen": 28})
+	nc := neutron.New(fn.Client(t))
+	r := &Reconciler{
+		Client: fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).Build(), Neutron: nc,
+		Info: neutron.NewInfo(nc, time.Minute), Recorder: noEvents{},
+		Settings: Settings{Cluster: "c1", ProjectID: "p", Subnet: sub, RoutedSubnets: []string{pods}, RoutedPools: []string{pool}},
+	}
+	return &env{r: r, fake: fn}
+}
+
+func (e *env) reconcile(t *testing.T, name string) ctrl.Result {
+	t.Helper()
+	res, err := e.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Name: name}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func (e *env) annotation(t *testing.T, name string) (kuryrv1.NodePort, bool) {
+	t.Helper()
+	var n corev1.Node
+	if err := e.r.Get(context.Background(), types.NamespacedName{Name: name}, &n); err != nil {
+		t.Fatal(err)
+	}
+	raw, ok := n.Annotations[kuryrv1.NodePortAnnotation]
+	var np kuryrv1.NodePort
+	if ok {
+		if err := json.Unmarshal([]byte(raw), &np); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return np, ok
+}
+
+func node(name string) *corev1.Node { return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}} }
+
+func TestNodeGetsPortAndRoutes(t *testing.T) {
+	e := newEnv(t, node("n1"))
+	e.reconcile(t, "n1")
+	np, ok := e.annotation(t, "n1")
+	if !ok || len(np.IPs) != 1 || np.MTU != 1442 || np.MACAddress == "" {
+		t.Fatalf("annotation %+v", np)
+	}
+	port := e.fake.Get("ports", np.PortID)
+	if port["binding:host_id"] != "n1" || port["port_security_enabled"] != false || port["device_owner"] != DeviceOwner {
+		t.Errorf("port %v", port)
+	}
+	want := []kuryrv1.Route{{Destination: "10.10.0.0/16", Gateway: "10.11.0.1"}, {Destination: "10.10.0.0/24", Gateway: "10.11.0.1"}}
+	if len(np.Routes) != 2 || np.Routes[0] != want[0] || np.Routes[1] != want[1] {
+		t.Errorf("routes %v, want %v", np.Routes, want)
+	}
+	writes := e.fake.Writes()
+	e.reconcile(t, "n1")
+	if e.fake.Writes() != writes {
+		t.Errorf("a second reconcile wrote to Neutron: %v", e.fake.Requests)
+	}
+}
+
+// A create that went unanswered is found by its tags, not made again.
+func TestNodePortUnclearCreateAdopted(t *testing.T) {
+	e := newEnv(t, node("n1"))
+	e.fake.Unanswered = func(method, coll string) (int, string) {
+		if method == "POST" {
+			return 504, "timeout"
+		}
+		return 0, ""
+	}
+	if _, err := e.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Name: "n1"}}); err == nil {
+		t.Fatal("want the error")
+	}
+	e.fake.Unanswered = nil
+	e.reconcile(t, "n1")
+	if np, ok := e.annotation(t, "n1"); !ok || e.fake.Count("ports") != 1 || e.fake.Requests["POST ports"] != 1 {
+		t.Errorf("annotation %v, %d ports, %d creates", np, e.fake.Count("ports"), e.fake.Requests["POST ports"])
+	}
+}
+
+func TestRemovedNodeLosesItsPort(t *testing.T) {
+	e := newEnv(t, node("n1"))
+	e.reconcile(t, "n1")
+	if err := e.r.Delete(context.Background(), node("n1")); err != nil {
+		t.Fatal(err)
+	}
+	e.reconcile(t, "n1")
+	if e.fake.Count("ports") != 0 {
+		t.Errorf("%d ports left", e.fake.Count("ports"))
+	}
+}
+
+func TestNodePortsOff(t *testing.T) {
+	e := newEnv(t, node("n1"))
+	e.reconcile(t, "n1")
+	e.r.Settings.Subnet = ""
+	e.reconcile(t, "n1")
+	if _, ok := e.annotation(t, "n1"); ok || e.fake.Count("ports") != 0 {
+		t.Errorf("node ports off: annotation left %v, %d ports", ok, e.fake.Count("ports"))
+	}
+}

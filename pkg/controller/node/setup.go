@@ -1,0 +1,29 @@
+package node
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrport"
+)
+
+// SetupWithManager watches nodes appearing and going, and changes of the
+// annotation (not their frequent status updates).
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	annotation := predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			return e.ObjectOld.GetAnnotations()[kuryrv1.NodePortAnnotation] != e.ObjectNew.GetAnnotations()[kuryrv1.NodePortAnnotation] ||
+				!e.ObjectNew.GetDeletionTimestamp().IsZero()
+		},
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("node").
+		For(&corev1.Node{}, builder.WithPredicates(annotation)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: 2, RateLimiter: kuryrport.RateLimiter()}).
+		Complete(r)
+}

@@ -1,0 +1,80 @@
+package node
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"sort"
+
+	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+)
+
+// DeviceOwner marks nodes' management ports.
+const DeviceOwner = "compute:kuryr-node"
+
+// Settings are the parts of kuryr.conf this reconciler uses.
+type Settings struct {
+	Cluster, ProjectID string
+	// Subnet is [neutron_defaults] node_subnet.
+	Subnet    string
+	ExtraTags []string
+	// Routed are the subnets (pod, service) and subnet pools (namespace
+	// subnets) the node must reach through its port.
+	RoutedSubnets, RoutedPools []string
+}
+
+// portSpec is the management port of a node. Pure.
+func portSpec(node string, sub *neutron.Subnet, s Settings) neutron.PortSpec {
+	return neutron.PortSpec{
+		Name: "kuryr-node-" + node, NetworkID: sub.NetworkID, SubnetID: sub.ID, ProjectID: s.ProjectID,
+		HostID: node, DeviceID: "kuryr-node-" + node, DeviceOwner: DeviceOwner, NoPortSecurity: true,
+		Tags: append([]string{neutron.ClusterTag(s.Cluster), neutron.NodeTag(node)}, s.ExtraTags...),
+	}
+}
+
+// fromPort is what the node must configure for port p on subnet sub: its
+// addresses (with the subnet's prefix length) and MAC. Pure.
+func fromPort(p *neutron.Port, sub *neutron.Subnet) (kuryrv1.NodePort, error) {
+	np := kuryrv1.NodePort{PortID: p.ID, MACAddress: p.MACAddress}
+	_, cidr, err := net.ParseCIDR(sub.CIDR)
+	if err != nil {
+		return np, fmt.Errorf("node subnet %s: bad cidr %q: %w", sub.ID, sub.CIDR, err)
+	}
+	ones, _ := cidr.Mask.Size()
+	for _, ip := range p.FixedIPs {
+		if ip.SubnetID == sub.ID {
+			np.IPs = append(np.IPs, fmt.Sprintf("%s/%d", ip.IPAddress, ones))
+		}
+	}
+	if len(np.IPs) == 0 {
+		return np, fmt.Errorf("port %s has no address on the node subnet %s", p.ID, sub.ID)
+	}
+	return np, nil
+}
+
+// withRoutes completes np with the network's MTU and a route to each
+// destination through the subnet's gateway (the router). Pure.
+func withRoutes(np kuryrv1.NodePort, sub *neutron.Subnet, mtu int, destinations []string) (kuryrv1.NodePort, error) {
+	if sub.GatewayIP == "" {
+		return np, fmt.Errorf("node subnet %s has no gateway: attach it to the pods' router", sub.ID)
+	}
+	np.MTU, np.Routes = mtu, nil
+	dests := append([]string(nil), destinations...)
+	sort.Strings(dests)
+	for _, d := range dests {
+		np.Routes = append(np.Routes, kuryrv1.Route{Destination: d, Gateway: sub.GatewayIP})
+	}
+	return np, nil
+}
+
+// recorded returns the port the node's annotation names (kuryr-controller
+// is its only writer), if it names one.
+func recorded(annotations map[string]string) (kuryrv1.NodePort, bool) {
+	var np kuryrv1.NodePort
+	raw, ok := annotations[kuryrv1.NodePortAnnotation]
+	if !ok || json.Unmarshal([]byte(raw), &np) != nil || np.PortID == "" || len(np.IPs) == 0 {
+		return np, false
+	}
+	return np, true
+}
