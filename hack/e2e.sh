@@ -17,9 +17,18 @@ fi
 # shellcheck disable=SC1090
 . "$CLOUD_ENV_FILE"
 log "e2e: running against the local cloud (brought up by this run: $([ $owned = 1 ] && echo yes || echo no))"
+# Crashes of OVS/OVN daemons during the run fail it (supervise.sh records
+# them; the processes were restarted, but a crash is a bug to see).
+crashes=$CLOUD_RUN/crashes.log
+crash_offset=$(stat -c %s "$crashes" 2>/dev/null || echo 0)
 set +e
 go test -tags e2e -count=1 -timeout "${E2E_TIMEOUT:-40m}" -p 1 ${E2E_RUN:+-run "$E2E_RUN"} -v ./test/e2e/... \
   2>&1 | tee "$CLOUD_LOG_DIR/e2e.log" | grep --line-buffered -vE '^=== (PAUSE|CONT)'
 rc=${PIPESTATUS[0]}
 set -e
+if [ -s "$crashes" ] && [ "$(stat -c %s "$crashes")" -gt "$crash_offset" ]; then
+  log "e2e: FAIL: OVS/OVN daemons crashed during the run (restarted by their supervisors):"
+  tail -c +"$((crash_offset + 1))" "$crashes" >&2
+  rc=1
+fi
 exit "$rc"

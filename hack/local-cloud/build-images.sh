@@ -89,9 +89,11 @@ cat >"$r/bin/serve" <<'EOF'
 #!/bin/sh
 # Default command: an HTTP server on $PORT (8080) answering with the pod's
 # hostname, logging every client address (httpd -vv) to the container log.
+# /healthz answers while /www/healthz exists (probes; tests remove it).
 # A shell as PID 1 so SIGTERM ends the pod at once.
 PORT=${PORT:-8080}
 hostname >/www/index.html
+echo ok >/www/healthz
 httpd -f -vv -p "$PORT" -h /www &
 trap 'kill $! 2>/dev/null; exit 0' TERM INT
 wait

@@ -14,6 +14,8 @@ PACKAGES=(
   mariadb-server python3-pymysql
   neutron-server python3-neutron
   ovn-central ovn-host openvswitch-switch openvswitch-common
+  # ovs-vswitchd is rebuilt from Debian's own source, patched (build-ovs.sh)
+  openvswitch-source make python3
   octavia-api octavia-driver-agent python3-ovn-octavia-provider
   # images and plumbing
   busybox-static libc6-dev gcc

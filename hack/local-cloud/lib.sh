@@ -21,6 +21,9 @@ CLOUD_LOG_DIR=$CLOUD_OUT/logs
 CLOUD_ENV_FILE=$CLOUD_OUT/local-cloud.env
 
 K8S_BIN=$CLOUD_CACHE/k8s/$K8S_VERSION/bin
+# ovs-vswitchd, patched (build-ovs.sh); the other OVS programs are Debian's.
+OVS_BUILD_DIR=$CLOUD_CACHE/ovs
+OVS_VSWITCHD=$OVS_BUILD_DIR/current/ovs-vswitchd
 IMAGES_DIR=$CLOUD_CACHE/images
 
 # Nodes: each a network namespace with its own OVS, ovn-controller,
@@ -35,6 +38,7 @@ POD_POOL_PREFIX=10.10.0.0/16
 POD_SUBNET_CIDR=10.10.0.0/24
 SERVICE_CIDR=10.96.0.0/17       # Kubernetes cluster IPs: lower half of the service subnet
 SERVICE_SUBNET_CIDR=10.96.0.0/16
+NODE_SUBNET_CIDR=10.11.0.0/24   # the nodes' management ports
 
 # Control plane ports, all on 127.0.0.1 of the root namespace.
 ETCD_PORT=2379
@@ -70,23 +74,52 @@ is_running() {
   [ -f "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null
 }
 
-# start_bg NAME [netns] -- CMD...: starts CMD in the background with its
-# output in $CLOUD_LOG_DIR/NAME.log and its pid in the pidfile. With a netns
-# the command runs inside it.
+# start_bg NAME [netns] -- CMD...: starts CMD in the background, supervised
+# (supervise.sh: restarted whenever it exits, crashes of OVS/OVN daemons
+# recorded), with its output in $CLOUD_LOG_DIR/NAME.log and the supervisor's
+# pid in the pidfile. With a netns the command runs inside it.
 start_bg() {
   local name=$1; shift
   local ns=""
   if [ "$1" != "--" ]; then ns=$1; shift; fi
   shift # --
   if is_running "$name"; then return 0; fi
-  mkdir -p "$CLOUD_RUN/pids" "$CLOUD_LOG_DIR"
+  mkdir -p "$CLOUD_RUN/pids" "$CLOUD_RUN/sup" "$CLOUD_LOG_DIR"
+  rm -f "$CLOUD_RUN/sup/$name".*
+  local sup=(env CLOUD_RUN="$CLOUD_RUN" CLOUD_LOG_DIR="$CLOUD_LOG_DIR" "$CLOUD_SCRIPTS/supervise.sh" "$name" --)
   if [ -n "$ns" ]; then
     # nsenter keeps the root mount namespace (ip netns exec would not).
-    setsid nsenter --net="/run/netns/$ns" -- "$@" >>"$CLOUD_LOG_DIR/$name.log" 2>&1 </dev/null &
+    setsid nsenter --net="/run/netns/$ns" -- "${sup[@]}" "$@" >>"$CLOUD_LOG_DIR/$name.log" 2>&1 </dev/null &
   else
-    setsid "$@" >>"$CLOUD_LOG_DIR/$name.log" 2>&1 </dev/null &
+    setsid "${sup[@]}" "$@" >>"$CLOUD_LOG_DIR/$name.log" 2>&1 </dev/null &
   fi
   echo $! >"$(pidfile "$name")"
+}
+
+# child_pid NAME: the pid of the supervised process (not its supervisor).
+child_pid() { cat "$CLOUD_RUN/sup/$1.child" 2>/dev/null; }
+
+# crash_child NAME [SIGNAL]: kills the process (SIGKILL by default) as a
+# crash would; its supervisor restarts it and records no crash.
+crash_child() {
+  local pid; pid=$(child_pid "$1") || return 1
+  touch "$CLOUD_RUN/sup/$1.expected"
+  kill "-${2:-KILL}" "$pid"
+}
+
+# stop_child NAME [SIGNAL]: stops the process (SIGTERM by default; SIGKILL
+# stands for a crash) and its supervisor, for good.
+stop_child() {
+  local name=$1 sig=${2:-TERM} f pid child i
+  f=$(pidfile "$name")
+  [ -f "$f" ] || return 0
+  pid=$(cat "$f")
+  touch "$CLOUD_RUN/sup/$name.stop"
+  child=$(child_pid "$name")
+  if [ -n "$child" ]; then kill "-$sig" "$child" 2>/dev/null; else kill -TERM "$pid" 2>/dev/null; fi
+  for i in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill -KILL -- "-$pid" 2>/dev/null || true
+  rm -f "$f" "$CLOUD_RUN/sup/$name.stop"
 }
 
 # run_logged NAME CMD...: runs a one-shot step with its output in

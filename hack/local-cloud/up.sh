@@ -12,6 +12,7 @@ mkdir -p "$CLOUD_LOG_DIR" "$CLOUD_RUN"
 log "preparing (install, build, images: cached after the first run)"
 bash "$CLOUD_SCRIPTS/install-packages.sh"
 bash "$CLOUD_SCRIPTS/build-k8s.sh"
+bash "$CLOUD_SCRIPTS/build-ovs.sh"
 bash "$CLOUD_SCRIPTS/build-images.sh"
 
 : >"$CLOUD_RUN/timings"

@@ -28,23 +28,27 @@ kube_credentials() {
   [ -f "$KUBE_DIR/tokens.csv" ] && return 0
   local tok n
   tok() { head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n'; }
+  # kuryr's identities are those of its service accounts, so that the
+  # RBAC in config/rbac (least privilege) is what they get here too.
+  local sa='"system:serviceaccounts,system:serviceaccounts:kube-system"'
   {
     echo "$(tok),admin,admin,system:masters"
-    echo "$(tok),kuryr-controller,kuryr-controller,system:masters"
+    echo "$(tok),system:serviceaccount:kube-system:kuryr-controller,kuryr-controller,$sa"
     for n in "${NODES[@]}"; do
       echo "$(tok),system:node:$n,node-$n,system:nodes"
-      echo "$(tok),kuryr-daemon:$n,kuryr-daemon-$n,system:masters"
+      echo "$(tok),system:serviceaccount:kube-system:kuryr-daemon,kuryr-daemon-$n,$sa"
     done
   } >"$KUBE_DIR/tokens.csv"
   chmod 600 "$KUBE_DIR/tokens.csv"
 }
 
-# kubeconfig_for USER OUT: a kubeconfig with USER's token. The apiserver's
+# kubeconfig_for ID OUT: a kubeconfig with the token of identity ID (the
+# token file's uid column). The apiserver's
 # certificate is self-signed on first start, so clients skip verification;
 # this cloud only ever listens on loopback.
 kubeconfig_for() {
   local user=$1 out=$2 token
-  token=$(awk -F, -v u="$user" '$2==u {print $1}' "$KUBE_DIR/tokens.csv")
+  token=$(awk -F, -v u="$user" '$3==u {print $1}' "$KUBE_DIR/tokens.csv")
   [ -n "$token" ] || die "no token for $user"
   cat >"$out" <<EOF
 apiVersion: v1

@@ -14,8 +14,8 @@ build_kuryr() {
 }
 
 install_crds() {
-  "$K8S_BIN/kubectl" --kubeconfig "$ADMIN_KUBECONFIG" apply -f "$REPO_ROOT/config/crd/" >/dev/null \
-    || die "installing kuryr CRDs failed"
+  "$K8S_BIN/kubectl" --kubeconfig "$ADMIN_KUBECONFIG" apply -f "$REPO_ROOT/config/crd/" -f "$REPO_ROOT/config/rbac/" >/dev/null \
+    || die "installing kuryr CRDs and RBAC failed"
   "$K8S_BIN/kubectl" --kubeconfig "$ADMIN_KUBECONFIG" wait --for condition=established --timeout=30s \
     crd/kuryrports.openstack.org crd/kuryrnetworks.openstack.org >/dev/null
 }
@@ -29,15 +29,7 @@ start_kuryr_controller() {
   wait_for kuryr-controller 30 curl -fsS "http://127.0.0.1:8082/livez"
 }
 
-stop_kuryr_controller() { # [signal]
-  local f; f=$(pidfile kuryr-controller)
-  [ -f "$f" ] || return 0
-  local pid; pid=$(cat "$f")
-  kill "-${1:-TERM}" "$pid" 2>/dev/null || true
-  local i
-  for i in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-  rm -f "$f"
-}
+stop_kuryr_controller() { stop_child kuryr-controller "${1:-TERM}"; }
 
 # One kuryr-daemon per node, inside the node's namespace (so its veths and
 # OVS are the node's), reaching the API server through the node's loopback
@@ -48,7 +40,7 @@ start_kuryr_daemon() {
   local d; d=$(node_dir "$node")
   local r; r=$(node_run "$node")
   mkdir -p "$d/kuryr"
-  kubeconfig_for "kuryr-daemon:$node" "$d/kuryr/kubeconfig"
+  kubeconfig_for "kuryr-daemon-$node" "$d/kuryr/kubeconfig"
   start_bg "$node-kuryr-daemon" "$ns" -- "$KURYR_BIN/kuryr-daemon" --config-file "$KURYR_CONF" \
     --zap-devel=false --zap-log-level=info \
     --set "kubernetes.kubeconfig=$d/kuryr/kubeconfig" \

@@ -9,7 +9,11 @@
 #                   lower half; Neutron allocates only from the upper half,
 #                   and the gateway is the last address (10.96.0.1 is the
 #                   "kubernetes" Service)
-#   kuryr-router    gateway on "public", interfaces on both subnets
+#   kuryr-node-net / -subnet  10.11.0.0/24: the nodes' management ports
+#                   (kuryr creates one per node; the node reaches pods
+#                   through it, without NAT)
+#   kuryr-router    gateway on "public", interfaces on the pod, service and
+#                   node subnets
 #   kuryr-pods-default  security group: all ingress, all egress (Kubernetes
 #                   pods are open until a NetworkPolicy selects them)
 
@@ -47,7 +51,7 @@ router_has_interface() { # router subnet
 }
 
 bootstrap_neutron() {
-  local pub pubsub pool podnet podsub svcnet svcsub router sg
+  local pub pubsub pool podnet podsub svcnet svcsub nodenet nodesub router sg
   pub=$(ensure networks public '{"router:external": true, "provider:network_type": "flat",
     "provider:physical_network": "public", "shared": true}')
   pubsub=$(ensure subnets public-subnet "$(jq -nc --arg n "$pub" --arg c "$EXTERNAL_CIDR" --arg g "$EXTERNAL_GW" \
@@ -62,9 +66,12 @@ bootstrap_neutron() {
   svcsub=$(ensure subnets kuryr-service-subnet "$(jq -nc --arg n "$svcnet" --arg c "$SERVICE_SUBNET_CIDR" \
     '{network_id: $n, cidr: $c, ip_version: 4, enable_dhcp: false, gateway_ip: "10.96.255.254",
       allocation_pools: [{start: "10.96.128.1", end: "10.96.255.253"}]}')")
+  nodenet=$(ensure networks kuryr-node-net '{}')
+  nodesub=$(ensure subnets kuryr-node-subnet "$(jq -nc --arg n "$nodenet" --arg c "$NODE_SUBNET_CIDR" \
+    '{network_id: $n, cidr: $c, ip_version: 4, enable_dhcp: false}')")
   router=$(ensure routers kuryr-router "$(jq -nc --arg n "$pub" '{external_gateway_info: {network_id: $n, enable_snat: true}}')")
   local s
-  for s in "$podsub" "$svcsub"; do
+  for s in "$podsub" "$svcsub" "$nodesub"; do
     router_has_interface "$router" "$s" || neutron PUT "/routers/$router/add_router_interface" "{\"subnet_id\": \"$s\"}" >/dev/null
   done
   sg=$(find_id security-groups kuryr-pods-default)
@@ -77,5 +84,5 @@ bootstrap_neutron() {
     done
   fi
   declare -g BS_PUBLIC_NET=$pub BS_PUBLIC_SUBNET=$pubsub BS_POD_POOL=$pool BS_POD_NET=$podnet \
-    BS_POD_SUBNET=$podsub BS_SERVICE_NET=$svcnet BS_SERVICE_SUBNET=$svcsub BS_ROUTER=$router BS_POD_SG=$sg
+    BS_POD_SUBNET=$podsub BS_SERVICE_NET=$svcnet BS_SERVICE_SUBNET=$svcsub BS_NODE_SUBNET=$nodesub BS_ROUTER=$router BS_POD_SG=$sg
 }

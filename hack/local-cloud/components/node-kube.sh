@@ -112,7 +112,7 @@ ensure_cgroup_root() {
 write_kubelet_conf() {
   local node=$1 d; d=$(node_dir "$1")
   local r; r=$(node_run "$node")
-  mkdir -p "$d/kubelet"
+  mkdir -p "$d/kubelet/manifests"
   cat >"$d/kubelet/config.yaml" <<EOF
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
@@ -143,6 +143,8 @@ syncFrequency: 10s
 fileCheckFrequency: 0s
 volumeStatsAggPeriod: 0s
 resolvConf: /etc/resolv.conf
+# Static pods (their mirror pods get ports like any other pod).
+staticPodPath: $d/kubelet/manifests
 EOF
 }
 
@@ -151,7 +153,7 @@ start_node_kubelet() {
   local d; d=$(node_dir "$node")
   ensure_cgroup_root "$node"
   write_kubelet_conf "$node"
-  kubeconfig_for "system:node:$node" "$d/kubelet/kubeconfig"
+  kubeconfig_for "node-$node" "$d/kubelet/kubeconfig"
   start_bg "$node-kubelet" "$ns" -- "$K8S_BIN/kubelet" \
     --config "$d/kubelet/config.yaml" --kubeconfig "$d/kubelet/kubeconfig" \
     --hostname-override "$node" --node-ip "$(node_underlay_ip "$node")" \

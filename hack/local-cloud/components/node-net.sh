@@ -71,7 +71,7 @@ start_node_ovs() {
     external_ids:ovn-remote="unix:$OVN_SB_SOCK" \
     external_ids:ovn-encap-type=geneve external_ids:ovn-encap-ip="$(node_underlay_ip "$node")" \
     external_ids:ovn-bridge=br-int external_ids:ovn-bridge-datapath-type=netdev
-  start_bg "$node-vswitchd" "$ns" -- env OVS_RUNDIR="$r" ovs-vswitchd "unix:$r/db.sock" \
+  start_bg "$node-vswitchd" "$ns" -- env OVS_RUNDIR="$r" "$OVS_VSWITCHD" "unix:$r/db.sock" \
     --unixctl="$r/ovs-vswitchd.ctl" --pidfile="$r/ovs-vswitchd.pid" \
     --log-file="$CLOUD_LOG_DIR/$node-vswitchd.log" -vconsole:off -vfile:info
 }

@@ -19,6 +19,7 @@ type Owners struct {
 	PodUIDs   map[string]bool   // pods, and the pods named by KuryrPorts
 	PortIDs   map[string]bool   // ports named by KuryrPort status
 	PortOfPod map[string]string // pod UID -> the port its KuryrPort names
+	Holders   map[string]string // port id -> the pod whose KuryrPort names it
 	// PoolEnabled keeps unused pooled ports of the nodes that exist;
 	// NodePortsEnabled the management ports of the nodes that exist.
 	PoolEnabled, NodePortsEnabled bool

@@ -24,9 +24,12 @@ type resources interface {
 	DeleteNetwork(ctx context.Context, id string) error
 }
 
-// nodePruner is the port pool, as the sweep sees it.
-type nodePruner interface {
+// pool is the port pool, as the sweep sees it: it forgets removed nodes, and
+// adopts the pooled ports it does not know (committed by Neutron after kuryr
+// gave up on their refill).
+type pool interface {
 	Prune(liveNodes map[string]bool)
+	Adopt(ports []neutron.Port, holders map[string]string, liveNodes map[string]bool) int
 }
 
 // forgetter is told about ports the sweep deleted.
@@ -51,7 +54,7 @@ type Sweeper struct {
 	// those of removed nodes, which it forgets before they are deleted (so it
 	// neither hands them out nor refills them). With pools off, unused
 	// pooled ports are orphans (left by a pool that was switched off).
-	Pool nodePruner
+	Pool pool
 	// NodePorts: nodes have management ports ([neutron_defaults]
 	// node_subnet is set).
 	NodePorts bool
@@ -105,6 +108,9 @@ func (s *Sweeper) Sweep(ctx context.Context, logger logr.Logger) error {
 	owned.Cutoff = listedAt.Add(-MinAge)
 	if s.Pool != nil {
 		s.Pool.Prune(owned.Nodes)
+		if n := s.Pool.Adopt(ports, owned.Holders, owned.Nodes); n > 0 {
+			logger.Info("the port pool adopted ports it did not know", "count", n)
+		}
 	}
 	owned.PoolEnabled, owned.NodePortsEnabled = s.Pool != nil, s.NodePorts
 	var errs []error
@@ -136,7 +142,7 @@ func (s *Sweeper) deleteNetwork(ctx context.Context, n neutron.Network) error {
 
 func (s *Sweeper) liveOwners(ctx context.Context) (Owners, error) {
 	o := Owners{PodUIDs: map[string]bool{}, PortIDs: map[string]bool{}, PortOfPod: map[string]string{},
-		Nodes: map[string]bool{}, Namespaces: map[string]bool{}}
+		Holders: map[string]string{}, Nodes: map[string]bool{}, Namespaces: map[string]bool{}}
 	var nodes corev1.NodeList
 	if err := s.Client.List(ctx, &nodes); err != nil {
 		return o, err
@@ -160,6 +166,7 @@ func (s *Sweeper) liveOwners(ctx context.Context) (Owners, error) {
 		for _, v := range kp.Status.VIFs {
 			o.PortIDs[v.PortID] = true
 			o.PortOfPod[kp.Spec.PodUID] = v.PortID
+			o.Holders[v.PortID] = kp.Spec.PodUID
 		}
 	}
 	var kns kuryrv1.KuryrNetworkList

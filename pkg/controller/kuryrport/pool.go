@@ -202,7 +202,6 @@ func (p *Pool) learn(ports []neutron.Port, holders map[string]string) int {
 		}
 		e := &pooled{port: port, node: node}
 		p.ports[port.ID] = e
-		p.nodes[node] = true
 		if pod, held := holders[port.ID]; held {
 			e.state, e.holder = stateHeld, pod
 			continue
@@ -211,6 +210,50 @@ func (p *Pool) learn(ports []neutron.Port, holders map[string]string) int {
 		n++
 	}
 	return n
+}
+
+// Adopt learns the pooled ports of live nodes among ports (the cluster's,
+// as the sweep lists them) that the pool does not know: those of a refill
+// Neutron committed after kuryr had given up on it, however late. holders
+// maps the ports KuryrPort statuses name to their pods. It returns how many
+// it adopted.
+func (p *Pool) Adopt(ports []neutron.Port, holders map[string]string, live map[string]bool) int {
+	var mine []neutron.Port
+	for _, port := range ports {
+		if node := neutron.PoolNodeOf(port.Tags); node != "" && live[node] {
+			mine = append(mine, port)
+		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.learn(mine, holders)
+}
+
+// excess takes off the free lists the ports beyond Max, to be deleted.
+func (p *Pool) excess() []neutron.Port {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []neutron.Port
+	for node, ids := range p.free {
+		for p.Settings.Max > 0 && len(ids) > p.Settings.Max {
+			e := p.ports[ids[0]]
+			ids = ids[1:]
+			e.state = stateRetiring
+			out = append(out, e.port)
+		}
+		p.free[node] = ids
+		p.gauge(node)
+	}
+	return out
+}
+
+// unretire puts back a port whose deletion failed.
+func (p *Pool) unretire(id string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if e, ok := p.ports[id]; ok && e.state == stateRetiring {
+		p.makeFree(e)
+	}
 }
 
 // makeFree puts a port that is not free on its node's free list. Callers

@@ -44,12 +44,26 @@ func (p *Pool) Start(ctx context.Context) error {
 				log.FromContext(ctx).Error(err, "refilling the port pool", "node", node)
 			}
 		}
+		p.trim(ctx)
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-p.kick:
 		case <-t.C:
 		}
+	}
+}
+
+// trim deletes the free ports beyond Max (adopted from refills that were
+// thought lost).
+func (p *Pool) trim(ctx context.Context) {
+	for _, port := range p.excess() {
+		if err := p.Neutron.DeletePort(ctx, port.ID); err != nil {
+			p.unretire(port.ID)
+			log.FromContext(ctx).Error(err, "trimming the port pool", "port", port.ID)
+			continue
+		}
+		p.Forget(port.ID)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+	"github.com/kuryr-k8s/kuryr/pkg/neutron/neutrontest"
 )
 
 func newTestPool(t *testing.T, e *env, s PoolSettings) *Pool {
@@ -48,6 +49,7 @@ func TestPooledPortTakenAndReturned(t *testing.T) {
 	// pod holding the port its status names.
 	e.r.Ledger, e.r.Pool = NewLedger(), newTestPool(t, e, PoolSettings{Min: 2, Batch: 2})
 	e.r.Pool.load(e.start(t), map[string]string{v.PortID: "uid-1"})
+	e.r.Pool.Fill("node-a")
 	if err := e.reconcile(t, "web"); err != nil {
 		t.Fatal(err)
 	}
@@ -205,5 +207,30 @@ func TestPoolPrunesRemovedNodes(t *testing.T) {
 	pool.Prune(map[string]bool{"node-a": true})
 	if _, ok := pool.Take("node-b", "p3"); ok {
 		t.Error("a refill for a removed node came back into the pool")
+	}
+}
+
+// The sweep hands the pool what Neutron has: pooled ports of live nodes it
+// does not know (a refill committed after kuryr gave up on it) are adopted,
+// and the free ports beyond Max deleted.
+func TestPoolAdoptsLateCommitsAndTrims(t *testing.T) {
+	e := newEnv(t)
+	pool := newTestPool(t, e, PoolSettings{Min: 1, Max: 2, Batch: 1})
+	pool.Fill("node-a")
+	tag := neutron.ClusterTag("c1")
+	for i := 0; i < 3; i++ {
+		e.fake.Add("ports", neutrontest.Object{"tags": []string{tag, neutron.PoolTag("node-a")}})
+	}
+	e.fake.Add("ports", neutrontest.Object{"tags": []string{tag, neutron.PoolTag("gone-node")}})
+	ports, _ := e.r.Neutron.(*neutron.Client).ListPorts(context.Background(), nil, "")
+	if n := pool.Adopt(ports, nil, map[string]bool{"node-a": true}); n != 3 {
+		t.Fatalf("adopted %d, want the 3 of the live node", n)
+	}
+	if n := pool.Adopt(ports, nil, map[string]bool{"node-a": true}); n != 0 {
+		t.Errorf("adopted %d again", n)
+	}
+	pool.trim(context.Background())
+	if pool.FreeCount("node-a") != 2 || e.fake.Count("ports") != 3 {
+		t.Errorf("after trim: %d free, %d ports in Neutron; want 2 and 3", pool.FreeCount("node-a"), e.fake.Count("ports"))
 	}
 }

@@ -106,19 +106,8 @@ func (r *Reconciler) ensurePort(ctx context.Context, kp *kuryrv1.KuryrPort) (ctr
 	if err != nil {
 		return ctrl.Result{}, r.fail(ctx, kp, "CreatePort", err)
 	}
-	switch port.VIFType {
-	case neutron.VIFTypeUnbound:
-		// Adopted while Neutron was still creating it: binding comes last.
-		return ctrl.Result{RequeueAfter: time.Second}, r.setCondition(ctx, kp, metav1.ConditionFalse, kuryrv1.ReasonWaiting, "port binding in progress")
-	case neutron.VIFTypeBindingFailed:
-		// No Neutron agent or OVN chassis claims the node: replace the port
-		// on the retry, and say why.
-		if err := r.Neutron.DeletePort(ctx, port.ID); err != nil {
-			return ctrl.Result{}, r.fail(ctx, kp, "DeletePort", err)
-		}
-		r.Ledger.Forget(kp.Spec.PodUID)
-		return ctrl.Result{}, r.fail(ctx, kp, "BindPort", fmt.Errorf("neutron could not bind port %s to node %q "+
-			"(is an OVN chassis or Neutron agent registered with that hostname?)", port.ID, kp.Spec.PodNodeName))
+	if res, done, err := r.checkBinding(ctx, kp, &port); done {
+		return res, err
 	}
 	r.watch.lap(kp.UID, "port_created")
 	vif, err := r.vif(ctx, &port)
@@ -131,6 +120,35 @@ func (r *Reconciler) ensurePort(ctx context.Context, kp *kuryrv1.KuryrPort) (ctr
 	r.watch.lap(kp.UID, "status_written")
 	r.watch.stop(kp.UID)
 	return ctrl.Result{}, nil
+}
+
+// checkBinding handles a port Neutron has not bound (done: the reconcile
+// ends here): one still being created is waited for; one that failed to
+// bind, or that stayed unbound past BindTimeout (its create committed while
+// neutron-server died), is replaced on the retry, with the reason shown.
+func (r *Reconciler) checkBinding(ctx context.Context, kp *kuryrv1.KuryrPort, port *neutron.Port) (ctrl.Result, bool, error) {
+	var cause error
+	switch {
+	case port.VIFType == neutron.VIFTypeBindingFailed:
+		cause = fmt.Errorf("neutron could not bind port %s to node %q "+
+			"(is an OVN chassis or Neutron agent registered with that hostname?)", port.ID, kp.Spec.PodNodeName)
+	case port.VIFType != neutron.VIFTypeUnbound:
+		return ctrl.Result{}, false, nil
+	case port.CreatedAt.IsZero() || time.Since(port.CreatedAt) < r.Settings.BindTimeout:
+		// Adopted while Neutron was still creating it: binding comes last.
+		return ctrl.Result{RequeueAfter: time.Second}, true, r.setCondition(ctx, kp, metav1.ConditionFalse,
+			kuryrv1.ReasonWaiting, "port binding in progress")
+	default:
+		cause = fmt.Errorf("neutron never bound port %s (created %s ago); replacing it", port.ID, time.Since(port.CreatedAt).Round(time.Second))
+	}
+	if err := r.Neutron.DeletePort(ctx, port.ID); err != nil {
+		return ctrl.Result{}, true, r.fail(ctx, kp, "DeletePort", err)
+	}
+	r.Ledger.Forget(kp.Spec.PodUID)
+	if r.Pool != nil {
+		r.Pool.Forget(port.ID)
+	}
+	return ctrl.Result{}, true, r.fail(ctx, kp, "BindPort", cause)
 }
 
 func (r *Reconciler) ensureFinalizer(ctx context.Context, kp *kuryrv1.KuryrPort) error {

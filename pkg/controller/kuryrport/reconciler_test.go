@@ -268,3 +268,36 @@ func TestBindingFailedIsReplacedAndVisible(t *testing.T) {
 		t.Errorf("after the retry: %+v", v)
 	}
 }
+
+// A port Neutron committed but never bound (neutron-server died in the
+// middle of creating it) is replaced once it is older than BindTimeout.
+func TestNeverBoundPortIsReplaced(t *testing.T) {
+	e := newEnv(t, kp("web", "uid-1"))
+	e.r.Settings.BindTimeout = time.Minute
+	stuck := func(age time.Duration) string {
+		return e.fake.Add("ports", neutrontest.Object{
+			"network_id": "n", "status": "DOWN", "binding:vif_type": "unbound",
+			"created_at": time.Now().Add(-age).UTC().Format("2006-01-02T15:04:05Z"),
+			"fixed_ips":  []neutrontest.Object{{"subnet_id": e.subnet, "ip_address": "10.10.0.7"}},
+			"tags":       []string{neutron.ClusterTag("c1"), neutron.PodTag("uid-1")},
+		})
+	}
+	young := stuck(time.Second)
+	res, err := e.reconcileResult(t, "web")
+	if err != nil || res.RequeueAfter == 0 || e.fake.Get("ports", young) == nil {
+		t.Fatalf("a port being created was not waited for: %+v %v", res, err)
+	}
+	e.fake.Get("ports", young)["created_at"] = time.Now().Add(-2 * time.Minute).UTC().Format("2006-01-02T15:04:05Z")
+	if err := e.reconcile(t, "web"); err == nil {
+		t.Fatal("want the error that makes it visible")
+	}
+	if e.fake.Get("ports", young) != nil {
+		t.Error("the never-bound port was not deleted")
+	}
+	if err := e.reconcile(t, "web"); err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := e.get(t, "web").Status.DefaultVIF(); !ok || v.PortID == young || v.VIFType != "ovs" {
+		t.Errorf("after the retry: %+v", v)
+	}
+}

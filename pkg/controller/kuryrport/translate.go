@@ -2,6 +2,7 @@ package kuryrport
 
 import (
 	"fmt"
+	"time"
 	"net"
 	"strings"
 
@@ -24,6 +25,9 @@ type Settings struct {
 	Bridge         string
 	// MTUCap caps the network's MTU when positive (network_device_mtu).
 	MTUCap int
+	// BindTimeout: a port still unbound this long after its creation will
+	// never be bound (Neutron died while creating it) and is replaced.
+	BindTimeout time.Duration
 }
 
 // Target is the network and subnet a pod's port goes on.

@@ -82,15 +82,22 @@ func (r *Reconciler) port(ctx context.Context, node *corev1.Node, sub *neutron.S
 	if err != nil {
 		return kuryrv1.NodePort{}, ctrl.Result{}, r.fail(node, "CreatePort", err)
 	}
-	switch port.VIFType {
-	case neutron.VIFTypeUnbound, "":
+	var cause error
+	switch {
+	case port.VIFType == neutron.VIFTypeBindingFailed:
+		cause = fmt.Errorf("neutron could not bind the management port of node %q "+
+			"(is an OVN chassis or Neutron agent registered with that hostname?)", node.Name)
+	case port.VIFType != neutron.VIFTypeUnbound && port.VIFType != "":
+	case port.CreatedAt.IsZero() || time.Since(port.CreatedAt) < r.Settings.BindTimeout:
 		return kuryrv1.NodePort{}, ctrl.Result{RequeueAfter: time.Second}, nil
-	case neutron.VIFTypeBindingFailed:
+	default:
+		cause = fmt.Errorf("neutron never bound the management port %s of node %q; replacing it", port.ID, node.Name)
+	}
+	if cause != nil {
 		if err := r.deletePorts(ctx, node.Name, ""); err != nil {
 			return kuryrv1.NodePort{}, ctrl.Result{}, err
 		}
-		return kuryrv1.NodePort{}, ctrl.Result{}, r.fail(node, "BindPort", fmt.Errorf("neutron could not bind the management port of node %q "+
-			"(is an OVN chassis or Neutron agent registered with that hostname?)", node.Name))
+		return kuryrv1.NodePort{}, ctrl.Result{}, r.fail(node, "BindPort", cause)
 	}
 	np, err := fromPort(port, sub)
 	if err != nil {

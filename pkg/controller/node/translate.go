@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"sort"
+	"time"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
@@ -22,6 +23,9 @@ type Settings struct {
 	// Routed are the subnets (pod, service) and subnet pools (namespace
 	// subnets) the node must reach through its port.
 	RoutedSubnets, RoutedPools []string
+	// BindTimeout: a port still unbound this long after its creation will
+	// never be bound, and is replaced.
+	BindTimeout time.Duration
 }
 
 // portSpec is the management port of a node. Pure.

@@ -4,6 +4,9 @@ package controller
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"net/http"
 	"testing"
 	"time"
 
@@ -12,8 +15,9 @@ import (
 	"github.com/kuryr-k8s/kuryr/test/e2e/framework"
 )
 
-// TestStandbyTakesOver runs two controllers with controller_ha: killing the
-// leader hands the work to the standby, which networks the next pods.
+// TestStandbyTakesOver runs two controllers with controller_ha: both are
+// Ready, and killing the leader hands the work to the standby, which
+// networks the next pods.
 func TestStandbyTakesOver(t *testing.T) {
 	c := framework.Connect(t)
 	k := c.ConnectKuryr(t)
@@ -21,11 +25,24 @@ func TestStandbyTakesOver(t *testing.T) {
 	k.Controller(t, "restart", ha...)
 	t.Cleanup(func() { k.Controller(t, "restart") })
 	framework.Eventually(t, time.Minute, 500*time.Millisecond, "a leader", func() (bool, error) {
-		l, err := c.Kube.CoordinationV1().Leases("kube-system").Get(context.Background(), "kuryr-controller-"+k.Cluster, metav1.GetOptions{})
+		l, err := c.Kube.CoordinationV1().Leases("kube-system").Get(context.Background(), "kuryr-controller", metav1.GetOptions{})
 		return err == nil && l.Spec.HolderIdentity != nil, err
 	})
 	k.Standby(t, "start", ha...)
 	t.Cleanup(func() { k.Standby(t, "kill") })
+	// Both are Ready (a rolling update must not wait for a standby) and
+	// live: the standby on ports 8083/9656.
+	for _, url := range []string{"http://127.0.0.1:8082/readyz", "http://127.0.0.1:8083/readyz", "http://127.0.0.1:8083/livez"} {
+		framework.Eventually(t, 30*time.Second, 250*time.Millisecond, url, func() (bool, error) {
+			resp, err := http.Get(url)
+			if err != nil {
+				return false, err
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			return resp.StatusCode == 200, fmt.Errorf("HTTP %d: %s", resp.StatusCode, body)
+		})
+	}
 	ns := framework.Name("e2e-ha")
 	c.CreateNamespace(t, ns)
 	k.WaitKuryrPorts(t, c.CreatePods(t, ns, "before", 2), time.Minute)

@@ -5,13 +5,9 @@ package controller
 import (
 	"context"
 	"fmt"
-	"net/http"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -40,7 +36,7 @@ func TestPortPool(t *testing.T) {
 	pooledOn := func(node string) int {
 		n := 0
 		for _, p := range c.ClusterPorts(t, k.Cluster) {
-			if v := neutron.TagValue(p.Tags, "kuryr-pool="); v != "" && (node == "" || v == node) {
+			if v := neutron.PoolNodeOf(p.Tags); v != "" && (node == "" || v == node) {
 				n++
 			}
 		}
@@ -64,7 +60,7 @@ func TestPortPool(t *testing.T) {
 	// The controller's own count: Neutron lists a bulk request's ports
 	// before the request returns, so counting there can run ahead.
 	framework.Eventually(t, time.Minute, 300*time.Millisecond, "pools filled", func() (bool, error) {
-		free, err := poolFree()
+		free, err := framework.PoolFree()
 		for _, n := range c.Nodes {
 			if free[n] < 3 {
 				return false, fmt.Errorf("free ports %v (%v)", free, err)
@@ -84,7 +80,7 @@ func TestPortPool(t *testing.T) {
 	for _, kp := range kps {
 		v, _ := kp.Status.DefaultVIF()
 		p := byID[v.PortID]
-		if p.Name != "kuryr-pool-port" || p.HostID != kp.Spec.PodNodeName || !strings.Contains(strings.Join(p.Tags, ","), "kuryr-pool="+kp.Spec.PodNodeName) {
+		if p.Name != "kuryr-pool-port" || p.HostID != kp.Spec.PodNodeName || neutron.PoolNodeOf(p.Tags) != kp.Spec.PodNodeName {
 			t.Errorf("%s: port %s (%s on %s), want a pooled port of %s", kp.Name, p.ID, p.Name, p.HostID, kp.Spec.PodNodeName)
 		}
 	}
@@ -92,29 +88,8 @@ func TestPortPool(t *testing.T) {
 	if n := pooled(); n < want {
 		t.Errorf("%d pooled ports after the pods went, want at least %d (released ports return)", n, want)
 	}
-	k.Controller(t, "restart") // pools off: the sweep deletes unused pooled ports
+	// Pools off: the sweep deletes unused pooled ports, once they are older
+	// than its young-object guard.
+	k.Controller(t, "restart", "--set", "controller.cleanup_period=2")
 	c.WaitNoClusterPorts(t, k.Cluster, time.Minute)
-}
-
-// poolFree reads kuryr_port_pool_free_ports from the controller's metrics.
-func poolFree() (map[string]float64, error) {
-	resp, err := http.Get("http://127.0.0.1:9654/metrics")
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	mf, err := p.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]float64{}
-	for _, m := range mf["kuryr_port_pool_free_ports"].GetMetric() {
-		for _, l := range m.GetLabel() {
-			if l.GetName() == "node" {
-				out[l.GetValue()] = m.GetGauge().GetValue()
-			}
-		}
-	}
-	return out, nil
 }

@@ -16,6 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -31,6 +32,9 @@ type Kuryr struct {
 	Cluster string
 	ctl     string
 }
+
+// CtlPath is the local cloud's control script (kuryr-ctl.sh).
+func CtlPath(t testing.TB) string { return mustEnv(t, "KURYR_CTL") }
 
 // ConnectKuryr builds a client that knows kuryr's CRDs.
 func (c *Cloud) ConnectKuryr(t testing.TB) *Kuryr {
@@ -67,6 +71,16 @@ func (k *Kuryr) Standby(t testing.TB, action string, args ...string) {
 	out, err := exec.Command("bash", append([]string{k.ctl, "standby", action}, args...)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("standby %s %v: %v: %s", action, args, err, out)
+	}
+}
+
+// Crash kills a supervised process of the local cloud (SIGKILL, or the
+// signal given) as a crash would; its supervisor restarts it.
+func (k *Kuryr) Crash(t testing.TB, name string, signal ...string) {
+	t.Helper()
+	out, err := exec.Command("bash", append([]string{k.ctl, "crash", name}, signal...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("crash %s: %v: %s", name, err, out)
 	}
 }
 
@@ -108,14 +122,21 @@ func (c *Cloud) DeleteNamespace(t testing.TB, name string) {
 	})
 }
 
-// TestPod is a pod of the test image pinned to node.
+// TestPod is a pod of the test image pinned to node, with real probes run
+// by the kubelet from the node: readiness over TCP, liveness over HTTP.
 func (c *Cloud) TestPod(ns, name, node string) *corev1.Pod {
 	var grace int64 = 1
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{"app": "kuryr-e2e"}},
 		Spec: corev1.PodSpec{
 			NodeName: node, TerminationGracePeriodSeconds: &grace, DNSPolicy: corev1.DNSDefault,
-			Containers: []corev1.Container{{Name: "app", Image: c.TestImage, ImagePullPolicy: corev1.PullNever}},
+			Containers: []corev1.Container{{
+				Name: "app", Image: c.TestImage, ImagePullPolicy: corev1.PullNever,
+				ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{
+					TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(8080)}}, PeriodSeconds: 2},
+				LivenessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{
+					HTTPGet: &corev1.HTTPGetAction{Path: "/", Port: intstr.FromInt32(8080)}}, PeriodSeconds: 5, FailureThreshold: 3},
+			}},
 		},
 	}
 }
@@ -196,8 +217,32 @@ func (k *Kuryr) WaitKuryrPortsActive(t testing.TB, pods []*corev1.Pod, timeout t
 	return ids
 }
 
-// ClusterPorts lists the Neutron ports tagged for this cluster.
+// ClusterPorts lists the Neutron ports of this cluster's pods and pools
+// (not the nodes' management ports, which live as long as the nodes).
 func (c *Cloud) ClusterPorts(t testing.TB, cluster string) []neutron.Port {
+	t.Helper()
+	var out []neutron.Port
+	for _, p := range c.allClusterPorts(t, cluster) {
+		if neutron.NodeOf(p.Tags) == "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// NodePorts lists the nodes' management ports, by node.
+func (c *Cloud) NodePorts(t testing.TB, cluster string) map[string][]neutron.Port {
+	t.Helper()
+	out := map[string][]neutron.Port{}
+	for _, p := range c.allClusterPorts(t, cluster) {
+		if n := neutron.NodeOf(p.Tags); n != "" {
+			out[n] = append(out[n], p)
+		}
+	}
+	return out
+}
+
+func (c *Cloud) allClusterPorts(t testing.TB, cluster string) []neutron.Port {
 	t.Helper()
 	ps, err := neutron.New(c.OS.Network).ListPorts(context.Background(), []string{neutron.ClusterTag(cluster)}, "")
 	if err != nil {
@@ -209,7 +254,7 @@ func (c *Cloud) ClusterPorts(t testing.TB, cluster string) []neutron.Port {
 // WaitNoClusterPorts waits until no port of this cluster remains.
 func (c *Cloud) WaitNoClusterPorts(t testing.TB, cluster string, timeout time.Duration) {
 	t.Helper()
-	Eventually(t, timeout, 500*time.Millisecond, "no kuryr-tagged ports left", func() (bool, error) {
+	Eventually(t, timeout, 500*time.Millisecond, "no pod or pool ports left", func() (bool, error) {
 		ps := c.ClusterPorts(t, cluster)
 		names := make([]string, 0, len(ps))
 		for _, p := range ps {

@@ -5,10 +5,12 @@ package framework
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"syscall"
 	"testing"
 	"time"
 
@@ -129,6 +131,44 @@ func DialTCP(n ns.NetNS, addr string) (string, error) {
 			return nil
 		}
 		return fmt.Errorf("read from %s: %w", addr, err)
+	})
+	return got, err
+}
+
+// DialReusing connects from inside n, from local port localPort, to addr,
+// sends an HTTP request, reads the answer and closes with a reset (linger
+// 0), so that the next call can reuse the same 4-tuple at once.
+func DialReusing(n ns.NetNS, localPort int, addr string) (string, error) {
+	var got string
+	err := n.Do(func(ns.NetNS) error {
+		d := net.Dialer{Timeout: 3 * time.Second, LocalAddr: &net.TCPAddr{Port: localPort},
+			Control: func(_, _ string, c syscall.RawConn) error {
+				var serr error
+				err := c.Control(func(fd uintptr) {
+					serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_REUSEADDR, 1)
+				})
+				if err != nil {
+					return err
+				}
+				return serr
+			}}
+		c, err := d.Dial("tcp", addr)
+		if err != nil {
+			return err
+		}
+		tc := c.(*net.TCPConn)
+		defer func() { _ = tc.SetLinger(0); _ = tc.Close() }()
+		_ = tc.SetDeadline(time.Now().Add(3 * time.Second))
+		if _, err := tc.Write([]byte("GET / HTTP/1.0\r\n\r\n")); err != nil {
+			return err
+		}
+		// HTTP/1.0: the server closes once it has answered.
+		raw, err := io.ReadAll(tc)
+		got = string(raw)
+		if len(raw) == 0 {
+			return fmt.Errorf("read from %s: %w", addr, err)
+		}
+		return nil
 	})
 	return got, err
 }

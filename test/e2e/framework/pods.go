@@ -39,6 +39,38 @@ func (c *Cloud) WaitRunning(t testing.TB, pods []*corev1.Pod, timeout time.Durat
 	return out
 }
 
+// WaitReady waits until every pod is Ready (its readiness probe passes)
+// and returns them as they are then.
+func (c *Cloud) WaitReady(t testing.TB, pods []*corev1.Pod, timeout time.Duration) []*corev1.Pod {
+	t.Helper()
+	out := make([]*corev1.Pod, len(pods))
+	Eventually(t, timeout, 250*time.Millisecond, fmt.Sprintf("%d pods Ready", len(pods)), func() (bool, error) {
+		ready := 0
+		for i, p := range pods {
+			got, err := c.Kube.CoreV1().Pods(p.Namespace).Get(context.Background(), p.Name, metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			if IsReady(got) {
+				out[i] = got
+				ready++
+			}
+		}
+		return ready == len(pods), fmt.Errorf("%d of %d ready", ready, len(pods))
+	})
+	return out
+}
+
+// IsReady reports the pod's Ready condition.
+func IsReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
 // Exec runs a command in a pod's container through the API server and the
 // kubelet (kubectl exec), and returns its output.
 func Exec(t testing.TB, p *corev1.Pod, cmd ...string) (string, error) {

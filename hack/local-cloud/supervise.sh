@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# supervise.sh NAME -- CMD...: runs CMD and restarts it whenever it exits,
+# as a systemd host would (Restart=always: after 0.5 s, doubling up to 8 s
+# while it keeps dying within a minute of its start). Started by start_bg
+# (lib.sh), which records this supervisor's pid.
+#
+# Every exit is logged to the component's log. An exit nobody asked for, of
+# an OVS or OVN daemon (ovsdb-server, ovs-vswitchd, ovn-controller,
+# ovn-northd), is also recorded in $CLOUD_RUN/crashes.log with the last lines
+# of its logs: the e2e run fails on it, loudly (hack/e2e.sh).
+#
+# Control files in $CLOUD_RUN/sup (see lib.sh: crash_child, stop_child):
+#   NAME.child     the pid of the running CMD
+#   NAME.expected  the next exit was asked for: restart, record no crash
+#   NAME.stop      stop: do not restart
+# SIGTERM/SIGINT stop CMD (SIGTERM) and this supervisor.
+set -u
+name=$1; shift 2 # NAME --
+: "${CLOUD_RUN:?}" "${CLOUD_LOG_DIR:?}"
+sup=$CLOUD_RUN/sup
+mkdir -p "$sup"
+critical=0
+case "$name" in
+  *-ovsdb | *-vswitchd | *-ovn-controller | ovn-nb | ovn-sb | ovn-northd) critical=1 ;;
+esac
+logs=("$CLOUD_LOG_DIR/$name.log")
+for a in "$@"; do
+  case "$a" in --log-file=*) logs+=("${a#--log-file=}") ;; esac
+done
+
+child=""
+stopping=0
+stop() {
+  stopping=1
+  [ -n "$child" ] && kill -TERM "$child" 2>/dev/null
+}
+trap stop TERM INT
+
+say() { printf '%s supervise %s: %s\n' "$(date +%H:%M:%S.%3N)" "$name" "$*"; }
+
+describe() { # exit status -> words
+  local rc=$1
+  if [ "$rc" -gt 128 ]; then echo "killed by signal $((rc - 128)) ($(kill -l "$((rc - 128))" 2>/dev/null))"
+  else echo "exited with status $rc"; fi
+}
+
+record_crash() { # how
+  local f
+  {
+    echo "=== $(date '+%F %T') $name $1 (restarted)"
+    for f in $(printf '%s\n' "${logs[@]}" | sort -u); do
+      [ -f "$f" ] || continue
+      echo "--- last lines of $f:"
+      tail -n 8 "$f"
+    done
+  } >>"$CLOUD_RUN/crashes.log"
+}
+
+delay=0.5
+while :; do
+  started=$SECONDS
+  "$@" &
+  child=$!
+  echo "$child" >"$sup/$name.child"
+  wait "$child"
+  rc=$?
+  # wait returns early on a trapped signal: wait again for the real exit.
+  while kill -0 "$child" 2>/dev/null; do wait "$child"; rc=$?; done
+  rm -f "$sup/$name.child"
+  if [ $stopping = 1 ] || [ -e "$sup/$name.stop" ]; then
+    rm -f "$sup/$name.stop" "$sup/$name.expected"
+    say "stopped ($(describe "$rc"))"
+    exit 0
+  fi
+  how=$(describe "$rc")
+  if [ -e "$sup/$name.expected" ]; then
+    rm -f "$sup/$name.expected"
+    say "$how, as asked; restarting"
+  else
+    say "$how; restarting in ${delay}s"
+    [ $critical = 1 ] && record_crash "$how"
+  fi
+  if [ $((SECONDS - started)) -ge 60 ]; then delay=0.5; fi
+  sleep "$delay" &
+  wait $! 2>/dev/null
+  [ $stopping = 1 ] && exit 0
+  delay=$(awk -v d="$delay" 'BEGIN { d *= 2; if (d > 8) d = 8; print d }')
+done

@@ -1,0 +1,104 @@
+//go:build e2e
+
+package faults
+
+import (
+	"math/rand"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/kuryr-k8s/kuryr/test/e2e/framework"
+	"github.com/kuryr-k8s/kuryr/test/faultproxy"
+)
+
+const (
+	waves   = 4
+	perWave = 25 // 100 pods churned per campaign
+)
+
+// TestChurnUnderNeutronFaults: 10 % of the controller's Neutron calls fail
+// (5xx), are dropped, or commit without an answer, while 100 pods are
+// churned with pools on and the sweep running every 3 s. Once the faults
+// stop, everything converges.
+func TestChurnUnderNeutronFaults(t *testing.T) {
+	c := framework.Connect(t)
+	k := c.ConnectKuryr(t)
+	proxy, err := faultproxy.New(os.Getenv("NEUTRON_URL"), time.Now().UnixNano())
+	if err != nil {
+		t.Fatal(err)
+	}
+	url, stop, err := proxy.Listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = stop() })
+	const min, batch, maxFree = 3, 4, 8
+	k.Controller(t, "restart", "--set", "neutron.endpoint_override="+url, "--set", "neutron.timeout=5",
+		"--set", "controller.cleanup_period=3", "--set", "kubernetes.vif_pool_driver=neutron",
+		"--set", "vif_pool.ports_pool_min=3", "--set", "vif_pool.ports_pool_batch=4", "--set", "vif_pool.ports_pool_max=8")
+	t.Cleanup(func() { k.Controller(t, "restart") })
+	proxy.Set(faultproxy.Faults{ErrorRate: 0.03, DropRate: 0.02, CommitDropRate: 0.03, CommitHangRate: 0.02, HangFor: 8 * time.Second})
+	ns := framework.Name("e2e-faults")
+	c.CreateNamespace(t, ns)
+	live := churn(t, c, ns, waves, perWave, nil)
+	proxy.Set(faultproxy.Faults{})
+	t.Logf("faults injected: %+v", proxy.Stats())
+	converged(t, c, k, live, max(maxFree, min-1+batch), 5*time.Minute)
+	c.DeleteNamespace(t, ns)
+	// Pools off: the sweep deletes the unused pooled ports.
+	k.Controller(t, "restart", "--set", "controller.cleanup_period=2")
+	c.WaitNoClusterPorts(t, k.Cluster, 2*time.Minute)
+}
+
+// TestChurnWithCrashes: the controller and the daemons are killed (SIGKILL)
+// at random moments, 10 times, while 100 pods are churned; their
+// supervisors restart them. Everything converges.
+func TestChurnWithCrashes(t *testing.T) {
+	c := framework.Connect(t)
+	k := c.ConnectKuryr(t)
+	k.Controller(t, "restart", "--set", "neutron.timeout=10", "--set", "controller.cleanup_period=3")
+	t.Cleanup(func() { k.Controller(t, "restart") })
+	ns := framework.Name("e2e-crash")
+	c.CreateNamespace(t, ns)
+	victims := []string{"kuryr-controller"}
+	for _, n := range c.Nodes {
+		victims = append(victims, n+"-kuryr-daemon")
+	}
+	kills := 0
+	live := churn(t, c, ns, waves, perWave, func(int) {
+		for i := 0; i < 10/waves+1 && kills < 10; i++ {
+			time.Sleep(time.Duration(500+rand.Intn(2500)) * time.Millisecond)
+			v := victims[kills%len(victims)]
+			k.Crash(t, v)
+			kills++
+			t.Logf("killed %s (%d of 10)", v, kills)
+		}
+	})
+	for kills < 10 {
+		k.Crash(t, victims[kills%len(victims)])
+		kills++
+	}
+	converged(t, c, k, live, 0, 5*time.Minute)
+	c.DeleteNamespace(t, ns)
+	c.WaitNoClusterPorts(t, k.Cluster, 2*time.Minute)
+}
+
+// TestNeutronRestartDuringBurst: neutron-server restarts while 30 pods are
+// being created. Everything converges once it is back.
+func TestNeutronRestartDuringBurst(t *testing.T) {
+	c := framework.Connect(t)
+	k := c.ConnectKuryr(t)
+	k.Controller(t, "restart", "--set", "neutron.timeout=10", "--set", "controller.cleanup_period=3")
+	t.Cleanup(func() { k.Controller(t, "restart") })
+	ns := framework.Name("e2e-neutron")
+	c.CreateNamespace(t, ns)
+	pods := c.CreatePods(t, ns, "p", 30)
+	time.Sleep(time.Second)
+	k.Crash(t, "neutron-server", "TERM")
+	restarted := time.Now()
+	converged(t, c, k, pods, 0, 5*time.Minute)
+	t.Logf("converged %s after neutron-server was restarted", time.Since(restarted).Round(time.Millisecond))
+	c.DeleteNamespace(t, ns)
+	c.WaitNoClusterPorts(t, k.Cluster, 2*time.Minute)
+}
