@@ -78,7 +78,7 @@ func wire(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients, hs *heal
 		target = kuryrport.NamespaceTarget(mgr.GetClient())
 	}
 	kp := newKuryrPortReconciler(mgr, cfg, nc, info, target, rec)
-	start := kuryrport.NewStartup(kuryrport.Startup{Client: mgr.GetClient(), Cache: mgr.GetCache(), Neutron: nc,
+	start := kuryrport.NewStartup(kuryrport.Startup{Client: mgr.GetAPIReader(), Cache: mgr.GetCache(), Neutron: nc,
 		Cluster: cluster, Ledger: kp.Ledger, Pool: kp.Pool, Target: target})
 	kp.Started = start
 	// Enough reconciles wait on the batcher to fill every request it may
@@ -175,19 +175,13 @@ func newNodeReconciler(mgr ctrl.Manager, cfg *config.Config, nc *neutron.Client,
 // addReadiness: a standby is ready once its caches are warm (it can take
 // over); the leader once start-up has loaded what it must know.
 func addReadiness(mgr ctrl.Manager, hs *health.Server, start *kuryrport.Startup) error {
-	var synced atomic.Bool
-	err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
-		if mgr.GetCache().WaitForCacheSync(ctx) {
-			synced.Store(true)
-		}
-		return nil
-	}))
-	if err != nil {
+	synced := &cacheWatch{cache: mgr.GetCache()}
+	if err := mgr.Add(synced); err != nil {
 		return err
 	}
 	hs.AddReadyz("informers", func() error {
-		if !synced.Load() {
-			return errors.New("Kubernetes caches not synced yet")
+		if !synced.done.Load() {
+			return errors.New("caches of the Kubernetes objects not synced yet")
 		}
 		return nil
 	})
@@ -204,3 +198,22 @@ func addReadiness(mgr ctrl.Manager, hs *health.Server, start *kuryrport.Startup)
 	})
 	return nil
 }
+
+// cacheWatch records when the caches have synced. It runs on standbys too
+// (NeedLeaderElection false): their readiness depends on it.
+type cacheWatch struct {
+	cache interface{ WaitForCacheSync(context.Context) bool }
+	done  atomic.Bool
+}
+
+// Start implements manager.Runnable.
+func (w *cacheWatch) Start(ctx context.Context) error {
+	if w.cache.WaitForCacheSync(ctx) {
+		w.done.Store(true)
+	}
+	<-ctx.Done()
+	return nil
+}
+
+// NeedLeaderElection implements manager.LeaderElectionRunnable.
+func (w *cacheWatch) NeedLeaderElection() bool { return false }

@@ -100,11 +100,14 @@ start_bg() {
 child_pid() { cat "$CLOUD_RUN/sup/$1.child" 2>/dev/null; }
 
 # crash_child NAME [SIGNAL]: kills the process (SIGKILL by default) as a
-# crash would; its supervisor restarts it and records no crash.
+# crash would; its supervisor restarts it and records no crash. A process
+# between a crash and its restart is waited for (up to 20 s).
 crash_child() {
-  local pid; pid=$(child_pid "$1") || return 1
+  local pid="" i
+  for i in $(seq 200); do pid=$(child_pid "$1") && break; sleep 0.1; done
+  [ -n "$pid" ] || return 1
   touch "$CLOUD_RUN/sup/$1.expected"
-  kill "-${2:-KILL}" "$pid"
+  kill "-${2:-KILL}" "$pid" 2>/dev/null || { rm -f "$CLOUD_RUN/sup/$1.expected"; return 1; }
 }
 
 # stop_child NAME [SIGNAL]: stops the process (SIGTERM by default; SIGKILL
@@ -115,7 +118,7 @@ stop_child() {
   [ -f "$f" ] || return 0
   pid=$(cat "$f")
   touch "$CLOUD_RUN/sup/$name.stop"
-  child=$(child_pid "$name")
+  child=$(child_pid "$name" || true)
   if [ -n "$child" ]; then kill "-$sig" "$child" 2>/dev/null; else kill -TERM "$pid" 2>/dev/null; fi
   for i in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
   kill -KILL -- "-$pid" 2>/dev/null || true

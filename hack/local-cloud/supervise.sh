@@ -57,15 +57,21 @@ record_crash() { # how
 }
 
 delay=0.5
-while :; do
+while [ $stopping = 0 ]; do
   started=$SECONDS
   "$@" &
   child=$!
   echo "$child" >"$sup/$name.child"
   wait "$child"
   rc=$?
-  # wait returns early on a trapped signal: wait again for the real exit.
-  while kill -0 "$child" 2>/dev/null; do wait "$child"; rc=$?; done
+  # wait returns early (>128) on a trapped signal: wait again for the real
+  # exit; 127 means the child is already reaped.
+  while [ $rc -gt 128 ] && kill -0 "$child" 2>/dev/null; do
+    wait "$child"
+    rc=$?
+    [ $rc = 127 ] && break
+  done
+  child=""
   rm -f "$sup/$name.child"
   if [ $stopping = 1 ] || [ -e "$sup/$name.stop" ]; then
     rm -f "$sup/$name.stop" "$sup/$name.expected"
@@ -76,13 +82,14 @@ while :; do
   if [ -e "$sup/$name.expected" ]; then
     rm -f "$sup/$name.expected"
     say "$how, as asked; restarting"
+    delay=0.5
   else
+    if [ $((SECONDS - started)) -ge 60 ]; then delay=0.5; fi
     say "$how; restarting in ${delay}s"
     [ $critical = 1 ] && record_crash "$how"
   fi
-  if [ $((SECONDS - started)) -ge 60 ]; then delay=0.5; fi
   sleep "$delay" &
   wait $! 2>/dev/null
-  [ $stopping = 1 ] && exit 0
   delay=$(awk -v d="$delay" 'BEGIN { d *= 2; if (d > 8) d = 8; print d }')
 done
+say "stopped"

@@ -16,8 +16,8 @@ import (
 )
 
 // add plugs the pod into its port: wait for the controller's port data,
-// plug, wait until the port carries traffic. Only the plug holds the pod's
-// lock: a DEL of an older sandbox never waits behind this ADD's waits.
+// plug, wait until the port carries traffic. Only the plug holds the
+// port's lock: a DEL of an older sandbox never waits behind this ADD's waits.
 func (d *Daemon) add(ctx context.Context, req *api.Request) ([]byte, *types.Error) {
 	if cerr := validateSandbox(req); cerr != nil {
 		return nil, cerr
@@ -49,7 +49,10 @@ func (d *Daemon) add(ctx context.Context, req *api.Request) ([]byte, *types.Erro
 	if err != nil {
 		return nil, types.NewError(types.ErrInvalidNetworkConfig, "unusable port data", err.Error())
 	}
-	unlock := d.locks.lock(key(pa.Namespace, pa.Name))
+	// What plugging changes is the host interface, named after the port:
+	// two sandboxes of a pod, or two pods one after the other with a pooled
+	// port, contend for it.
+	unlock := d.locks.lock(hostIf)
 	cerr = d.plug(ctx, req, vif, hostIf, kp, res)
 	unlock()
 	if cerr != nil {

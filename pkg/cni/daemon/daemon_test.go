@@ -25,8 +25,10 @@ type fakeOVS struct {
 	mu    sync.Mutex
 	ports map[string]plug.Port
 	dels  []string
-	// afterList, when set, runs once after the next Ports call has read.
-	afterList func()
+	lists int
+	// onList, when set, runs after each Ports call has read, with the
+	// call's number (1 for the first).
+	onList func(call int)
 }
 
 func (f *fakeOVS) AddPort(_ context.Context, p plug.Port) error {
@@ -50,11 +52,11 @@ func (f *fakeOVS) Ports(context.Context) ([]plug.Port, error) {
 	for _, p := range f.ports {
 		out = append(out, p)
 	}
-	hook := f.afterList
-	f.afterList = nil
+	f.lists++
+	hook, call := f.onList, f.lists
 	f.mu.Unlock()
 	if hook != nil {
-		hook()
+		hook(call)
 	}
 	return out, nil
 }
@@ -65,19 +67,35 @@ type fakeKernel struct {
 	active, maxActive atomic.Int32
 	created           atomic.Int32
 	removedPodIfs     []string
+	mu                sync.Mutex
+	veths             map[string]string // host interface -> netns
 }
 
-func (k *fakeKernel) CreateVeth(plug.Veth) error {
+func (k *fakeKernel) CreateVeth(v plug.Veth) error {
 	n := k.active.Add(1)
 	defer k.active.Add(-1)
 	if n > k.maxActive.Load() {
 		k.maxActive.Store(n)
 	}
+	// The pair exists from the start of the plug, as a real one does.
+	k.mu.Lock()
+	k.veths[v.HostIf] = v.Netns
+	k.mu.Unlock()
 	time.Sleep(20 * time.Millisecond)
 	k.created.Add(1)
 	return nil
 }
-func (k *fakeKernel) DeleteVeth(string) {}
+func (k *fakeKernel) DeleteVeth(hostIf string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	delete(k.veths, hostIf)
+}
+func (k *fakeKernel) veth(hostIf string) (string, bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	ns, ok := k.veths[hostIf]
+	return ns, ok
+}
 func (k *fakeKernel) CheckNetns(path string) error {
 	if strings.HasPrefix(path, "/run/netns/") {
 		return nil
@@ -93,7 +111,7 @@ func (k *fakeKernel) Inspect(string, string, net.IP) (plug.Observed, error) {
 }
 
 func newDaemon() (*Daemon, *fakeOVS, *fakeKernel) {
-	o, k := &fakeOVS{ports: map[string]plug.Port{}}, &fakeKernel{}
+	o, k := &fakeOVS{ports: map[string]plug.Port{}}, &fakeKernel{veths: map[string]string{}}
 	return &Daemon{
 		Registry: NewRegistry(), OVS: o, Kernel: k, Bridge: "br-int",
 		PortTimeout: 2 * time.Second, UsableTimeout: time.Second, Usable: UsableOVNInstalled,

@@ -47,8 +47,9 @@ func (d *Daemon) del(ctx context.Context, req *api.Request) *types.Error {
 }
 
 // removeAttachment unplugs the attachment of a sandbox's interface if it
-// exists, deciding under its pod's lock on what OVS says then: a plug of
-// another sandbox of the same pod may have replaced it meanwhile.
+// exists, deciding under its host interface's lock on what OVS says then: a
+// plug of another sandbox of the same pod, or of another pod given the same
+// pooled port, may have replaced it meanwhile.
 func (d *Daemon) removeAttachment(ctx context.Context, containerID, ifName string) (bool, *types.Error) {
 	att, err := d.attachment(ctx, containerID, ifName)
 	if err != nil {
@@ -57,7 +58,7 @@ func (d *Daemon) removeAttachment(ctx context.Context, containerID, ifName strin
 	if att == nil {
 		return false, nil
 	}
-	unlock := d.locks.lock(att.PodName)
+	unlock := d.locks.lock(att.Name)
 	defer unlock()
 	if att, err = d.attachment(ctx, containerID, ifName); err != nil {
 		return false, tryAgain("reading OVS: %v", err)

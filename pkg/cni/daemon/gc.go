@@ -10,9 +10,9 @@ import (
 )
 
 // gc removes every attachment the runtime no longer lists as valid. Each
-// is decided under its pod's lock on what OVS says then, so that a sandbox
-// plugged after the listing (valid, replacing an invalid one on the same
-// host interface) is never removed.
+// is decided under its host interface's lock on what OVS says then, so that
+// a sandbox plugged after the listing (valid, replacing an invalid one on
+// the same host interface) is never removed.
 func (d *Daemon) gc(ctx context.Context, req *api.Request) *types.Error {
 	var conf types.PluginConf
 	if err := json.Unmarshal(req.Config, &conf); err != nil {

@@ -2,8 +2,8 @@ package daemon
 
 import "sync"
 
-// keyedLocks serializes requests for the same pod and lets requests for
-// different pods run at once.
+// keyedLocks serializes the changes to one host interface (one port) and
+// lets changes to different ones run at once.
 type keyedLocks struct {
 	mu    sync.Mutex
 	locks map[string]*refLock

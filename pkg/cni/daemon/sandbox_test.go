@@ -42,8 +42,12 @@ func TestAddIgnoresUnknownArgs(t *testing.T) {
 // A DEL of an old sandbox is never queued behind an ADD of the pod's new
 // sandbox that waits for its port data.
 func TestDelNotQueuedBehindPendingAdd(t *testing.T) {
-	d, _, _ := newDaemon()
+	d, o, _ := newDaemon()
 	d.PortTimeout = 30 * time.Second
+	d.Registry.Set(kuryrPort("web", "u1"))
+	if _, cerr := d.Handle(context.Background(), request("ADD", "web", "u1", "old")); cerr != nil {
+		t.Fatal(cerr)
+	}
 	kp := kuryrPort("web", "u2")
 	kp.Status.VIFs = nil // the new pod's port is not there yet
 	d.Registry.Set(kp)
@@ -56,20 +60,26 @@ func TestDelNotQueuedBehindPendingAdd(t *testing.T) {
 	if took := time.Since(start); took > time.Second {
 		t.Errorf("DEL of the old sandbox took %s behind the pending ADD", took)
 	}
+	if len(o.ports) != 0 {
+		t.Errorf("the old sandbox is still plugged: %v", o.ports)
+	}
 }
 
-// GC decides under the pod's lock: a sandbox plugged between its listing
-// and its decision (valid, on the same host interface as an invalid one)
-// stays.
+// GC decides under the host interface's lock on what OVS says then: a
+// sandbox plugged between its decision to remove an older one and the
+// removal (valid, on the same host interface) stays.
 func TestGCKeepsSandboxPluggedAfterListing(t *testing.T) {
 	d, o, _ := newDaemon()
 	d.Registry.Set(kuryrPort("web", "u1"))
 	if _, cerr := d.Handle(context.Background(), request("ADD", "web", "u1", "old")); cerr != nil {
 		t.Fatal(cerr)
 	}
-	o.afterList = func() {
-		if _, cerr := d.Handle(context.Background(), request("ADD", "web", "u1", "new")); cerr != nil {
-			t.Error(cerr)
+	o.onList = func(call int) {
+		// Call 1 is GC's listing, 2 the look before taking the lock.
+		if call == 2 {
+			if _, cerr := d.Handle(context.Background(), request("ADD", "web", "u1", "new")); cerr != nil {
+				t.Error(cerr)
+			}
 		}
 	}
 	req := request("GC", "", "", "")
@@ -79,6 +89,40 @@ func TestGCKeepsSandboxPluggedAfterListing(t *testing.T) {
 	}
 	if p, ok := o.ports[hostIf("web")]; !ok || p.ContainerID != "new" {
 		t.Errorf("GC removed the valid sandbox plugged after its listing: %v", o.ports)
+	}
+}
+
+// A pooled port goes from pod x to pod y on the same node: x's late DEL
+// and y's ADD contend for the same host interface, and x's DEL must not
+// unplug y.
+func TestLateDelOfPreviousHolderKeepsNewPod(t *testing.T) {
+	d, o, k := newDaemon()
+	x := kuryrPort("x", "ux")
+	y := kuryrPort("y", "uy")
+	y.Status.VIFs = x.Status.DeepCopy().VIFs // the same port
+	d.Registry.Set(x)
+	d.Registry.Set(y)
+	if _, cerr := d.Handle(context.Background(), request("ADD", "x", "ux", "cx")); cerr != nil {
+		t.Fatal(cerr)
+	}
+	tap := hostIf("x")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if _, cerr := d.Handle(context.Background(), request("ADD", "y", "uy", "cy")); cerr != nil {
+			t.Error(cerr)
+		}
+	}()
+	time.Sleep(5 * time.Millisecond) // y's plug is creating its veth
+	if _, cerr := d.Handle(context.Background(), request("DEL", "x", "ux", "cx")); cerr != nil {
+		t.Fatal(cerr)
+	}
+	<-done
+	if p, ok := o.ports[tap]; !ok || p.ContainerID != "cy" {
+		t.Errorf("OVS port after x's DEL: %+v", o.ports)
+	}
+	if ns, ok := k.veth(tap); !ok || ns != "/run/netns/cy" {
+		t.Errorf("y's veth removed by x's DEL (%q, %v)", ns, ok)
 	}
 }
 

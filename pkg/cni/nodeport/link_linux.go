@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"time"
 
 	"github.com/safchain/ethtool"
@@ -32,6 +33,9 @@ func (Linux) Configure(name string, p *Plan, txChecksumOff bool) error {
 			return fmt.Errorf("set MTU of %s: %w", name, err)
 		}
 	}
+	if err := checkOverlaps(l, p); err != nil {
+		return err
+	}
 	if err := syncAddrs(l, p); err != nil {
 		return err
 	}
@@ -43,6 +47,33 @@ func (Linux) Configure(name string, p *Plan, txChecksumOff bool) error {
 	}
 	if txChecksumOff {
 		return txOff(name)
+	}
+	return nil
+}
+
+// checkOverlaps refuses a plan that would take over the node's own
+// networks: an address or route destination containing an address of
+// another of the node's interfaces.
+func checkOverlaps(mgmt netlink.Link, p *Plan) error {
+	addrs, err := netlink.AddrList(nil, netlink.FAMILY_ALL)
+	if err != nil {
+		return fmt.Errorf("list the node's addresses: %w", err)
+	}
+	for _, a := range addrs {
+		if a.LinkIndex == mgmt.Attrs().Index || a.IP.IsLoopback() || a.IP.IsLinkLocalUnicast() {
+			continue
+		}
+		for _, r := range p.Routes {
+			if r.Dst.Contains(a.IP) {
+				return fmt.Errorf("route %s would cover the node's own address %s", r.Dst, a.IP)
+			}
+		}
+		for _, mine := range p.Addrs {
+			n := &net.IPNet{IP: mine.IP.Mask(mine.Mask), Mask: mine.Mask}
+			if n.Contains(a.IP) {
+				return fmt.Errorf("address %s would cover the node's own address %s", mine, a.IP)
+			}
+		}
 	}
 	return nil
 }

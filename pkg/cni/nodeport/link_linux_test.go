@@ -63,6 +63,15 @@ func TestConfigureLink(t *testing.T) {
 		if len(got) != 1 || got[0] != "10.10.0.0/16 via 10.11.0.1" {
 			t.Errorf("routes %v, want only 10.10.0.0/16 via 10.11.0.1", got)
 		}
+		// A route over one of the node's own networks is refused.
+		peer, _ := netlink.LinkByName("peer")
+		own, _ := netlink.ParseAddr("10.10.5.1/24")
+		if err := netlink.AddrAdd(peer, own); err != nil {
+			return err
+		}
+		if err := (Linux{}).Configure("mgmt", plan("10.11.0.6/24", "10.10.0.0/16"), false); err == nil {
+			t.Error("a route covering the node's own address 10.10.5.1 was accepted")
+		}
 		return nil
 	})
 	if err != nil {

@@ -65,6 +65,14 @@ func NewPlan(np kuryrv1.NodePort) (*Plan, error) {
 	return p, nil
 }
 
+// minPrefix is the widest route accepted: /8 in IPv4, /16 in IPv6.
+func minPrefix(bits int) int {
+	if bits == 32 {
+		return 8
+	}
+	return 16
+}
+
 // route checks a route: a real destination (never a default route: the
 // node's own uplink keeps those) through a gateway on the port's subnet.
 func (p *Plan) route(r kuryrv1.Route) (Route, error) {
@@ -72,8 +80,8 @@ func (p *Plan) route(r kuryrv1.Route) (Route, error) {
 	if err != nil {
 		return Route{}, fmt.Errorf("route destination %q: %w", r.Destination, err)
 	}
-	if ones, _ := dst.Mask.Size(); ones == 0 {
-		return Route{}, fmt.Errorf("route %s: a default route is not accepted", r.Destination)
+	if ones, bits := dst.Mask.Size(); ones < minPrefix(bits) {
+		return Route{}, fmt.Errorf("route %s: wider than /%d (the node's own uplink keeps default routes)", r.Destination, minPrefix(bits))
 	}
 	gw := net.ParseIP(r.Gateway)
 	for _, a := range p.Addrs {

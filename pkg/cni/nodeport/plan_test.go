@@ -26,7 +26,8 @@ func TestNewPlan(t *testing.T) {
 		{"multicast MAC", func(n *kuryrv1.NodePort) { n.MACAddress = "01:00:5e:00:00:01" }, "unicast"},
 		{"no address", func(n *kuryrv1.NodePort) { n.IPs = nil }, "no address"},
 		{"bad address", func(n *kuryrv1.NodePort) { n.IPs = []string{"10.11.0.5"} }, "address"},
-		{"default route", func(n *kuryrv1.NodePort) { n.Routes[0].Destination = "0.0.0.0/0" }, "default route"},
+		{"default route", func(n *kuryrv1.NodePort) { n.Routes[0].Destination = "0.0.0.0/0" }, "wider than /8"},
+		{"half the internet", func(n *kuryrv1.NodePort) { n.Routes[0].Destination = "0.0.0.0/1" }, "wider than /8"},
 		{"gateway elsewhere", func(n *kuryrv1.NodePort) { n.Routes[0].Gateway = "192.168.1.1" }, "not on the port's subnet"},
 		{"MTU", func(n *kuryrv1.NodePort) { n.MTU = 70000 }, "MTU"},
 	}

@@ -15,7 +15,7 @@ import (
 func Watch(ctx context.Context, c cache.Cache, a *Agent) error {
 	inf, err := c.GetInformer(ctx, &corev1.Node{})
 	if err != nil {
-		return fmt.Errorf("Node informer: %w", err)
+		return fmt.Errorf("node informer: %w", err)
 	}
 	logger := log.FromContext(ctx).WithName("node-port")
 	set := func(o any) {

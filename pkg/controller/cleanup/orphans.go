@@ -23,8 +23,9 @@ type Owners struct {
 	// PoolEnabled keeps unused pooled ports of the nodes that exist;
 	// NodePortsEnabled the management ports of the nodes that exist.
 	PoolEnabled, NodePortsEnabled bool
-	Nodes                         map[string]bool // nodes
-	Namespaces                    map[string]bool // namespaces with a KuryrNetwork
+	Nodes                         map[string]bool   // nodes
+	NodePortOf                    map[string]string // node -> the management port its annotation names
+	Namespaces                    map[string]bool   // namespaces with a KuryrNetwork
 	// Cutoff, when set, spares what was created after it (young objects
 	// whose owner may not be visible yet).
 	Cutoff time.Time
@@ -33,7 +34,7 @@ type Owners struct {
 // OrphanPorts are the pod ports whose pod and KuryrPort are both gone, the
 // extra ports of a pod whose KuryrPort names another one, unused pooled
 // ports when pools are off or their node is gone, and the management ports
-// of removed nodes. Pure.
+// of removed nodes and those their node's annotation does not name. Pure.
 func OrphanPorts(ports []neutron.Port, o Owners) []neutron.Port {
 	var out []neutron.Port
 	for _, p := range ports {
@@ -56,7 +57,9 @@ func orphanPort(p neutron.Port, o Owners) bool {
 		return !o.PoolEnabled || !o.Nodes[node]
 	}
 	if node := neutron.NodeOf(p.Tags); node != "" {
-		return !o.NodePortsEnabled || !o.Nodes[node]
+		// A node's port is the one its annotation names: another is a
+		// duplicate (its create went unanswered and was made again).
+		return !o.NodePortsEnabled || !o.Nodes[node] || o.NodePortOf[node] != p.ID
 	}
 	return false
 }

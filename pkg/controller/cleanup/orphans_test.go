@@ -85,16 +85,17 @@ func TestOrphanNodePortsAndYoungObjects(t *testing.T) {
 	aged := func(p neutron.Port, age time.Duration) neutron.Port { p.CreatedAt = now.Add(-age); return p }
 	ports := []neutron.Port{
 		aged(port("node-live", neutron.NodeTag("n1")), time.Hour),
+		aged(port("node-live-duplicate", neutron.NodeTag("n1")), time.Hour),
 		aged(port("node-gone", neutron.NodeTag("n9")), time.Hour),
 		aged(port("dead-young", neutron.PodTag("dead")), time.Second),
 		aged(port("dead-old", neutron.PodTag("dead")), time.Hour),
 	}
-	o := Owners{Nodes: map[string]bool{"n1": true}, NodePortsEnabled: true, Cutoff: now.Add(-MinAge)}
+	o := Owners{Nodes: map[string]bool{"n1": true}, NodePortOf: map[string]string{"n1": "node-live"}, NodePortsEnabled: true, Cutoff: now.Add(-MinAge)}
 	var got []string
 	for _, p := range OrphanPorts(ports, o) {
 		got = append(got, p.ID)
 	}
-	if want := []string{"node-gone", "dead-old"}; !reflect.DeepEqual(got, want) {
+	if want := []string{"node-live-duplicate", "node-gone", "dead-old"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("orphans %v, want %v", got, want)
 	}
 }

@@ -2,6 +2,7 @@ package cleanup
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -142,13 +143,17 @@ func (s *Sweeper) deleteNetwork(ctx context.Context, n neutron.Network) error {
 
 func (s *Sweeper) liveOwners(ctx context.Context) (Owners, error) {
 	o := Owners{PodUIDs: map[string]bool{}, PortIDs: map[string]bool{}, PortOfPod: map[string]string{},
-		Holders: map[string]string{}, Nodes: map[string]bool{}, Namespaces: map[string]bool{}}
+		Holders: map[string]string{}, Nodes: map[string]bool{}, NodePortOf: map[string]string{}, Namespaces: map[string]bool{}}
 	var nodes corev1.NodeList
 	if err := s.Client.List(ctx, &nodes); err != nil {
 		return o, err
 	}
 	for _, n := range nodes.Items {
 		o.Nodes[n.Name] = true
+		var np kuryrv1.NodePort
+		if json.Unmarshal([]byte(n.Annotations[kuryrv1.NodePortAnnotation]), &np) == nil && np.PortID != "" {
+			o.NodePortOf[n.Name] = np.PortID
+		}
 	}
 	var pods corev1.PodList
 	if err := s.Client.List(ctx, &pods); err != nil {

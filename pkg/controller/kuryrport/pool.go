@@ -50,12 +50,17 @@ const (
 const goneMemory = 10 * time.Minute
 
 type pooled struct {
-	port   neutron.Port
-	node   string
-	state  portState
-	holder string    // pod UID while held
-	goneAt time.Time // when deleted
+	port      neutron.Port
+	node      string
+	state     portState
+	holder    string    // pod UID while held
+	goneAt    time.Time // when deleted
+	retiredAt time.Time // when it started retiring
 }
+
+// retireGrace is how long a retiring port waits for its release's delete
+// before the pool deletes it itself.
+const retireGrace = time.Minute
 
 // Release says what to do with a port a pod gave back.
 type Release int
@@ -126,7 +131,7 @@ func (p *Pool) Release(port neutron.Port, podUID string) Release {
 		return NotOurs
 	}
 	if (p.Settings.Max > 0 && len(p.free[e.node]) >= p.Settings.Max) || !p.nodes[e.node] {
-		e.state, e.holder = stateRetiring, ""
+		e.state, e.holder, e.retiredAt = stateRetiring, "", time.Now()
 		return Retire
 	}
 	p.makeFree(e)
@@ -229,16 +234,23 @@ func (p *Pool) Adopt(ports []neutron.Port, holders map[string]string, live map[s
 	return p.learn(mine, holders)
 }
 
-// excess takes off the free lists the ports beyond Max, to be deleted.
+// excess takes off the free lists the ports beyond Max, to be deleted,
+// with the ports left retiring for a while (their release's delete never
+// came: a KuryrPort whose finalizer was removed by hand).
 func (p *Pool) excess() []neutron.Port {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var out []neutron.Port
+	for _, e := range p.ports {
+		if e.state == stateRetiring && !e.retiredAt.IsZero() && time.Since(e.retiredAt) > retireGrace {
+			out = append(out, e.port)
+		}
+	}
 	for node, ids := range p.free {
 		for p.Settings.Max > 0 && len(ids) > p.Settings.Max {
 			e := p.ports[ids[0]]
 			ids = ids[1:]
-			e.state = stateRetiring
+			e.state, e.retiredAt = stateRetiring, time.Now()
 			out = append(out, e.port)
 		}
 		p.free[node] = ids

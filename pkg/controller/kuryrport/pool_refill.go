@@ -101,20 +101,28 @@ func (p *Pool) refill(ctx context.Context, node string, n int) error {
 		}
 	}
 	ports, err := p.Neutron.CreatePorts(ctx, p.specs(target, node, n))
-	if err != nil {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err != nil && len(ports) == 0 {
 		if neutron.Unclear(err) {
-			p.mu.Lock()
 			p.unclear[node] = time.Now()
-			p.mu.Unlock()
 		}
 		return err
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	if !p.nodes[node] {
-		return nil // pruned meanwhile: the sweep deletes them
+		return err // pruned meanwhile: the sweep deletes them
+	}
+	// Created, even when tagging some of them failed after (err): the pool
+	// keeps them all, tagged or not.
+	for i := range ports {
+		if neutron.PoolNodeOf(ports[i].Tags) == "" {
+			ports[i].Tags = append(ports[i].Tags, neutron.PoolTag(node))
+		}
 	}
 	p.learn(ports, nil)
+	if err != nil {
+		return err
+	}
 	log.FromContext(ctx).Info("port pool refilled", "node", node, "created", len(ports))
 	return nil
 }

@@ -114,6 +114,9 @@ func (r *Reconciler) ensurePort(ctx context.Context, kp *kuryrv1.KuryrPort) (ctr
 	if err != nil {
 		return ctrl.Result{}, r.fail(ctx, kp, "DescribePort", err)
 	}
+	if reason == kuryrv1.ReasonPooled {
+		vif.Active = false // the pool's copy is old: the activity watcher says
+	}
 	if err := r.writeVIF(ctx, kp, vif, reason); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -181,8 +184,11 @@ func (r *Reconciler) vif(ctx context.Context, p *neutron.Port) (kuryrv1.VIF, err
 	return vifFor(p, byID, n.MTU, r.Settings)
 }
 
+// writeVIF records the port, on the KuryrPort as last read: a stale read
+// (another controller wrote meanwhile) fails and is retried, never
+// overwriting a port already recorded.
 func (r *Reconciler) writeVIF(ctx context.Context, kp *kuryrv1.KuryrPort, vif kuryrv1.VIF, reason string) error {
-	patch := client.MergeFrom(kp.DeepCopy())
+	patch := client.MergeFromWithOptions(kp.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	kp.Status.VIFs = map[string]kuryrv1.VIF{kuryrv1.DefaultInterface: vif}
 	meta.SetStatusCondition(&kp.Status.Conditions, metav1.Condition{
 		Type: kuryrv1.ConditionReady, Status: metav1.ConditionTrue, Reason: reason,

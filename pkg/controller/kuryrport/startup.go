@@ -30,6 +30,8 @@ type cacheSyncer interface {
 // a crash-orphaned port cannot be told from a missing one before that, nor
 // a pooled port in use from a free one. Then it runs the pool's refills.
 type Startup struct {
+	// Client reads from the API server, not a cache: a new leader's cache
+	// may lack a status its predecessor wrote just before leaving.
 	Client  client.Reader
 	Cache   cacheSyncer
 	Neutron portLister

@@ -2,9 +2,9 @@ package kuryrport
 
 import (
 	"fmt"
-	"time"
 	"net"
 	"strings"
+	"time"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 

@@ -11,14 +11,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrport"
@@ -28,6 +26,7 @@ import (
 // portAPI is the Neutron seam of this reconciler.
 type portAPI interface {
 	CreatePort(ctx context.Context, s neutron.PortSpec) (*neutron.Port, error)
+	GetPort(ctx context.Context, id string) (*neutron.Port, error)
 	ListPorts(ctx context.Context, tags []string, status string) ([]neutron.Port, error)
 	DeletePort(ctx context.Context, id string) error
 }
@@ -46,6 +45,7 @@ type Reconciler struct {
 	Info     netInfo
 	Recorder kuryrport.Recorder
 	Settings Settings
+	unclear  unclearCreates
 }
 
 // Reconcile converges the management port of one node.
@@ -66,84 +66,21 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, r.fail(&node, "FindSubnet", err)
 	}
 	np, ok := recorded(node.Annotations)
+	if ok {
+		ok, err = r.exists(ctx, np.PortID)
+		if err != nil {
+			return ctrl.Result{}, r.fail(&node, "GetPort", err)
+		}
+	}
 	if !ok {
 		var res ctrl.Result
 		if np, res, err = r.port(ctx, &node, sub); err != nil || np.PortID == "" {
 			return res, err
 		}
 	}
-	return ctrl.Result{}, r.annotate(ctx, &node, np, sub)
-}
-
-// port returns the node's port, found by its tags or created, once Neutron
-// has bound it.
-func (r *Reconciler) port(ctx context.Context, node *corev1.Node, sub *neutron.Subnet) (kuryrv1.NodePort, ctrl.Result, error) {
-	port, err := r.ensurePort(ctx, node, sub)
-	if err != nil {
-		return kuryrv1.NodePort{}, ctrl.Result{}, r.fail(node, "CreatePort", err)
-	}
-	var cause error
-	switch {
-	case port.VIFType == neutron.VIFTypeBindingFailed:
-		cause = fmt.Errorf("neutron could not bind the management port of node %q "+
-			"(is an OVN chassis or Neutron agent registered with that hostname?)", node.Name)
-	case port.VIFType != neutron.VIFTypeUnbound && port.VIFType != "":
-	case port.CreatedAt.IsZero() || time.Since(port.CreatedAt) < r.Settings.BindTimeout:
-		return kuryrv1.NodePort{}, ctrl.Result{RequeueAfter: time.Second}, nil
-	default:
-		cause = fmt.Errorf("neutron never bound the management port %s of node %q; replacing it", port.ID, node.Name)
-	}
-	if cause != nil {
-		if err := r.deletePorts(ctx, node.Name, ""); err != nil {
-			return kuryrv1.NodePort{}, ctrl.Result{}, err
-		}
-		return kuryrv1.NodePort{}, ctrl.Result{}, r.fail(node, "BindPort", cause)
-	}
-	np, err := fromPort(port, sub)
-	if err != nil {
-		return np, ctrl.Result{}, r.fail(node, "DescribePort", err)
-	}
-	return np, ctrl.Result{}, nil
-}
-
-// ensurePort finds the node's port by its tags (after a crash, or a create
-// that went unanswered) or creates it. Duplicates are deleted.
-func (r *Reconciler) ensurePort(ctx context.Context, node *corev1.Node, sub *neutron.Subnet) (*neutron.Port, error) {
-	ports, err := r.Neutron.ListPorts(ctx, []string{neutron.ClusterTag(r.Settings.Cluster), neutron.NodeTag(node.Name)}, "")
-	if err != nil {
-		return nil, err
-	}
-	if len(ports) > 0 {
-		keep := ports[0]
-		if err := r.deletePorts(ctx, node.Name, keep.ID); err != nil {
-			return nil, err
-		}
-		return &keep, nil
-	}
-	p, err := r.Neutron.CreatePort(ctx, portSpec(node.Name, sub, r.Settings))
-	if err != nil {
-		return nil, err
-	}
-	log.FromContext(ctx).Info("node management port created", "node", node.Name, "port", p.ID)
-	return p, nil
-}
-
-// deletePorts deletes the node's management ports but keep.
-func (r *Reconciler) deletePorts(ctx context.Context, node, keep string) error {
-	ports, err := r.Neutron.ListPorts(ctx, []string{neutron.ClusterTag(r.Settings.Cluster), neutron.NodeTag(node)}, "")
-	if err != nil {
-		return err
-	}
-	for _, p := range ports {
-		if p.ID == keep {
-			continue
-		}
-		if err := r.Neutron.DeletePort(ctx, p.ID); err != nil {
-			return err
-		}
-		log.FromContext(ctx).Info("node management port deleted", "node", node, "port", p.ID)
-	}
-	return nil
+	// The port is checked again now and then: one deleted behind kuryr's
+	// back is replaced.
+	return ctrl.Result{RequeueAfter: verifyPeriod}, r.annotate(ctx, &node, np, sub)
 }
 
 // annotate writes what the node must configure, if it changed.

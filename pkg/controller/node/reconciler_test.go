@@ -136,3 +136,42 @@ func TestNodePortsOff(t *testing.T) {
 		t.Errorf("node ports off: annotation left %v, %d ports", ok, e.fake.Count("ports"))
 	}
 }
+
+// A create that made nothing is not repeated before the settle time.
+func TestNodePortUnclearCreateWaits(t *testing.T) {
+	e := newEnv(t, node("n1"))
+	e.fake.Fail = func(method, coll string) (int, string) {
+		if method == "POST" {
+			return 503, "unavailable"
+		}
+		return 0, ""
+	}
+	if _, err := e.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Name: "n1"}}); err == nil {
+		t.Fatal("want the error")
+	}
+	e.fake.Fail = nil
+	if res := e.reconcile(t, "n1"); res.RequeueAfter == 0 || e.fake.Count("ports") != 0 {
+		t.Fatalf("created again at once: %+v, %d ports", res, e.fake.Count("ports"))
+	}
+	e.r.unclear.since["n1"] = time.Now().Add(-time.Minute)
+	e.reconcile(t, "n1")
+	if _, ok := e.annotation(t, "n1"); !ok || e.fake.Count("ports") != 1 {
+		t.Errorf("not created after the settle time: %d ports", e.fake.Count("ports"))
+	}
+}
+
+// A port deleted behind kuryr's back is replaced when it is checked.
+func TestNodePortDeletedIsReplaced(t *testing.T) {
+	e := newEnv(t, node("n1"))
+	e.reconcile(t, "n1")
+	np, _ := e.annotation(t, "n1")
+	if err := e.r.Neutron.DeletePort(context.Background(), np.PortID); err != nil {
+		t.Fatal(err)
+	}
+	if res := e.reconcile(t, "n1"); res.RequeueAfter != verifyPeriod {
+		t.Errorf("requeue %+v, want a check every %s", res, verifyPeriod)
+	}
+	if got, ok := e.annotation(t, "n1"); !ok || got.PortID == np.PortID || e.fake.Get("ports", got.PortID) == nil {
+		t.Errorf("annotation %+v after its port was deleted", got)
+	}
+}

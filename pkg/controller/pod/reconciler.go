@@ -15,8 +15,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 )
@@ -54,7 +56,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	exists := kpErr == nil
 	switch {
-	case exists && (!want || kp.Spec.PodUID != string(pod.UID)):
+	case exists && (!want || !samePod(&kp, &pod)):
 		// Gone, finished, or a new pod with the same name: the old port
 		// goes first; deleting the KuryrPort triggers us again.
 		if kp.DeletionTimestamp.IsZero() {
@@ -81,17 +83,32 @@ const (
 	configMirror = "kubernetes.io/config.mirror"
 )
 
-// Desired is the KuryrPort of a pod. Pure.
+// samePod reports whether kp networks pod. A static pod is the same pod as
+// long as the kubelet's UID for it is: its mirror pod may be deleted and
+// recreated (with a new UID) while its sandbox keeps running.
+func samePod(kp *kuryrv1.KuryrPort, pod *corev1.Pod) bool {
+	if kp.Spec.KubeletPodUID != "" {
+		return kp.Spec.KubeletPodUID == pod.Annotations[configMirror]
+	}
+	return kp.Spec.PodUID == string(pod.UID)
+}
+
+// Desired is the KuryrPort of a pod. Pure. It is owned by its pod, so that
+// the garbage collector deletes it with the pod even while kuryr is down;
+// except for a static pod, whose mirror pod can be recreated under it (this
+// reconciler then deletes it when the static pod goes).
 func Desired(p *corev1.Pod) *kuryrv1.KuryrPort {
 	yes := true
+	var owners []metav1.OwnerReference
+	if p.Annotations[configMirror] == "" {
+		owners = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: p.Name, UID: p.UID, Controller: &yes}}
+	}
 	return &kuryrv1.KuryrPort{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: p.Name, Namespace: p.Namespace,
-			Labels:     map[string]string{kuryrv1.NodeNameLabel: p.Spec.NodeName},
-			Finalizers: []string{kuryrv1.KuryrPortFinalizer},
-			OwnerReferences: []metav1.OwnerReference{{
-				APIVersion: "v1", Kind: "Pod", Name: p.Name, UID: p.UID, Controller: &yes,
-			}},
+			Labels:          map[string]string{kuryrv1.NodeNameLabel: p.Spec.NodeName},
+			Finalizers:      []string{kuryrv1.KuryrPortFinalizer},
+			OwnerReferences: owners,
 		},
 		Spec: kuryrv1.KuryrPortSpec{
 			PodUID: string(p.UID), PodNodeName: p.Spec.NodeName,
@@ -129,16 +146,20 @@ func (r *Reconciler) ensureNetwork(ctx context.Context, ns string) error {
 }
 
 // SetupWithManager watches pods that are scheduled and not on the host
-// network, and the KuryrPorts they own.
+// network, and the KuryrPorts, by name (a KuryrPort has its pod's name; a
+// static pod's is not owned by its mirror pod).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	scheduled := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		p, ok := o.(*corev1.Pod)
 		return ok && p.Spec.NodeName != "" && !p.Spec.HostNetwork
 	})
+	sameName := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
+		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}}}
+	})
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("pod").
 		For(&corev1.Pod{}, builder.WithPredicates(scheduled)).
-		Owns(&kuryrv1.KuryrPort{}).
+		Watches(&kuryrv1.KuryrPort{}, sameName).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
 		Complete(r)
 }

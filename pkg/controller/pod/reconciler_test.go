@@ -54,7 +54,7 @@ func newReconciler(t *testing.T, namespaced bool, objs ...client.Object) *Reconc
 	return &Reconciler{Client: fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).Build(), Namespaced: namespaced, ProjectID: "p"}
 }
 
-func reconcile(t *testing.T, r *Reconciler) {
+func reconcileOnce(t *testing.T, r *Reconciler) {
 	t.Helper()
 	if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "shop", Name: "web"}}); err != nil {
 		t.Fatal(err)
@@ -63,7 +63,7 @@ func reconcile(t *testing.T, r *Reconciler) {
 
 func TestCreatesKuryrPortAndNamespaceNetwork(t *testing.T) {
 	r := newReconciler(t, true, pod("u1"))
-	reconcile(t, r)
+	reconcileOnce(t, r)
 	var kp kuryrv1.KuryrPort
 	if err := r.Get(context.Background(), types.NamespacedName{Namespace: "shop", Name: "web"}, &kp); err != nil {
 		t.Fatal(err)
@@ -81,8 +81,8 @@ func TestRecreatedPodReplacesKuryrPort(t *testing.T) {
 	old := Desired(pod("old"))
 	old.Finalizers = nil // let the fake client delete it at once
 	r := newReconciler(t, false, pod("new"), old)
-	reconcile(t, r) // deletes the stale one
-	reconcile(t, r) // creates the new one
+	reconcileOnce(t, r) // deletes the stale one
+	reconcileOnce(t, r) // creates the new one
 	var kp kuryrv1.KuryrPort
 	if err := r.Get(context.Background(), types.NamespacedName{Namespace: "shop", Name: "web"}, &kp); err != nil {
 		t.Fatal(err)
@@ -94,7 +94,7 @@ func TestRecreatedPodReplacesKuryrPort(t *testing.T) {
 
 func TestGonePodReleasesKuryrPort(t *testing.T) {
 	r := newReconciler(t, false, Desired(pod("u1")))
-	reconcile(t, r)
+	reconcileOnce(t, r)
 	var kp kuryrv1.KuryrPort
 	if err := r.Get(context.Background(), types.NamespacedName{Namespace: "shop", Name: "web"}, &kp); err != nil {
 		t.Fatal(err)
@@ -108,9 +108,38 @@ func TestTerminatingPodGetsNoNewKuryrPort(t *testing.T) {
 	now := metav1.Now()
 	dying := pod("u1", func(p *corev1.Pod) { p.DeletionTimestamp = &now; p.Finalizers = []string{"test/keep"} })
 	r := newReconciler(t, false, dying)
-	reconcile(t, r)
+	reconcileOnce(t, r)
 	var kp kuryrv1.KuryrPort
 	if err := r.Get(context.Background(), types.NamespacedName{Namespace: "shop", Name: "web"}, &kp); err == nil {
 		t.Error("created a KuryrPort for a terminating pod")
+	}
+}
+
+// A static pod's mirror pod can be deleted and recreated (a new UID) while
+// the static pod runs on: its KuryrPort, not owned by the mirror pod, stays.
+func TestRecreatedMirrorPodKeepsKuryrPort(t *testing.T) {
+	mirror := func(uid string) *corev1.Pod {
+		return pod(uid, func(p *corev1.Pod) {
+			p.Annotations = map[string]string{configSource: "file", configMirror: "hash-1"}
+		})
+	}
+	r := newReconciler(t, false, mirror("mirror-1"))
+	reconcileOnce(t, r)
+	var kp kuryrv1.KuryrPort
+	if err := r.Get(context.Background(), types.NamespacedName{Namespace: "shop", Name: "web"}, &kp); err != nil {
+		t.Fatal(err)
+	}
+	if len(kp.OwnerReferences) != 0 || kp.Spec.KubeletPodUID != "hash-1" || !kp.Spec.PodStatic {
+		t.Fatalf("static pod's KuryrPort %+v", kp)
+	}
+	if err := r.Delete(context.Background(), mirror("mirror-1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Create(context.Background(), mirror("mirror-2")); err != nil {
+		t.Fatal(err)
+	}
+	reconcileOnce(t, r)
+	if err := r.Get(context.Background(), types.NamespacedName{Namespace: "shop", Name: "web"}, &kp); err != nil || !kp.DeletionTimestamp.IsZero() {
+		t.Errorf("the KuryrPort went with the mirror pod: %v %v", err, kp.DeletionTimestamp)
 	}
 }

@@ -62,6 +62,24 @@ spec:
 		t.Errorf("KuryrPort spec %+v, mirror hash %q, UID %s", kp.Spec, hash, ready.UID)
 	}
 	t.Logf("static pod %s Ready with IP %s (kubelet UID %s, mirror UID %s)", ready.Name, ready.Status.PodIP, hash, ready.UID)
+	// Its mirror pod deleted, the kubelet recreates it with a new UID; the
+	// static pod keeps its port.
+	port, _ := kp.Status.DefaultVIF()
+	if err := c.Kube.CoreV1().Pods("default").Delete(context.Background(), ready.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	framework.Eventually(t, time.Minute, 500*time.Millisecond, "a new mirror pod", func() (bool, error) {
+		got, err := c.Kube.CoreV1().Pods("default").Get(context.Background(), ready.Name, metav1.GetOptions{})
+		return err == nil && got.UID != ready.UID, err
+	})
+	time.Sleep(3 * time.Second) // what would go, would have gone
+	var after kuryrv1.KuryrPort
+	if err := k.Get(context.Background(), client.ObjectKeyFromObject(ready), &after); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := after.Status.DefaultVIF(); v.PortID != port.PortID || !after.DeletionTimestamp.IsZero() {
+		t.Errorf("after the mirror pod was recreated: port %s (was %s), deleting %v", v.PortID, port.PortID, after.DeletionTimestamp)
+	}
 	if err := os.Remove(manifest); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ package faults
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand"
 	"testing"
@@ -111,7 +112,28 @@ func check(t *testing.T, c *framework.Cloud, k *framework.Kuryr, live []*corev1.
 			return fmt.Errorf("a port of pod %s, which is gone", uid)
 		}
 	}
+	if err := checkNodePorts(t, c, k); err != nil {
+		return err
+	}
 	return checkPool(freePool, poolBound)
+}
+
+// checkNodePorts: each node has exactly one management port, the one its
+// annotation names.
+func checkNodePorts(t *testing.T, c *framework.Cloud, k *framework.Kuryr) error {
+	ports := c.NodePorts(t, k.Cluster)
+	for _, node := range c.Nodes {
+		n, err := c.Kube.CoreV1().Nodes().Get(context.Background(), node, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		var np kuryrv1.NodePort
+		_ = json.Unmarshal([]byte(n.Annotations[kuryrv1.NodePortAnnotation]), &np)
+		if len(ports[node]) != 1 || ports[node][0].ID != np.PortID {
+			return fmt.Errorf("node %s: %d management ports in Neutron, annotation names %q", node, len(ports[node]), np.PortID)
+		}
+	}
+	return nil
 }
 
 // ownPort checks that the pod's KuryrPort names a port of its own, bound to
