@@ -22,8 +22,10 @@ CLOUD_ENV_FILE=$CLOUD_OUT/local-cloud.env
 
 K8S_BIN=$CLOUD_CACHE/k8s/$K8S_VERSION/bin
 # ovs-vswitchd, patched (build-ovs.sh); the other OVS programs are Debian's.
+# KURYR_CLOUD_OVS_VSWITCHD=/usr/sbin/ovs-vswitchd runs Debian's own instead,
+# e.g. to see it abort in TestConntrackTupleReuse.
 OVS_BUILD_DIR=$CLOUD_CACHE/ovs
-OVS_VSWITCHD=$OVS_BUILD_DIR/current/ovs-vswitchd
+OVS_VSWITCHD=${KURYR_CLOUD_OVS_VSWITCHD:-$OVS_BUILD_DIR/current/ovs-vswitchd}
 IMAGES_DIR=$CLOUD_CACHE/images
 
 # Nodes: each a network namespace with its own OVS, ovn-controller,

@@ -36,19 +36,25 @@ health() {
   esac
 }
 
-echo "Processes:"
+echo "Processes (pid of the process; each runs under a supervisor that restarts it):"
 if [ -d "$CLOUD_RUN/pids" ]; then
   for f in $(ls "$CLOUD_RUN"/pids/*.pid 2>/dev/null | sort); do
     name=$(basename "$f" .pid)
-    pid=$(cat "$f")
-    if kill -0 "$pid" 2>/dev/null; then
+    pid=$(child_pid "$name" || echo -)
+    if kill -0 "$(cat "$f")" 2>/dev/null && [ "$pid" != - ]; then
       h=$(health "$name")
     else
       h="DEAD (log: $CLOUD_LOG_DIR/$name.log)"
     fi
-    [ "$h" = ok ] || bad=1
+    restarts=$(grep -c "supervise $name: .*restarting" "$CLOUD_LOG_DIR/$name.log" 2>/dev/null)
+    [ "${restarts:-0}" -gt 0 ] && h="$h (restarted $restarts times)"
+    case "$h" in ok*) ;; *) bad=1 ;; esac
     row "$name" "$pid" "$h"
   done
+  if [ -s "$CLOUD_RUN/crashes.log" ]; then
+    echo "OVS/OVN crashes recorded in $CLOUD_RUN/crashes.log:"
+    grep '^===' "$CLOUD_RUN/crashes.log" | sed 's/^=== /  /'
+  fi
 else
   echo "  (nothing started: run make up)"
   exit 1

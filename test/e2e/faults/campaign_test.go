@@ -3,6 +3,7 @@
 package faults
 
 import (
+	"fmt"
 	"math/rand"
 	"os"
 	"testing"
@@ -17,13 +18,25 @@ const (
 	perWave = 25 // 100 pods churned per campaign
 )
 
+// setup restarts the controller for a campaign (short timeout, a sweep every
+// 3 s, and extra flags), back to its defaults at the end, and makes a
+// namespace.
+func setup(t *testing.T, prefix string, flags ...string) (*framework.Cloud, *framework.Kuryr, string) {
+	t.Helper()
+	c := framework.Connect(t)
+	k := c.ConnectKuryr(t)
+	k.Controller(t, "restart", append([]string{"--set", "neutron.timeout=10", "--set", "controller.cleanup_period=3"}, flags...)...)
+	t.Cleanup(func() { k.Controller(t, "restart") })
+	ns := framework.Name(prefix)
+	c.CreateNamespace(t, ns)
+	return c, k, ns
+}
+
 // TestChurnUnderNeutronFaults: 10 % of the controller's Neutron calls fail
 // (5xx), are dropped, or commit without an answer, while 100 pods are
 // churned with pools on and the sweep running every 3 s. Once the faults
 // stop, everything converges.
 func TestChurnUnderNeutronFaults(t *testing.T) {
-	c := framework.Connect(t)
-	k := c.ConnectKuryr(t)
 	proxy, err := faultproxy.New(os.Getenv("NEUTRON_URL"), time.Now().UnixNano())
 	if err != nil {
 		t.Fatal(err)
@@ -34,13 +47,11 @@ func TestChurnUnderNeutronFaults(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = stop() })
 	const min, batch, maxFree = 3, 4, 8
-	k.Controller(t, "restart", "--set", "neutron.endpoint_override="+url, "--set", "neutron.timeout=5",
-		"--set", "controller.cleanup_period=3", "--set", "kubernetes.vif_pool_driver=neutron",
-		"--set", "vif_pool.ports_pool_min=3", "--set", "vif_pool.ports_pool_batch=4", "--set", "vif_pool.ports_pool_max=8")
-	t.Cleanup(func() { k.Controller(t, "restart") })
+	c, k, ns := setup(t, "e2e-faults", "--set", "neutron.endpoint_override="+url, "--set", "neutron.timeout=5",
+		"--set", "kubernetes.vif_pool_driver=neutron",
+		"--set", fmt.Sprintf("vif_pool.ports_pool_min=%d", min), "--set", fmt.Sprintf("vif_pool.ports_pool_batch=%d", batch),
+		"--set", fmt.Sprintf("vif_pool.ports_pool_max=%d", maxFree))
 	proxy.Set(faultproxy.Faults{ErrorRate: 0.03, DropRate: 0.02, CommitDropRate: 0.03, CommitHangRate: 0.02, HangFor: 8 * time.Second})
-	ns := framework.Name("e2e-faults")
-	c.CreateNamespace(t, ns)
 	live := churn(t, c, ns, waves, perWave, nil)
 	proxy.Set(faultproxy.Faults{})
 	t.Logf("faults injected: %+v", proxy.Stats())
@@ -55,12 +66,7 @@ func TestChurnUnderNeutronFaults(t *testing.T) {
 // at random moments, 10 times, while 100 pods are churned; their
 // supervisors restart them. Everything converges.
 func TestChurnWithCrashes(t *testing.T) {
-	c := framework.Connect(t)
-	k := c.ConnectKuryr(t)
-	k.Controller(t, "restart", "--set", "neutron.timeout=10", "--set", "controller.cleanup_period=3")
-	t.Cleanup(func() { k.Controller(t, "restart") })
-	ns := framework.Name("e2e-crash")
-	c.CreateNamespace(t, ns)
+	c, k, ns := setup(t, "e2e-crash")
 	victims := []string{"kuryr-controller"}
 	for _, n := range c.Nodes {
 		victims = append(victims, n+"-kuryr-daemon")
@@ -87,12 +93,7 @@ func TestChurnWithCrashes(t *testing.T) {
 // TestNeutronRestartDuringBurst: neutron-server restarts while 30 pods are
 // being created. Everything converges once it is back.
 func TestNeutronRestartDuringBurst(t *testing.T) {
-	c := framework.Connect(t)
-	k := c.ConnectKuryr(t)
-	k.Controller(t, "restart", "--set", "neutron.timeout=10", "--set", "controller.cleanup_period=3")
-	t.Cleanup(func() { k.Controller(t, "restart") })
-	ns := framework.Name("e2e-neutron")
-	c.CreateNamespace(t, ns)
+	c, k, ns := setup(t, "e2e-neutron")
 	pods := c.CreatePods(t, ns, "p", 30)
 	time.Sleep(time.Second)
 	k.Crash(t, "neutron-server", "TERM")
