@@ -42,7 +42,8 @@ type forgetter interface{ ForgetPort(podUID, portID string) }
 const MinAge = 30 * time.Second
 
 // Sweeper runs the sweep at start, once more after Settle (by then every
-// request of a crashed predecessor has finished), then every Period.
+// request of a crashed predecessor has finished) or Period if shorter, then
+// every Period.
 type Sweeper struct {
 	Client  client.Reader
 	Neutron resources
@@ -72,7 +73,7 @@ func (s *Sweeper) Start(ctx context.Context) error {
 		return nil
 	case <-s.Ready:
 	}
-	wait := s.Settle
+	wait := min(s.Settle, s.Period)
 	for {
 		if err := s.Sweep(ctx, logger); err != nil {
 			logger.Error(err, "sweeping orphaned Neutron resources")
