@@ -55,6 +55,10 @@ func newManager(restCfg *rest.Config, scheme *runtime.Scheme, cfg *config.Config
 	return mgr, nil
 }
 
+// mirrorGrace: the kubelet recreates a deleted mirror pod within its sync
+// period (1 min by default).
+const mirrorGrace = 2 * time.Minute
+
 // podWorkers bounds concurrent pod reconciles, which only write KuryrPorts
 // (Kubernetes requests, milliseconds each).
 const podWorkers = 8
@@ -86,7 +90,8 @@ func wire(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients, hs *heal
 	if err := kp.SetupWithManager(mgr, cfg.Controller.PortWorkers*portBatch(cfg)); err != nil {
 		return err
 	}
-	pr := &pod.Reconciler{Client: mgr.GetClient(), Namespaced: namespaced, ProjectID: cfg.NeutronDefaults.Project}
+	pr := &pod.Reconciler{Client: mgr.GetClient(), Namespaced: namespaced, ProjectID: cfg.NeutronDefaults.Project,
+		MirrorGrace: mirrorGrace}
 	if err := pr.SetupWithManager(mgr, podWorkers); err != nil {
 		return err
 	}

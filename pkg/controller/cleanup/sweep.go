@@ -42,8 +42,9 @@ type forgetter interface{ ForgetPort(podUID, portID string) }
 const MinAge = 30 * time.Second
 
 // Sweeper runs the sweep at start, once more after Settle (by then every
-// request of a crashed predecessor has finished) or Period if shorter, then
-// every Period.
+// request of a crashed predecessor has finished), again when what that
+// committed last is older than MinAge, then every Period (sooner where
+// Period is shorter).
 type Sweeper struct {
 	Client  client.Reader
 	Neutron resources
@@ -73,17 +74,22 @@ func (s *Sweeper) Start(ctx context.Context) error {
 		return nil
 	case <-s.Ready:
 	}
-	wait := min(s.Settle, s.Period)
+	// After the start: once every request of a predecessor has ended, and
+	// once more when what it committed last is no longer young.
+	waits := []time.Duration{min(s.Settle, s.Period), min(MinAge+5*time.Second, s.Period)}
 	for {
 		if err := s.Sweep(ctx, logger); err != nil {
 			logger.Error(err, "sweeping orphaned Neutron resources")
+		}
+		wait := s.Period
+		if len(waits) > 0 {
+			wait, waits = waits[0], waits[1:]
 		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-time.After(wait):
 		}
-		wait = s.Period
 	}
 }
 

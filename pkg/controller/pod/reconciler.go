@@ -6,6 +6,8 @@ package pod
 import (
 	"context"
 	"fmt"
+	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -30,6 +32,11 @@ type Reconciler struct {
 	// namespace), created here when its first pod appears.
 	Namespaced bool
 	ProjectID  string
+	// MirrorGrace is how long a static pod's KuryrPort outlives its mirror
+	// pod: a deleted mirror pod is recreated by the kubelet (within its sync
+	// period) while the static pod runs on.
+	MirrorGrace time.Duration
+	mirrors     missing
 }
 
 // NeedsPort says whether kuryr networks this pod: scheduled, not on the host
@@ -59,10 +66,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	case exists && (!want || !samePod(&kp, &pod)):
 		// Gone, finished, or a new pod with the same name: the old port
 		// goes first; deleting the KuryrPort triggers us again.
+		if wait := r.mirrorGrace(req.NamespacedName, &kp, podErr); wait > 0 {
+			return ctrl.Result{RequeueAfter: wait}, nil
+		}
 		if kp.DeletionTimestamp.IsZero() {
 			log.FromContext(ctx).V(1).Info("releasing port", "podUid", kp.Spec.PodUID)
 			return ctrl.Result{}, client.IgnoreNotFound(r.Delete(ctx, &kp))
 		}
+	case exists:
+		r.mirrors.seen(req.NamespacedName)
 	case !exists && want && pod.DeletionTimestamp.IsZero():
 		// A terminating pod keeps the port it has but never gets a new one
 		// (in a terminating namespace it could not be created anyway).
@@ -74,6 +86,47 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, r.createKuryrPort(ctx, &pod)
 	}
 	return ctrl.Result{}, nil
+}
+
+// mirrorGrace is how long to wait before releasing a static pod's
+// KuryrPort whose mirror pod is missing (0: release now).
+func (r *Reconciler) mirrorGrace(key types.NamespacedName, kp *kuryrv1.KuryrPort, podErr error) time.Duration {
+	if kp.Spec.KubeletPodUID == "" || !apierrors.IsNotFound(podErr) {
+		return 0
+	}
+	return r.mirrors.wait(key, r.MirrorGrace)
+}
+
+// missing remembers since when KuryrPorts have had no pod.
+type missing struct {
+	mu    sync.Mutex
+	since map[types.NamespacedName]time.Time
+}
+
+// wait is what is left of grace since key was first seen missing.
+func (m *missing) wait(key types.NamespacedName, grace time.Duration) time.Duration {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.since == nil {
+		m.since = map[types.NamespacedName]time.Time{}
+	}
+	t, ok := m.since[key]
+	if !ok {
+		t = time.Now()
+		m.since[key] = t
+	}
+	if left := grace - time.Since(t); left > 0 {
+		return left
+	}
+	delete(m.since, key)
+	return 0
+}
+
+// seen forgets that key was missing.
+func (m *missing) seen(key types.NamespacedName) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.since, key)
 }
 
 // Annotations the kubelet puts on the mirror pods of static pods: where the
@@ -146,20 +199,26 @@ func (r *Reconciler) ensureNetwork(ctx context.Context, ns string) error {
 }
 
 // SetupWithManager watches pods that are scheduled and not on the host
-// network, and the KuryrPorts, by name (a KuryrPort has its pod's name; a
-// static pod's is not owned by its mirror pod).
+// network, and the KuryrPorts of pods (a static pod's is not owned by its
+// mirror pod, so they are matched by name).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	scheduled := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		p, ok := o.(*corev1.Pod)
 		return ok && p.Spec.NodeName != "" && !p.Spec.HostNetwork
 	})
-	sameName := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
-		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}}}
+	// A KuryrPort's pod has its name: the one that owns it, or, for a static
+	// pod, the mirror pod of that name. Others (made by hand) are left alone.
+	ofPod := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
+		kp, ok := o.(*kuryrv1.KuryrPort)
+		if !ok || (metav1.GetControllerOf(kp) == nil && kp.Spec.KubeletPodUID == "") {
+			return nil
+		}
+		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: kp.Namespace, Name: kp.Name}}}
 	})
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("pod").
 		For(&corev1.Pod{}, builder.WithPredicates(scheduled)).
-		Watches(&kuryrv1.KuryrPort{}, sameName).
+		Watches(&kuryrv1.KuryrPort{}, ofPod).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
 		Complete(r)
 }

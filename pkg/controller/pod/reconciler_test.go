@@ -3,6 +3,7 @@ package pod
 import (
 	"context"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -132,14 +133,36 @@ func TestRecreatedMirrorPodKeepsKuryrPort(t *testing.T) {
 	if len(kp.OwnerReferences) != 0 || kp.Spec.KubeletPodUID != "hash-1" || !kp.Spec.PodStatic {
 		t.Fatalf("static pod's KuryrPort %+v", kp)
 	}
+	r.MirrorGrace = time.Minute
 	if err := r.Delete(context.Background(), mirror("mirror-1")); err != nil {
 		t.Fatal(err)
 	}
+	reconcileOnce(t, r) // the mirror pod is gone for now: wait
 	if err := r.Create(context.Background(), mirror("mirror-2")); err != nil {
 		t.Fatal(err)
 	}
 	reconcileOnce(t, r)
 	if err := r.Get(context.Background(), types.NamespacedName{Namespace: "shop", Name: "web"}, &kp); err != nil || !kp.DeletionTimestamp.IsZero() {
 		t.Errorf("the KuryrPort went with the mirror pod: %v %v", err, kp.DeletionTimestamp)
+	}
+}
+
+// A static pod that is really gone releases its KuryrPort after the grace.
+func TestGoneStaticPodReleasesAfterGrace(t *testing.T) {
+	static := pod("mirror-1", func(p *corev1.Pod) {
+		p.Annotations = map[string]string{configSource: "file", configMirror: "hash-1"}
+	})
+	kp := Desired(static)
+	r := newReconciler(t, false, kp)
+	r.MirrorGrace = time.Hour
+	res, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "shop", Name: "web"}})
+	if err != nil || res.RequeueAfter == 0 {
+		t.Fatalf("released at once: %+v %v", res, err)
+	}
+	r.MirrorGrace = 0
+	reconcileOnce(t, r)
+	var got kuryrv1.KuryrPort
+	if err := r.Get(context.Background(), types.NamespacedName{Namespace: "shop", Name: "web"}, &got); err == nil && got.DeletionTimestamp.IsZero() {
+		t.Error("the gone static pod's KuryrPort was not released after the grace")
 	}
 }

@@ -83,7 +83,9 @@ spec:
 	if err := os.Remove(manifest); err != nil {
 		t.Fatal(err)
 	}
-	framework.Eventually(t, 2*time.Minute, 500*time.Millisecond, "its KuryrPort gone", func() (bool, error) {
+	// Gone for good: its KuryrPort goes once the controller's grace for a
+	// missing mirror pod (2 min) is over.
+	framework.Eventually(t, 3*time.Minute, 500*time.Millisecond, "its KuryrPort gone", func() (bool, error) {
 		err := k.Get(context.Background(), client.ObjectKeyFromObject(ready), &kp)
 		return apierrors.IsNotFound(err), err
 	})
