@@ -56,6 +56,11 @@ func TestPortPool(t *testing.T) {
 		return n == 0, fmt.Errorf("%d pooled ports on %s", n, ghost)
 	})
 	t.Logf("the removed node's pool was deleted %s after the node", time.Since(removed).Round(time.Millisecond))
+	// Its management port (Neutron could not bind it: no chassis) went too.
+	framework.Eventually(t, time.Minute, 300*time.Millisecond, "the removed node's management port deleted", func() (bool, error) {
+		n := len(c.NodePorts(t, k.Cluster)[ghost])
+		return n == 0, fmt.Errorf("%d management ports of %s", n, ghost)
+	})
 	want := 3 * len(c.Nodes)
 	// The controller's own count: Neutron lists a bulk request's ports
 	// before the request returns, so counting there can run ahead.
