@@ -148,14 +148,15 @@ func TestControllerKilledMidway(t *testing.T) {
 	killedAt := len(c.ClusterPorts(t, k.Cluster))
 	t.Logf("killed the controller with %d of 20 ports created", killedAt)
 	// Creates in flight at the kill may commit after the restart has listed
-	// the ports; the sweep that follows 2 x [neutron] timeout removes such
-	// duplicates. A short timeout keeps the test short.
+	// the ports; the sweeps that follow 2 x [neutron] timeout + 5 s, and 35 s
+	// after that (once they are no longer young), remove such duplicates. A
+	// short timeout keeps the test short.
 	restarted := time.Now()
 	k.Controller(t, "start", "--set", "neutron.timeout=10")
 	t.Cleanup(func() { k.Controller(t, "restart") })
 	kps := k.WaitKuryrPorts(t, pods, 2*time.Minute)
 	t.Logf("all 20 KuryrPorts carry port data %s after the restart", time.Since(restarted).Round(time.Millisecond))
-	framework.Eventually(t, 90*time.Second, time.Second, "one port per pod", func() (bool, error) {
+	framework.Eventually(t, 2*time.Minute, time.Second, "one port per pod", func() (bool, error) {
 		n := len(c.ClusterPorts(t, k.Cluster))
 		return n == len(pods), fmt.Errorf("%d ports for %d pods", n, len(pods))
 	})
