@@ -145,6 +145,9 @@ volumeStatsAggPeriod: 0s
 resolvConf: /etc/resolv.conf
 # Static pods (their mirror pods get ports like any other pod).
 staticPodPath: $d/kubelet/manifests
+# Each node its own pod log directory: two kubelets sharing /var/log/pods
+# remove each other's pods' logs as orphans.
+podLogsDir: $d/kubelet/pod-logs
 EOF
 }
 

@@ -64,9 +64,10 @@ func TestNodesReachPods(t *testing.T) {
 	t.Logf("%d pods Ready (httpGet readiness from their nodes) %s after creation", len(pods), time.Since(start).Round(time.Millisecond))
 	for _, p := range pods {
 		probeFrom := nodeAddress(t, c, p.Spec.NodeName)
-		if logs := c.Logs(t, p); !strings.Contains(logs, probeFrom+"]:") {
-			t.Errorf("%s: no request from its node's address %s (NAT?); log:\n%s", p.Name, probeFrom, logs)
-		}
+		framework.Eventually(t, 30*time.Second, time.Second, p.Name+" probed from "+probeFrom, func() (bool, error) {
+			logs := c.Logs(t, p)
+			return strings.Contains(logs, probeFrom+"]:"), fmt.Errorf("no request from its node's address (NAT?); log:\n%s", logs)
+		})
 		for _, node := range c.Nodes {
 			nodeNS := framework.OpenNetns(t, c.NodeNetns(node))
 			if err := framework.Ping(nodeNS, p.Status.PodIP, 2); err != nil {
