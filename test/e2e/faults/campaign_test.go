@@ -16,6 +16,11 @@ import (
 const (
 	waves   = 4
 	perWave = 25 // 100 pods churned per campaign
+	// convergeTimeout allows for Neutron's own repair: under this load
+	// ML2/OVN now and then leaves a port's OVN entry stale (ovn-controller
+	// never installs it) until its maintenance worker's inconsistency check,
+	// every 5 min, fixes it; seen once, 2 min 45 s after the create.
+	convergeTimeout = 8 * time.Minute
 )
 
 // setup restarts the controller for a campaign (short timeout, a sweep every
@@ -55,7 +60,7 @@ func TestChurnUnderNeutronFaults(t *testing.T) {
 	live := churn(t, c, ns, waves, perWave, nil)
 	proxy.Set(faultproxy.Faults{})
 	t.Logf("faults injected: %+v", proxy.Stats())
-	converged(t, c, k, live, max(maxFree, min-1+batch), 5*time.Minute)
+	converged(t, c, k, live, max(maxFree, min-1+batch), convergeTimeout)
 	c.DeleteNamespace(t, ns)
 	// Pools off: the sweep deletes the unused pooled ports.
 	k.Controller(t, "restart", "--set", "controller.cleanup_period=2")
@@ -85,7 +90,7 @@ func TestChurnWithCrashes(t *testing.T) {
 		k.Crash(t, victims[kills%len(victims)])
 		kills++
 	}
-	converged(t, c, k, live, 0, 5*time.Minute)
+	converged(t, c, k, live, 0, convergeTimeout)
 	c.DeleteNamespace(t, ns)
 	c.WaitNoClusterPorts(t, k.Cluster, 2*time.Minute)
 }
@@ -98,7 +103,7 @@ func TestNeutronRestartDuringBurst(t *testing.T) {
 	time.Sleep(time.Second)
 	k.Crash(t, "neutron-server", "TERM")
 	restarted := time.Now()
-	converged(t, c, k, pods, 0, 5*time.Minute)
+	converged(t, c, k, pods, 0, convergeTimeout)
 	t.Logf("converged %s after neutron-server was restarted", time.Since(restarted).Round(time.Millisecond))
 	c.DeleteNamespace(t, ns)
 	c.WaitNoClusterPorts(t, k.Cluster, 2*time.Minute)
