@@ -134,12 +134,6 @@ func (c *Client) GetPort(ctx context.Context, id string) (*Port, error) {
 	return &p, nil
 }
 
-// Binding states of binding:vif_type that are not a usable VIF type.
-const (
-	VIFTypeUnbound       = "unbound"
-	VIFTypeBindingFailed = "binding_failed"
-)
-
 // DeletePort deletes a port; one already gone is not an error.
 func (c *Client) DeletePort(ctx context.Context, id string) error {
 	if err := ignoreNotFound(ports.Delete(ctx, c.sc, id).ExtractErr()); err != nil {

@@ -2,7 +2,6 @@ package kuryrport
 
 import (
 	"sync"
-	"time"
 
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
@@ -12,17 +11,18 @@ import (
 // reconciler, so that creating a port never needs a read first, yet a port
 // created before a crash, whose KuryrPort status was never written, is
 // adopted instead of created twice. It also remembers the pods whose last
-// create went unanswered: their port is looked up by tag before another is
-// created.
+// create went unanswered (Unanswered): their port is looked up by tag
+// before another is created.
 type Ledger struct {
-	mu      sync.Mutex
-	byPod   map[string]neutron.Port
-	unclear map[string]time.Time // pod UID -> when a create for it went unanswered
+	mu    sync.Mutex
+	byPod map[string]neutron.Port
+	// Unanswered are the pods (by UID) whose last create went unanswered.
+	Unanswered neutron.Unanswered
 }
 
 // NewLedger returns an empty ledger.
 func NewLedger() *Ledger {
-	return &Ledger{byPod: map[string]neutron.Port{}, unclear: map[string]time.Time{}}
+	return &Ledger{byPod: map[string]neutron.Port{}}
 }
 
 // load records the pod ports among ports (the cluster's, listed at start).
@@ -49,7 +49,7 @@ func (l *Ledger) Record(podUID string, p neutron.Port) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.byPod[podUID] = p
-	delete(l.unclear, podUID)
+	l.Unanswered.Clear(podUID)
 }
 
 // Forget drops a pod's port once it is deleted.
@@ -57,7 +57,7 @@ func (l *Ledger) Forget(podUID string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	delete(l.byPod, podUID)
-	delete(l.unclear, podUID)
+	l.Unanswered.Clear(podUID)
 }
 
 // ForgetPort drops a pod's port only if it is the one known, so that
@@ -68,31 +68,6 @@ func (l *Ledger) ForgetPort(podUID, portID string) {
 	if p, ok := l.byPod[podUID]; ok && p.ID == portID {
 		delete(l.byPod, podUID)
 	}
-}
-
-// MarkUnclear records that a create for the pod may have succeeded unseen.
-func (l *Ledger) MarkUnclear(podUID string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if _, ok := l.unclear[podUID]; !ok {
-		l.unclear[podUID] = time.Now()
-	}
-}
-
-// Unclear returns when a create for the pod went unanswered, if one did and
-// no lookup has settled it since.
-func (l *Ledger) Unclear(podUID string) (time.Time, bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	t, ok := l.unclear[podUID]
-	return t, ok
-}
-
-// ClearUnclear records that a lookup settled the question: nothing exists.
-func (l *Ledger) ClearUnclear(podUID string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	delete(l.unclear, podUID)
 }
 
 // Len is the number of known ports.

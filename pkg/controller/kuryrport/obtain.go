@@ -25,7 +25,7 @@ func (r *Reconciler) obtainPort(ctx context.Context, kp *kuryrv1.KuryrPort, targ
 	if p, found := r.Ledger.Lookup(uid); found {
 		return r.bound(ctx, kp, target, p)
 	}
-	if since, unclear := r.Ledger.Unclear(uid); unclear {
+	if pending, left := r.Ledger.Unanswered.Pending(uid); pending {
 		p, found, err := r.findByTag(ctx, uid)
 		if err != nil {
 			return neutron.Port{}, "", err
@@ -34,10 +34,10 @@ func (r *Reconciler) obtainPort(ctx context.Context, kp *kuryrv1.KuryrPort, targ
 			r.Ledger.Record(uid, p)
 			return r.bound(ctx, kp, target, p)
 		}
-		if wait := UnclearSettle - time.Since(since); wait > 0 {
-			return neutron.Port{}, "", settling(wait)
+		if left > 0 {
+			return neutron.Port{}, "", settling(left)
 		}
-		r.Ledger.ClearUnclear(uid)
+		r.Ledger.Unanswered.Clear(uid)
 	}
 	if r.Pool != nil && r.Pool.Serves(target) {
 		if p, ok := r.Pool.Take(kp.Spec.PodNodeName, uid); ok {
@@ -51,7 +51,7 @@ func (r *Reconciler) obtainPort(ctx context.Context, kp *kuryrv1.KuryrPort, targ
 		// so the retry adopts it rather than making another.
 		r.Ledger.Record(uid, *created)
 	} else if neutron.Unclear(err) {
-		r.Ledger.MarkUnclear(uid)
+		r.Ledger.Unanswered.Mark(uid)
 	}
 	if err != nil {
 		return neutron.Port{}, "", err
@@ -63,7 +63,7 @@ func (r *Reconciler) obtainPort(ctx context.Context, kp *kuryrv1.KuryrPort, targ
 // while Neutron was still creating it (binding comes last).
 func (r *Reconciler) bound(ctx context.Context, kp *kuryrv1.KuryrPort, target Target, p neutron.Port) (neutron.Port, string, error) {
 	if p.VIFType != neutron.VIFTypeUnbound && p.VIFType != "" {
-		return p, kuryrv1.ReasonAdopted, nil
+		return p, kuryrv1.ReasonAdopted, nil // bound, or failed: checkBinding decides
 	}
 	fresh, err := r.Neutron.GetPort(ctx, p.ID)
 	if neutron.IsNotFound(err) {
@@ -85,7 +85,7 @@ func (r *Reconciler) findByTag(ctx context.Context, uid string) (neutron.Port, b
 		return neutron.Port{}, false, err
 	}
 	for _, p := range ps {
-		if p.VIFType != neutron.VIFTypeUnbound && p.VIFType != neutron.VIFTypeBindingFailed && p.VIFType != "" {
+		if neutron.Bound(&p) {
 			return p, true, nil
 		}
 	}

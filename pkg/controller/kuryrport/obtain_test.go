@@ -3,6 +3,8 @@ package kuryrport
 import (
 	"testing"
 	"time"
+
+	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
 
 func unanswered(status int) func(method, coll string) (int, string) {
@@ -55,7 +57,7 @@ func TestUnclearCreateRetriedAfterSettle(t *testing.T) {
 	if err != nil || res.RequeueAfter <= 0 || e.fake.Count("ports") != 0 {
 		t.Fatalf("created again at once: %+v %v, %d ports", res, err, e.fake.Count("ports"))
 	}
-	e.r.Ledger.unclear["uid-1"] = time.Now().Add(-UnclearSettle)
+	e.r.Ledger.Unanswered.Now = func() time.Time { return time.Now().Add(neutron.UnclearSettle) } // the settle time is over
 	if err := e.reconcile(t, "web"); err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +76,7 @@ func TestRefusedCreateIsNotUnclear(t *testing.T) {
 		return 0, ""
 	}
 	_ = e.reconcile(t, "web")
-	if _, unclear := e.r.Ledger.Unclear("uid-1"); unclear {
+	if pending, _ := e.r.Ledger.Unanswered.Pending("uid-1"); pending {
 		t.Error("a 409 marked the create unclear")
 	}
 }

@@ -26,7 +26,7 @@ type Pool struct {
 	ports   map[string]*pooled  // port id -> state
 	free    map[string][]string // node -> free port ids, most recent last
 	nodes   map[string]bool     // nodes to keep filled
-	unclear map[string]time.Time
+	unclear neutron.Unanswered  // nodes whose last refill went unanswered
 	kick    chan struct{}
 	target  Target
 	Neutron poolAPI
@@ -78,7 +78,7 @@ const (
 // NewPool returns an empty pool; it serves nothing until SetTarget.
 func NewPool(n poolAPI, s PoolSettings, spec Settings) *Pool {
 	return &Pool{ports: map[string]*pooled{}, free: map[string][]string{}, nodes: map[string]bool{},
-		unclear: map[string]time.Time{}, kick: make(chan struct{}, 1), Neutron: n, Settings: s, Spec: spec}
+		kick: make(chan struct{}, 1), Neutron: n, Settings: s, Spec: spec}
 }
 
 // SetTarget sets the network and subnet pooled ports are created on.
@@ -191,7 +191,7 @@ func (p *Pool) Prune(live map[string]bool) {
 	for node := range p.nodes {
 		if !live[node] {
 			delete(p.nodes, node)
-			delete(p.unclear, node)
+			p.unclear.Clear(node)
 		}
 	}
 }

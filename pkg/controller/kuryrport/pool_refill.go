@@ -16,11 +16,6 @@ type poolAPI interface {
 	DeletePort(ctx context.Context, id string) error
 }
 
-// UnclearSettle is how long after a create whose outcome is unknown kuryr
-// keeps looking for what it may have created before creating it again:
-// Neutron may still be committing a request its client gave up on.
-const UnclearSettle = 5 * time.Second
-
 // poolTick bounds how long a node waits below its minimum (after a failed
 // or unclear refill) when no pod takes a port.
 const poolTick = 5 * time.Second
@@ -83,19 +78,17 @@ func (p *Pool) deficits() map[string]int {
 // outcome is unknown, it first looks for the ports that one may have made.
 func (p *Pool) refill(ctx context.Context, node string, n int) error {
 	p.mu.Lock()
-	target, since, unclear := p.target, p.unclear[node], !p.unclear[node].IsZero()
+	target := p.target
 	p.mu.Unlock()
-	if unclear {
+	if pending, left := p.unclear.Pending(node); pending {
 		found, err := p.adopt(ctx, node)
 		if err != nil {
 			return err
 		}
-		if found == 0 && time.Since(since) < UnclearSettle {
+		if found == 0 && left > 0 {
 			return nil // the next tick looks again
 		}
-		p.mu.Lock()
-		delete(p.unclear, node)
-		p.mu.Unlock()
+		p.unclear.Clear(node)
 		if found > 0 {
 			return nil // deficits are recomputed
 		}
@@ -105,7 +98,7 @@ func (p *Pool) refill(ctx context.Context, node string, n int) error {
 	defer p.mu.Unlock()
 	if err != nil && len(ports) == 0 {
 		if neutron.Unclear(err) {
-			p.unclear[node] = time.Now()
+			p.unclear.Mark(node)
 		}
 		return err
 	}

@@ -173,7 +173,7 @@ func TestPoolRefillUnclearRetriesAfterSettle(t *testing.T) {
 	if err := pool.refill(context.Background(), "node-a", 1); err != nil || e.fake.Count("ports") != 0 {
 		t.Fatalf("retried before the settle time: %v, %d ports", err, e.fake.Count("ports"))
 	}
-	pool.unclear["node-a"] = time.Now().Add(-UnclearSettle)
+	pool.unclear.Now = func() time.Time { return time.Now().Add(neutron.UnclearSettle) } // the settle time is over
 	if err := pool.refill(context.Background(), "node-a", 1); err != nil || pool.FreeCount("node-a") != 1 {
 		t.Errorf("after the settle time: %v, %d free", err, pool.FreeCount("node-a"))
 	}

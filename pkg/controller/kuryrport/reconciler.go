@@ -127,22 +127,16 @@ func (r *Reconciler) ensurePort(ctx context.Context, kp *kuryrv1.KuryrPort) (ctr
 
 // checkBinding handles a port Neutron has not bound (done: the reconcile
 // ends here): one still being created is waited for; one that failed to
-// bind, or that stayed unbound past BindTimeout (its create committed while
-// neutron-server died), is replaced on the retry, with the reason shown.
+// bind, or that stayed unbound past BindTimeout, is replaced on the retry,
+// with the reason shown.
 func (r *Reconciler) checkBinding(ctx context.Context, kp *kuryrv1.KuryrPort, port *neutron.Port) (ctrl.Result, bool, error) {
-	var cause error
+	wait, cause := neutron.CheckBinding(port, r.Settings.BindTimeout)
 	switch {
-	case port.VIFType == neutron.VIFTypeBindingFailed:
-		cause = fmt.Errorf("neutron could not bind port %s to node %q "+
-			"(is an OVN chassis or Neutron agent registered with that hostname?)", port.ID, kp.Spec.PodNodeName)
-	case port.VIFType != neutron.VIFTypeUnbound:
-		return ctrl.Result{}, false, nil
-	case port.CreatedAt.IsZero() || time.Since(port.CreatedAt) < r.Settings.BindTimeout:
-		// Adopted while Neutron was still creating it: binding comes last.
+	case wait:
 		return ctrl.Result{RequeueAfter: time.Second}, true, r.setCondition(ctx, kp, metav1.ConditionFalse,
 			kuryrv1.ReasonWaiting, "port binding in progress")
-	default:
-		cause = fmt.Errorf("neutron never bound port %s (created %s ago); replacing it", port.ID, time.Since(port.CreatedAt).Round(time.Second))
+	case cause == nil:
+		return ctrl.Result{}, false, nil
 	}
 	if err := r.Neutron.DeletePort(ctx, port.ID); err != nil {
 		return ctrl.Result{}, true, r.fail(ctx, kp, "DeletePort", err)

@@ -45,7 +45,7 @@ type Reconciler struct {
 	Info     netInfo
 	Recorder kuryrport.Recorder
 	Settings Settings
-	unclear  unclearCreates
+	unclear  neutron.Unanswered // nodes whose last create went unanswered
 }
 
 // Reconcile converges the management port of one node.

@@ -153,7 +153,7 @@ func TestNodePortUnclearCreateWaits(t *testing.T) {
 	if res := e.reconcile(t, "n1"); res.RequeueAfter == 0 || e.fake.Count("ports") != 0 {
 		t.Fatalf("created again at once: %+v, %d ports", res, e.fake.Count("ports"))
 	}
-	e.r.unclear.since["n1"] = time.Now().Add(-time.Minute)
+	e.r.unclear.Now = func() time.Time { return time.Now().Add(neutron.UnclearSettle) } // the settle time is over
 	e.reconcile(t, "n1")
 	if _, ok := e.annotation(t, "n1"); !ok || e.fake.Count("ports") != 1 {
 		t.Errorf("not created after the settle time: %d ports", e.fake.Count("ports"))
