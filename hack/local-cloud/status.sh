@@ -13,10 +13,11 @@ check() { "$@" >/dev/null 2>&1 && echo ok || echo FAIL; }
 health() {
   local node
   case "$1" in
+    relay-apiserver-outside) check apiserver_outside_ready ;;
     *-relay-*|relay-*) echo ok ;;
     kuryr-controller) check curl -fsS http://127.0.0.1:8082/readyz ;;
     etcd) check curl -fsS "http://127.0.0.1:$ETCD_PORT/health" ;;
-    kube-apiserver) check curl -fsSk "https://127.0.0.1:$APISERVER_PORT/readyz" ;;
+    kube-apiserver) check curl -fsS --cacert "$KUBE_CA" "https://127.0.0.1:$APISERVER_PORT/readyz" ;;
     kube-controller-manager) check curl -fsSk https://127.0.0.1:10257/healthz ;;
     kube-scheduler) check curl -fsSk https://127.0.0.1:10259/healthz ;;
     mysql) check mysql_cli -e 'select 1' ;;

@@ -1,8 +1,23 @@
 # etcd, kube-apiserver, kube-controller-manager and kube-scheduler, all on
 # 127.0.0.1 of the root namespace. Sourced by up.sh.
+#
+# The API server advertises EXTERNAL_GW:APISERVER_PORT (the "kubernetes"
+# Service's endpoints, kept by the lease reconciler): a relay in the outside
+# namespace listens there (start_control_relays), so pods reach it through
+# their router's SNAT gateway. Its serving certificate is signed by a CA of
+# this cloud (KUBE_CA, made on each `up`), which is also every pod's
+# service-account ca.crt.
 
 KUBE_DIR=$CLOUD_STATE/kube
 ADMIN_KUBECONFIG=$KUBE_DIR/admin.kubeconfig
+KUBE_PKI=$KUBE_DIR/pki
+KUBE_CA=$KUBE_PKI/ca.crt
+# Names and addresses the API server's certificate is valid for: the
+# in-cluster names and ClusterIP, the advertised address, loopback (host,
+# node relays).
+APISERVER_SANS="DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc"
+APISERVER_SANS+=",DNS:kubernetes.default.svc.$CLUSTER_DOMAIN,DNS:localhost"
+APISERVER_SANS+=",IP:$KUBERNETES_SVC_IP,IP:$EXTERNAL_GW,IP:127.0.0.1"
 
 start_etcd() {
   mkdir -p "$CLOUD_STATE/etcd"
@@ -42,10 +57,44 @@ kube_credentials() {
   chmod 600 "$KUBE_DIR/tokens.csv"
 }
 
+# kube_pki: the cloud's CA and the API server's serving certificate signed
+# by it (SANs: APISERVER_SANS). Made once per cloud (`down` removes them).
+kube_pki() {
+  mkdir -p "$KUBE_PKI"
+  [ -f "$KUBE_PKI/apiserver.crt" ] && return 0
+  local cnf=$KUBE_PKI/openssl.cnf
+  cat >"$cnf" <<EOF
+[req]
+distinguished_name = dn
+prompt = no
+[dn]
+CN = kuryr-local-cloud-ca
+[ca]
+basicConstraints = critical,CA:TRUE
+keyUsage = critical,keyCertSign,cRLSign
+subjectKeyIdentifier = hash
+[serving]
+basicConstraints = critical,CA:FALSE
+keyUsage = critical,digitalSignature,keyEncipherment
+extendedKeyUsage = serverAuth
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid
+subjectAltName = $APISERVER_SANS
+EOF
+  openssl req -x509 -new -nodes -newkey rsa:2048 -sha256 -days 3650 -config "$cnf" -extensions ca \
+    -keyout "$KUBE_PKI/ca.key" -out "$KUBE_CA" 2>/dev/null || die "creating the cloud's CA failed"
+  openssl req -new -nodes -newkey rsa:2048 -subj /CN=kube-apiserver -config "$cnf" \
+    -keyout "$KUBE_PKI/apiserver.key" -out "$KUBE_PKI/apiserver.csr" 2>/dev/null \
+    && openssl x509 -req -sha256 -days 825 -in "$KUBE_PKI/apiserver.csr" -CA "$KUBE_CA" -CAkey "$KUBE_PKI/ca.key" \
+      -set_serial "0x$(openssl rand -hex 16)" -extfile "$cnf" -extensions serving \
+      -out "$KUBE_PKI/apiserver.crt.tmp" 2>/dev/null \
+    || die "creating the API server's certificate failed"
+  mv "$KUBE_PKI/apiserver.crt.tmp" "$KUBE_PKI/apiserver.crt"
+  chmod 600 "$KUBE_PKI"/*.key
+}
+
 # kubeconfig_for ID OUT: a kubeconfig with the token of identity ID (the
-# token file's uid column). The apiserver's
-# certificate is self-signed on first start, so clients skip verification;
-# this cloud only ever listens on loopback.
+# token file's uid column), verifying the API server against the cloud's CA.
 kubeconfig_for() {
   local user=$1 out=$2 token
   token=$(awk -F, -v u="$user" '$3==u {print $1}' "$KUBE_DIR/tokens.csv")
@@ -57,7 +106,7 @@ clusters:
 - name: $CLUSTER_NAME
   cluster:
     server: https://127.0.0.1:$APISERVER_PORT
-    insecure-skip-tls-verify: true
+    certificate-authority-data: $(base64 -w0 "$KUBE_CA")
 users:
 - name: $user
   user:
@@ -72,12 +121,13 @@ EOF
 
 start_kube_control() {
   kube_credentials
+  kube_pki
   kubeconfig_for admin "$ADMIN_KUBECONFIG"
   start_bg kube-apiserver -- "$K8S_BIN/kube-apiserver" \
     --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
     --bind-address 127.0.0.1 --secure-port "$APISERVER_PORT" \
-    --advertise-address 127.0.0.1 --endpoint-reconciler-type none \
-    --cert-dir "$KUBE_DIR/pki" \
+    --advertise-address "$EXTERNAL_GW" --endpoint-reconciler-type lease \
+    --tls-cert-file "$KUBE_PKI/apiserver.crt" --tls-private-key-file "$KUBE_PKI/apiserver.key" \
     --service-cluster-ip-range "$SERVICE_CIDR" \
     --token-auth-file "$KUBE_DIR/tokens.csv" \
     --authorization-mode Node,RBAC \
@@ -87,12 +137,12 @@ start_kube_control() {
     --allow-privileged=true \
     --kubelet-preferred-address-types Hostname \
     --profiling=false --v 1
-  wait_for kube-apiserver 60 curl -fsSk "https://127.0.0.1:$APISERVER_PORT/readyz"
+  wait_for kube-apiserver 60 curl -fsS --cacert "$KUBE_CA" "https://127.0.0.1:$APISERVER_PORT/readyz"
   start_bg kube-controller-manager -- "$K8S_BIN/kube-controller-manager" \
     --kubeconfig "$ADMIN_KUBECONFIG" --leader-elect=false \
     --bind-address 127.0.0.1 \
     --service-account-private-key-file "$KUBE_DIR/sa.key" \
-    --root-ca-file "$KUBE_DIR/pki/apiserver.crt" \
+    --root-ca-file "$KUBE_CA" \
     --service-cluster-ip-range "$SERVICE_CIDR" \
     --profiling=false --v 1
   start_bg kube-scheduler -- "$K8S_BIN/kube-scheduler" \

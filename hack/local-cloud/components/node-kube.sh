@@ -27,6 +27,22 @@ start_control_relays() {
   relay_unix_to_root apiserver "$APISERVER_PORT"
   relay_unix_to_root neutron "$NEUTRON_PORT"
   relay_unix_to_root octavia "$OCTAVIA_PORT"
+  start_apiserver_outside_relay
+}
+
+# The API server's advertised address (EXTERNAL_GW:APISERVER_PORT, the
+# "kubernetes" Service's endpoint): a relay in the outside namespace, where
+# EXTERNAL_GW lives, to the root namespace's unix relay. Pods reach it
+# through their router's SNAT gateway on the first node; the name is the
+# same TLS server as 127.0.0.1:APISERVER_PORT (the certificate covers both).
+start_apiserver_outside_relay() {
+  start_bg relay-apiserver-outside "$OUTSIDE_NS" -- socat \
+    "TCP-LISTEN:$APISERVER_PORT,bind=$EXTERNAL_GW,fork,reuseaddr" "UNIX-CONNECT:$RELAY_DIR/apiserver.sock"
+  wait_for "the API server on $EXTERNAL_GW:$APISERVER_PORT" 20 apiserver_outside_ready
+}
+apiserver_outside_ready() {
+  nsenter --net="/run/netns/$OUTSIDE_NS" -- curl -fsS --max-time 2 --cacert "$KUBE_CA" \
+    "https://$EXTERNAL_GW:$APISERVER_PORT/readyz"
 }
 
 # The kubelet and kube-proxy-less pods of a node see the API server, Neutron
