@@ -1,17 +1,21 @@
 #!/usr/bin/env bash
-# Builds the two container images the local cloud needs, without a registry or
+# Builds the container images the local cloud needs, without a registry or
 # a container builder: each is an OCI image layout (one layer tarball, a
 # config, a manifest, an index) packed into a tar that `ctr images import`
-# accepts. Cached by content; rebuilt only when this script changes.
+# accepts. Cached by content; rebuilt only when this script or the CoreDNS
+# version changes.
 #   pause    - a static C program that sleeps until signalled.
 #   test-app - busybox (sh, ping, nc, httpd, ip...) with an HTTP server that
 #              answers with the pod's hostname, as the default command.
+#   coredns  - the static CoreDNS of build-coredns.sh (run that first), user
+#              65532 (nonroot), no shell.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 PAUSE_IMAGE=registry.k8s.io/pause:3.10
 APP_IMAGE=kuryr.local/test-app:v1
-stamp=$(sha256sum "$0" | cut -c1-16)
+COREDNS_IMAGE=kuryr.local/coredns:$COREDNS_VERSION
+stamp=$({ cat "$0"; echo "$COREDNS_VERSION"; } | sha256sum | cut -c1-16)
 if [ -f "$IMAGES_DIR/$stamp.done" ]; then
   log "images: cached in $IMAGES_DIR"
   exit 0
@@ -102,8 +106,20 @@ chmod +x "$r/bin/serve"
 oci_archive test-app "$APP_IMAGE" "$r" \
   '{"Cmd":["/bin/serve"],"Env":["PATH=/bin"],"ExposedPorts":{"8080/tcp":{}}}' "$IMAGES_DIR/test-app.tar"
 
+# coredns
+[ -x "$COREDNS_BIN" ] || die "$COREDNS_BIN missing: run build-coredns.sh first"
+r=$work/coredns-root
+mkdir -p "$r/etc/coredns"
+cp "$COREDNS_BIN" "$r/coredns"
+echo 'nonroot:x:65532:65532:nonroot:/:/sbin/nologin' >"$r/etc/passwd"
+echo 'nonroot:x:65532:' >"$r/etc/group"
+oci_archive coredns "$COREDNS_IMAGE" "$r" \
+  '{"Entrypoint":["/coredns"],"Cmd":["-conf","/etc/coredns/Corefile"],"User":"65532:65532",
+    "ExposedPorts":{"53/udp":{},"53/tcp":{}}}' "$IMAGES_DIR/coredns.tar"
+
 echo "$PAUSE_IMAGE" >"$IMAGES_DIR/pause.ref"
 echo "$APP_IMAGE" >"$IMAGES_DIR/test-app.ref"
+echo "$COREDNS_IMAGE" >"$IMAGES_DIR/coredns.ref"
 rm -f "$IMAGES_DIR"/*.done
 touch "$IMAGES_DIR/$stamp.done"
-log "images: built $PAUSE_IMAGE and $APP_IMAGE in $IMAGES_DIR"
+log "images: built $PAUSE_IMAGE, $APP_IMAGE and $COREDNS_IMAGE in $IMAGES_DIR"

@@ -27,6 +27,10 @@ K8S_BIN=$CLOUD_CACHE/k8s/$K8S_VERSION/bin
 OVS_BUILD_DIR=$CLOUD_CACHE/ovs
 OVS_VSWITCHD=${KURYR_CLOUD_OVS_VSWITCHD:-$OVS_BUILD_DIR/current/ovs-vswitchd}
 IMAGES_DIR=$CLOUD_CACHE/images
+# Cluster DNS: CoreDNS from the Go module proxy (build-coredns.sh), cached
+# per version.
+COREDNS_VERSION=${COREDNS_VERSION:-v1.15.0}
+COREDNS_BIN=$CLOUD_CACHE/coredns/$COREDNS_VERSION/coredns
 
 # Nodes: each a network namespace with its own OVS, ovn-controller,
 # containerd and kubelet. The first one is also the OVN gateway chassis.

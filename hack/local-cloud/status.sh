@@ -64,6 +64,9 @@ fi
 if [ -f "$ADMIN_KUBECONFIG" ] && is_running kube-apiserver; then
   echo "Kubernetes nodes:"
   "$K8S_BIN/kubectl" --kubeconfig "$ADMIN_KUBECONFIG" get nodes -o wide 2>&1 | sed 's/^/  /'
+  # Shown, not judged: CoreDNS is Ready only once Services work.
+  echo "Cluster DNS (kube-system/coredns, Service kube-dns $CLUSTER_DNS_IP):"
+  "$K8S_BIN/kubectl" --kubeconfig "$ADMIN_KUBECONFIG" -n kube-system get pods -l k8s-app=kube-dns -o wide 2>&1 | sed 's/^/  /'
 fi
 if is_running neutron-server; then
   echo "Neutron OVN agents:"

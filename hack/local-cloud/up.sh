@@ -13,6 +13,7 @@ log "preparing (install, build, images: cached after the first run)"
 bash "$CLOUD_SCRIPTS/install-packages.sh"
 bash "$CLOUD_SCRIPTS/build-k8s.sh"
 bash "$CLOUD_SCRIPTS/build-ovs.sh"
+bash "$CLOUD_SCRIPTS/build-coredns.sh"
 bash "$CLOUD_SCRIPTS/build-images.sh"
 
 : >"$CLOUD_RUN/timings"
@@ -54,6 +55,9 @@ timed neutron-bootstrap bootstrap_neutron
 write_kuryr_conf
 join $p_octavia "${pids[@]}"
 install_crds
+# Applied, not waited for: CoreDNS reaches the API server through the
+# "kubernetes" Service, and pods reach it through "kube-dns".
+timed coredns deploy_coredns
 join $p_build
 timed kuryr-controller start_kuryr_controller
 pids=()

@@ -104,7 +104,7 @@ start_node_containerd() {
   start_bg "$node-containerd" "$ns" -- containerd --config "$(node_dir "$node")/containerd/config.toml"
   wait_for "$node containerd" 20 ctr --address "$r/containerd.sock" version
   local img
-  for img in pause test-app; do
+  for img in pause test-app coredns; do
     ctr --address "$r/containerd.sock" -n k8s.io images import --no-unpack=false \
       "$IMAGES_DIR/$img.tar" >/dev/null || die "importing $img into $node failed"
   done
@@ -159,6 +159,9 @@ syncFrequency: 10s
 fileCheckFrequency: 0s
 volumeStatsAggPeriod: 0s
 resolvConf: /etc/resolv.conf
+# Pods resolve through CoreDNS (cluster-dns.sh): the kube-dns Service.
+clusterDNS: [$CLUSTER_DNS_IP]
+clusterDomain: $CLUSTER_DOMAIN
 # Static pods (their mirror pods get ports like any other pod).
 staticPodPath: $d/kubelet/manifests
 # Each node its own pod log directory: two kubelets sharing /var/log/pods
