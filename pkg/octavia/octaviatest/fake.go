@@ -1,0 +1,254 @@
+// Package octaviatest is a fake Octavia for unit tests: an HTTP server that
+// keeps load balancers, listeners, pools and members in memory and answers
+// the load-balancer v2 calls kuryr makes (under /v2.0/lbaas, gophercloud's
+// paths, or /v2/lbaas) the way Octavia 11 (API 2.26) with the ovn provider
+// (ovn-octavia-provider 3.0), the local cloud's, answers them: the same
+// JSON, status codes and faultstrings. It counts requests and can be told to
+// fail.
+//
+// What Octavia does and the fake too: fully populated load balancer creates
+// (listeners with default pools and members, pools referenced by name, 400
+// for an unnamed pool); the ovn provider's 501s (protocols other than TCP,
+// UDP and SCTP, lb_algorithm other than SOURCE_IP_PORT, allowed_cidrs, a
+// member without subnet when the load balancer has no VIP subnet); PENDING_*
+// states that make writes to a load balancer or its children answer 409;
+// 409 for a listener on a port taken with the same transport, for a second
+// default pool, for a duplicate member; 500 for a default_pool in POST
+// /listeners and for members in POST /pools (Octavia's API takes them but
+// its database layer raises: only a load balancer create nests objects);
+// the VIP port left behind by a failed fully populated create (see
+// LeakedVIPs); 500 for a vip_address in use; tag and field filters; cascade
+// deletes; member batch updates.
+//
+// Simplifications: deletes are done at once (Octavia shows PENDING_DELETE
+// until the provider is done; here the object is gone, its load balancer
+// PENDING_UPDATE); Neutron is not consulted (subnets are not checked, a VIP
+// network is not derived from its subnet, a VIP address is allocated from
+// 10.0.0.0/16); project_id is optional (under noauth Octavia wants it);
+// WSME's input errors (400) are approximated; no pagination or sorting
+// (lists come oldest first), no PUT of load balancers, listeners, pools or
+// single members, no health monitors, L7 policies, quotas, statistics or
+// failover.
+package octaviatest
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2"
+
+	"github.com/kuryr-k8s/kuryr/pkg/openstack"
+)
+
+// Object is an Octavia resource as JSON fields.
+type Object = map[string]any
+
+// The collections, as they appear in Requests keys, Fail and Unanswered
+// calls, and the Add, Get and List helpers. "status" is the status tree of
+// a load balancer (GET /lbaas/loadbalancers/{id}/status).
+const (
+	LoadBalancers = "loadbalancers"
+	Listeners     = "listeners"
+	Pools         = "pools"
+	Members       = "members"
+	Status        = "status"
+)
+
+// Fake is an in-memory Octavia.
+type Fake struct {
+	mu      sync.Mutex
+	seq     int
+	objects map[string]map[string]Object // collection -> id -> stored object
+	left    map[string]int               // pending load balancer -> GETs before ACTIVE
+	leaked  map[string]string            // VIP address -> leaked Neutron port name
+
+	// Requests counts requests by method and collection: "POST
+	// loadbalancers", "PUT members", "GET status".
+	Requests map[string]int
+	// Fail, when set, may answer a request instead of the fake (status and
+	// body); return 0 to let the fake answer. Nothing is changed.
+	Fail func(method, collection string) (int, string)
+	// Unanswered, when set, may replace the answer to a request that the
+	// fake has done (a create committed, a delete done): the client sees
+	// this status and body although Octavia has committed.
+	Unanswered func(method, collection string) (int, string)
+	// ActiveAfterGets is how many GETs showing a load balancer or one of
+	// its children (show, list, status tree) see it PENDING_* after a
+	// write before it and its children turn ACTIVE. New sets 1: the first
+	// GET after a write shows PENDING_CREATE or PENDING_UPDATE, the next
+	// ACTIVE. While PENDING_*, writes to the load balancer or its children
+	// answer 409.
+	ActiveAfterGets int
+	// Instant makes every write settle at once: the write's own answer
+	// still shows PENDING_* (as Octavia's does), the next request sees
+	// ACTIVE.
+	Instant bool
+	srv     *httptest.Server
+}
+
+// New starts a fake Octavia, closed at the end of the test.
+func New(t testing.TB) *Fake {
+	f := &Fake{
+		objects:         map[string]map[string]Object{},
+		left:            map[string]int{},
+		leaked:          map[string]string{},
+		Requests:        map[string]int{},
+		ActiveAfterGets: 1,
+	}
+	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+// URL is the fake's base URL, the noauth load-balancer endpoint.
+func (f *Fake) URL() string { return f.srv.URL }
+
+// Client returns a load-balancer service client pointed at the fake.
+func (f *Fake) Client(t testing.TB) *gophercloud.ServiceClient {
+	c, err := openstack.NewNoAuthClients(openstack.Endpoints{Network: f.srv.URL, LoadBalancer: f.srv.URL}, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.LoadBalancer
+}
+
+// Writes is the number of POST, PUT and DELETE requests so far.
+func (f *Fake) Writes() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for k, v := range f.Requests {
+		if !strings.HasPrefix(k, "GET ") {
+			n += v
+		}
+	}
+	return n
+}
+
+type reply struct {
+	code int
+	body any // nil: no body
+}
+
+func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
+	rt := parseRoute(r.URL.Path)
+	f.mu.Lock()
+	f.Requests[r.Method+" "+rt.coll]++
+	fail, unanswered := f.Fail, f.Unanswered
+	f.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	if fail != nil {
+		if code, body := fail(r.Method, rt.coll); code != 0 {
+			w.WriteHeader(code)
+			_, _ = w.Write([]byte(body))
+			return
+		}
+	}
+	var body Object
+	if r.Method == http.MethodPost || r.Method == http.MethodPut {
+		var err error
+		if body, err = decode(r); err != nil {
+			f.write(w, fault(400, "Invalid JSON body: %v", err))
+			return
+		}
+	}
+	f.mu.Lock()
+	rep := f.dispatch(r.Method, rt, r.URL.Query(), body)
+	var data []byte
+	if rep.body != nil {
+		data, _ = json.Marshal(rep.body)
+	}
+	if f.Instant && r.Method != http.MethodGet {
+		f.settle()
+	}
+	f.mu.Unlock()
+	if unanswered != nil {
+		if code, b := unanswered(r.Method, rt.coll); code != 0 {
+			w.WriteHeader(code)
+			_, _ = w.Write([]byte(b))
+			return
+		}
+	}
+	w.WriteHeader(rep.code)
+	_, _ = w.Write(data)
+}
+
+func (f *Fake) write(w http.ResponseWriter, rep reply) {
+	w.WriteHeader(rep.code)
+	_ = json.NewEncoder(w).Encode(rep.body)
+}
+
+// route is a parsed /v2[.0]/lbaas/... path.
+type route struct {
+	coll string // collection, "status" for a status tree, "" if unknown
+	id   string // object id (load balancer id for a status tree)
+	pool string // parent pool of members
+}
+
+func parseRoute(path string) route {
+	p := strings.Trim(path, "/")
+	for _, v := range []string{"v2.0/", "v2/"} {
+		p = strings.TrimPrefix(p, v)
+	}
+	if !strings.HasPrefix(p, "lbaas/") {
+		return route{}
+	}
+	parts := strings.Split(strings.TrimPrefix(p, "lbaas/"), "/")
+	switch {
+	case len(parts) <= 2 && (parts[0] == LoadBalancers || parts[0] == Listeners || parts[0] == Pools):
+		rt := route{coll: parts[0]}
+		if len(parts) == 2 {
+			rt.id = parts[1]
+		}
+		return rt
+	case len(parts) == 3 && parts[0] == LoadBalancers && parts[2] == "status":
+		return route{coll: Status, id: parts[1]}
+	case (len(parts) == 3 || len(parts) == 4) && parts[0] == Pools && parts[2] == Members:
+		rt := route{coll: Members, pool: parts[1]}
+		if len(parts) == 4 {
+			rt.id = parts[3]
+		}
+		return rt
+	}
+	return route{}
+}
+
+func (f *Fake) dispatch(method string, rt route, q map[string][]string, body Object) reply {
+	get, one := method == http.MethodGet, rt.id != ""
+	switch {
+	case rt.coll == "":
+		return fault(404, "The resource could not be found.")
+	case rt.coll == Status && get:
+		return f.statusTree(rt.id)
+	case rt.coll == Members:
+		return f.members(method, rt, q, body)
+	case get && one:
+		return f.show(rt.coll, rt.id)
+	case get:
+		return f.list(rt.coll, q, nil, "")
+	case method == http.MethodPost && !one:
+		switch rt.coll {
+		case LoadBalancers:
+			return f.createLB(body)
+		case Listeners:
+			return f.createListener(body)
+		case Pools:
+			return f.createPool(body)
+		}
+	case method == http.MethodDelete && one:
+		switch rt.coll {
+		case LoadBalancers:
+			return f.deleteLB(rt.id, q)
+		case Listeners:
+			return f.deleteListener(rt.id)
+		case Pools:
+			return f.deletePool(rt.id)
+		}
+	}
+	return fault(405, "The method %s is not allowed here (or not modelled by the fake).", method)
+}
