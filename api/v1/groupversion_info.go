@@ -1,6 +1,6 @@
 // Package v1 holds kuryr's custom resources, group openstack.org, version v1.
 // The kinds keep the names of the original kuryr-kubernetes (KuryrPort,
-// KuryrNetwork) so that its operators recognise them.
+// KuryrNetwork, KuryrLoadBalancer) so that its operators recognise them.
 //
 // +kubebuilder:object:generate=true
 // +groupName=openstack.org
@@ -25,7 +25,8 @@ var (
 )
 
 func addKnownTypes(s *runtime.Scheme) error {
-	s.AddKnownTypes(GroupVersion, &KuryrPort{}, &KuryrPortList{}, &KuryrNetwork{}, &KuryrNetworkList{})
+	s.AddKnownTypes(GroupVersion, &KuryrPort{}, &KuryrPortList{}, &KuryrNetwork{}, &KuryrNetworkList{},
+		&KuryrLoadBalancer{}, &KuryrLoadBalancerList{})
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil
 }
@@ -35,6 +36,9 @@ func addKnownTypes(s *runtime.Scheme) error {
 const (
 	KuryrPortFinalizer    = "kuryr.openstack.org/kuryrport-finalizer"
 	KuryrNetworkFinalizer = "kuryrnetwork.finalizers.kuryr.openstack.org"
+	// KuryrLoadBalancerFinalizer holds a KuryrLoadBalancer until its Octavia
+	// load balancer and floating IP are gone.
+	KuryrLoadBalancerFinalizer = "kuryr.openstack.org/kuryrloadbalancer-finalizers"
 	// NodeNameLabel lets each node's daemon watch only its own KuryrPorts.
 	NodeNameLabel = "kuryr.openstack.org/nodeName"
 )

@@ -23,6 +23,7 @@ import (
 	"github.com/kuryr-k8s/kuryr/pkg/controller/pod"
 	"github.com/kuryr-k8s/kuryr/pkg/health"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+	"github.com/kuryr-k8s/kuryr/pkg/octavia"
 	"github.com/kuryr-k8s/kuryr/pkg/openstack"
 )
 
@@ -103,11 +104,19 @@ func wire(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients, hs *heal
 	if err := newNodeReconciler(mgr, cfg, nc, info, rec).SetupWithManager(mgr); err != nil {
 		return err
 	}
+	if cfg.Services() {
+		if err := wireServices(mgr, cfg, osc, nc, rec); err != nil {
+			return err
+		}
+	}
 	sweeper := &cleanup.Sweeper{Client: mgr.GetClient(), Neutron: nc, Ledger: kp.Ledger, Cluster: cluster,
 		Router: cfg.NamespaceSubnet.PodRouter, Period: cfg.Controller.CleanupPeriod, Ready: start.Done(),
 		Settle: 2*cfg.Neutron.Timeout + 5*time.Second, NodePorts: cfg.NeutronDefaults.NodeSubnet != ""}
 	if kp.Pool != nil {
 		sweeper.Pool = kp.Pool
+	}
+	if cfg.Services() {
+		sweeper.Octavia, sweeper.FloatingIPs = octavia.New(osc.LoadBalancer), nc
 	}
 	runnables := []manager.Runnable{start, sweeper}
 	if cfg.Controller.ActivePoll > 0 {

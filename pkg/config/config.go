@@ -20,6 +20,7 @@ type Config struct {
 	Kubernetes         Kubernetes
 	Neutron            Auth
 	Octavia            Endpoint
+	OctaviaDefaults    OctaviaDefaults
 	NeutronDefaults    NeutronDefaults
 	NamespaceSubnet    NamespaceSubnet
 	Controller         Controller
@@ -82,6 +83,32 @@ type Endpoint struct {
 	EndpointOverride string
 }
 
+// OctaviaDefaults is the [octavia_defaults] section.
+type OctaviaDefaults struct {
+	// Provider is the Octavia provider of Services' load balancers
+	// ([kubernetes] endpoints_driver_octavia_provider in the original).
+	Provider  string
+	Algorithm string
+	// LoadBalancerClass is the spec.loadBalancerClass kuryr serves besides
+	// none.
+	LoadBalancerClass string
+}
+
+// EffectiveAlgorithm returns the lb_algorithm to use: the configured one, else the
+// one the provider supports (ovn: SOURCE_IP_PORT only).
+func (o *OctaviaDefaults) EffectiveAlgorithm() string {
+	switch {
+	case o.Algorithm != "":
+		return o.Algorithm
+	case o.Provider == "ovn":
+		return "SOURCE_IP_PORT"
+	}
+	return "ROUND_ROBIN"
+}
+
+// Services reports whether kuryr serves Services (a service subnet is set).
+func (c *Config) Services() bool { return c.NeutronDefaults.ServiceSubnet != "" }
+
 // NeutronDefaults is the [neutron_defaults] section.
 type NeutronDefaults struct {
 	Project           string
@@ -107,6 +134,7 @@ type Controller struct {
 	PortWorkers    int
 	PortBatchSize  int
 	NetworkWorkers int
+	ServiceWorkers int
 	ResyncPeriod   time.Duration
 	CleanupPeriod  time.Duration
 	ActivePoll     time.Duration

@@ -48,6 +48,9 @@ func (c *Config) ValidateController() error {
 		req(c.NamespaceSubnet.PodRouter, "namespace_subnet", "pod_router", "with pod_subnets_driver = namespace")
 		req(c.NamespaceSubnet.PodSubnetPool, "namespace_subnet", "pod_subnet_pool", "with pod_subnets_driver = namespace")
 	}
+	if c.Services() && c.Neutron.NoAuth() {
+		req(c.Octavia.EndpointOverride, "octavia", "endpoint_override", "with auth_type = none when service_subnet is set")
+	}
 	return errors.Join(errs...)
 }
 

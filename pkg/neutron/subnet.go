@@ -38,6 +38,24 @@ func (c *Client) GetSubnet(ctx context.Context, id string) (*Subnet, error) {
 	return subnetOf(s), nil
 }
 
+// ListSubnets lists every subnet this project sees (its own, shared and
+// external ones).
+func (c *Client) ListSubnets(ctx context.Context) ([]Subnet, error) {
+	pages, err := subnets.List(c.sc, subnets.ListOpts{}).AllPages(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list subnets: %w", err)
+	}
+	all, err := subnets.ExtractSubnets(pages)
+	if err != nil {
+		return nil, fmt.Errorf("decode subnets: %w", err)
+	}
+	out := make([]Subnet, 0, len(all))
+	for i := range all {
+		out = append(out, *subnetOf(&all[i]))
+	}
+	return out, nil
+}
+
 // EnsureSubnetFromPool returns network's subnet, allocating one from pool if
 // it has none: a namespace network carries exactly one subnet.
 func (c *Client) EnsureSubnetFromPool(ctx context.Context, networkID, name, project, pool string, tags []string) (*Subnet, error) {

@@ -13,6 +13,7 @@ const (
 	tagNamespace = "kuryr-namespace="
 	tagPool      = "kuryr-pool="
 	tagNode      = "kuryr-node="
+	tagService   = "kuryr-service="
 )
 
 // ClusterTag marks everything that belongs to one Kubernetes cluster.
@@ -32,6 +33,13 @@ func PoolTag(node string) string { return tagPool + node }
 
 // NodeTag marks a node's management port with the node's name.
 func NodeTag(node string) string { return tagNode + node }
+
+// ServiceTag marks a Service's load balancer, listeners, pools and floating
+// IP with the Service's UID (Octavia tags follow the same vocabulary).
+func ServiceTag(uid string) string { return tagService + uid }
+
+// ServiceUIDOf returns the Service UID a resource was created for, or "".
+func ServiceUIDOf(tags []string) string { return tagValue(tags, tagService) }
 
 // tagValue returns the value of the first tag that starts with prefix, or "".
 func tagValue(tags []string, prefix string) string {

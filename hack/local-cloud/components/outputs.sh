@@ -15,6 +15,8 @@ kubeconfig = $CLOUD_STATE/kuryr/controller.kubeconfig
 cluster_name = $CLUSTER_NAME
 pod_subnets_driver = default
 port_debug = true
+# Services become load balancers of Octavia's OVN provider (no amphorae).
+endpoints_driver_octavia_provider = ovn
 
 [neutron]
 # noauth: no Keystone, plain endpoints.

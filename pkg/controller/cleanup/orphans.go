@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+	"github.com/kuryr-k8s/kuryr/pkg/octavia"
 )
 
 // Owners is what is alive in Kubernetes, read after Neutron was listed.
@@ -26,6 +27,7 @@ type Owners struct {
 	Nodes                         map[string]bool   // nodes
 	NodePortOf                    map[string]string // node -> the management port its annotation names
 	Namespaces                    map[string]bool   // namespaces with a KuryrNetwork
+	Services                      map[string]bool   // UIDs of the Services with a KuryrLoadBalancer
 	// Cutoff, when set, spares what was created after it (young objects
 	// whose owner may not be visible yet).
 	Cutoff time.Time
@@ -72,6 +74,30 @@ func OrphanNetworks(nets []neutron.Network, o Owners) []neutron.Network {
 	for _, n := range nets {
 		if ns := neutron.NamespaceOf(n.Tags); ns != "" && !o.Namespaces[ns] && !o.young(n.CreatedAt) {
 			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// OrphanLoadBalancers are the load balancers of Services without a
+// KuryrLoadBalancer. Pure.
+func OrphanLoadBalancers(lbs []octavia.LoadBalancer, o Owners) []octavia.LoadBalancer {
+	var out []octavia.LoadBalancer
+	for _, lb := range lbs {
+		if uid := neutron.ServiceUIDOf(lb.Tags); uid != "" && !o.Services[uid] && !o.young(lb.CreatedAt) {
+			out = append(out, lb)
+		}
+	}
+	return out
+}
+
+// OrphanFloatingIPs are the floating IPs kuryr allocated for Services
+// without a KuryrLoadBalancer. Pure.
+func OrphanFloatingIPs(fips []neutron.FloatingIP, o Owners) []neutron.FloatingIP {
+	var out []neutron.FloatingIP
+	for _, f := range fips {
+		if uid := neutron.ServiceUIDOf(f.Tags); uid != "" && !o.Services[uid] && !o.young(f.CreatedAt) {
+			out = append(out, f)
 		}
 	}
 	return out

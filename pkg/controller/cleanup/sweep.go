@@ -14,6 +14,7 @@ import (
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+	"github.com/kuryr-k8s/kuryr/pkg/octavia"
 )
 
 // resources is the Neutron seam of the sweep.
@@ -31,6 +32,18 @@ type resources interface {
 type pool interface {
 	Prune(liveNodes map[string]bool)
 	Adopt(ports []neutron.Port, holders map[string]string, liveNodes map[string]bool) int
+}
+
+// loadBalancers is the Octavia seam of the sweep.
+type loadBalancers interface {
+	FindLoadBalancers(ctx context.Context, tags []string) ([]octavia.LoadBalancer, error)
+	DeleteLoadBalancer(ctx context.Context, id string) error
+}
+
+// floatingIPs is the Neutron seam of the sweep for Services' floating IPs.
+type floatingIPs interface {
+	ListFloatingIPs(ctx context.Context, f neutron.FloatingIPFilter) ([]neutron.FloatingIP, error)
+	DeleteFloatingIP(ctx context.Context, id string) error
 }
 
 // forgetter is told about ports the sweep deleted.
@@ -61,6 +74,9 @@ type Sweeper struct {
 	// NodePorts: nodes have management ports ([neutron_defaults]
 	// node_subnet is set).
 	NodePorts bool
+	// Octavia and FloatingIPs are set when kuryr serves Services.
+	Octavia     loadBalancers
+	FloatingIPs floatingIPs
 	// Ready is closed once the sweep may trust the cache (it is synced and
 	// the ledger loaded).
 	Ready <-chan struct{}
@@ -109,6 +125,10 @@ func (s *Sweeper) Sweep(ctx context.Context, logger logr.Logger) error {
 	if err != nil {
 		return err
 	}
+	svc, err := s.listServiceResources(ctx, tag)
+	if err != nil {
+		return err
+	}
 	owned, err := s.liveOwners(ctx)
 	if err != nil {
 		return err
@@ -136,6 +156,7 @@ func (s *Sweeper) Sweep(ctx context.Context, logger logr.Logger) error {
 			errs = append(errs, err)
 		}
 	}
+	errs = append(errs, s.sweepServices(ctx, logger, svc, owned))
 	return errors.Join(errs...)
 }
 
@@ -187,6 +208,19 @@ func (s *Sweeper) liveOwners(ctx context.Context) (Owners, error) {
 	}
 	for _, kn := range kns.Items {
 		o.Namespaces[kn.Spec.NsName] = true
+	}
+	if s.Octavia == nil {
+		return o, nil
+	}
+	var klbs kuryrv1.KuryrLoadBalancerList
+	if err := s.Client.List(ctx, &klbs); err != nil {
+		return o, err
+	}
+	o.Services = map[string]bool{}
+	for _, klb := range klbs.Items {
+		for _, ref := range klb.OwnerReferences {
+			o.Services[string(ref.UID)] = true
+		}
 	}
 	return o, nil
 }

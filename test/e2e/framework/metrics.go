@@ -36,3 +36,30 @@ func PoolFree() (map[string]float64, error) {
 	}
 	return out, nil
 }
+
+// OpenStackWrites sums kuryr_openstack_requests_total of one service
+// ("network", "load-balancer") over every method but GET: the writes the
+// running controller has made since it started.
+func OpenStackWrites(service string) (float64, error) {
+	resp, err := http.Get(ControllerMetricsURL)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	mf, err := p.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		return 0, err
+	}
+	var sum float64
+	for _, m := range mf["kuryr_openstack_requests_total"].GetMetric() {
+		labels := map[string]string{}
+		for _, l := range m.GetLabel() {
+			labels[l.GetName()] = l.GetValue()
+		}
+		if labels["service"] == service && labels["method"] != "GET" {
+			sum += m.GetCounter().GetValue()
+		}
+	}
+	return sum, nil
+}

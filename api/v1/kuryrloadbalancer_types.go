@@ -1,0 +1,134 @@
+package v1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// KuryrLoadBalancerSpec is what a Service and its EndpointSlices ask of
+// Octavia. The Service reconciler is its only writer.
+type KuryrLoadBalancerSpec struct {
+	// IP is the VIP: the Service's ClusterIP.
+	IP string `json:"ip"`
+	// Type is the Service type served: ClusterIP or LoadBalancer.
+	Type string `json:"type"`
+	// Provider is the Octavia provider (e.g. ovn).
+	Provider string `json:"provider,omitempty"`
+	// Algorithm is the pools' lb_algorithm.
+	Algorithm string `json:"algorithm"`
+	// SubnetID is the VIP's subnet (the service subnet).
+	SubnetID string `json:"subnetId"`
+	// ProjectID owns the load balancer.
+	ProjectID string `json:"projectId,omitempty"`
+	// LoadBalancerIP is the floating IP the user asked for
+	// (spec.loadBalancerIP); empty: one is allocated.
+	// +optional
+	LoadBalancerIP string `json:"loadBalancerIP,omitempty"`
+	// SourceRanges are the Service's loadBalancerSourceRanges.
+	// +optional
+	SourceRanges []string `json:"sourceRanges,omitempty"`
+	// Ports become one listener and one pool each.
+	// +optional
+	Ports []LoadBalancerPort `json:"ports,omitempty"`
+}
+
+// LoadBalancerPort is one (protocol, port) of a Service with its members.
+type LoadBalancerPort struct {
+	// Name is the Service port's name ("" for a single unnamed port).
+	Name string `json:"name,omitempty"`
+	// Protocol is TCP, UDP or SCTP.
+	Protocol string `json:"protocol"`
+	Port     int32  `json:"port"`
+	// TargetPort as the Service gives it (a number or a container port
+	// name); members carry it resolved.
+	TargetPort string `json:"targetPort,omitempty"`
+	// +optional
+	Members []LoadBalancerMember `json:"members,omitempty"`
+}
+
+// LoadBalancerMember is one endpoint address behind a port.
+type LoadBalancerMember struct {
+	IP   string `json:"ip"`
+	Port int32  `json:"port"`
+	// SubnetID is the Neutron subnet the address is on, when kuryr knows it.
+	// +optional
+	SubnetID string `json:"subnetId,omitempty"`
+	// TargetRef names the endpoint's pod ("namespace/name"), if any.
+	// +optional
+	TargetRef string `json:"targetRef,omitempty"`
+}
+
+// KuryrLoadBalancerStatus is the Octavia and Neutron side of a Service. The
+// KuryrLoadBalancer reconciler is its only writer.
+type KuryrLoadBalancerStatus struct {
+	// +optional
+	LoadBalancer *LoadBalancerState `json:"loadBalancer,omitempty"`
+	// +optional
+	Listeners []ListenerState `json:"listeners,omitempty"`
+	// Members is the number of members in all pools.
+	// +optional
+	Members int `json:"members,omitempty"`
+	// +optional
+	FloatingIP *FloatingIPState `json:"floatingIP,omitempty"`
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// LoadBalancerState is the Octavia load balancer.
+type LoadBalancerState struct {
+	ID       string `json:"id"`
+	IP       string `json:"ip,omitempty"`
+	PortID   string `json:"portId,omitempty"`
+	Provider string `json:"provider,omitempty"`
+	// ProvisioningStatus as Octavia last reported it.
+	ProvisioningStatus string `json:"provisioningStatus,omitempty"`
+}
+
+// ListenerState is a listener and its default pool.
+type ListenerState struct {
+	ID       string `json:"id"`
+	Protocol string `json:"protocol"`
+	Port     int32  `json:"port"`
+	PoolID   string `json:"poolId,omitempty"`
+	Members  int    `json:"members"`
+}
+
+// FloatingIPState is the floating IP of a LoadBalancer Service's VIP.
+type FloatingIPState struct {
+	ID string `json:"id"`
+	IP string `json:"ip"`
+	// AllocMethod: "pool" when kuryr allocated it (and releases it), "user"
+	// when the Service named an existing one.
+	AllocMethod string `json:"allocMethod"`
+}
+
+// KuryrLoadBalancer is the Octavia load balancer of one Service: its VIP is
+// the ClusterIP, each port is a listener with a pool, each ready endpoint a
+// member, and a LoadBalancer Service's external IP a floating IP on the VIP.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=klb
+// +kubebuilder:printcolumn:name="VIP",type=string,JSONPath=`.spec.ip`
+// +kubebuilder:printcolumn:name="External-IP",type=string,JSONPath=`.status.floatingIP.ip`
+// +kubebuilder:printcolumn:name="Members",type=integer,JSONPath=`.status.members`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="LoadBalancer",type=string,JSONPath=`.status.loadBalancer.id`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type KuryrLoadBalancer struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   KuryrLoadBalancerSpec   `json:"spec"`
+	Status KuryrLoadBalancerStatus `json:"status,omitempty"`
+}
+
+// KuryrLoadBalancerList is a list of KuryrLoadBalancers.
+//
+// +kubebuilder:object:root=true
+type KuryrLoadBalancerList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []KuryrLoadBalancer `json:"items"`
+}

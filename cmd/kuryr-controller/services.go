@@ -1,0 +1,41 @@
+package main
+
+import (
+	"errors"
+	"time"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/kuryr-k8s/kuryr/pkg/config"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrport"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/loadbalancer"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/service"
+	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+	"github.com/kuryr-k8s/kuryr/pkg/octavia"
+	"github.com/kuryr-k8s/kuryr/pkg/openstack"
+)
+
+// subnetsTTL: endpoint addresses are matched to Neutron subnets read at
+// most this long ago.
+const subnetsTTL = time.Minute
+
+// wireServices: Services and EndpointSlices become KuryrLoadBalancer specs,
+// which become Octavia load balancers.
+func wireServices(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients, nc *neutron.Client, rec kuryrport.Recorder) error {
+	if osc.LoadBalancer == nil {
+		return errors.New("[neutron_defaults] service_subnet is set but no Octavia (load-balancer) endpoint was found: " +
+			"set [octavia] endpoint_override or register Octavia in the catalog")
+	}
+	od, nd := cfg.OctaviaDefaults, cfg.NeutronDefaults
+	svc := &service.Reconciler{Client: mgr.GetClient(), Recorder: rec,
+		Subnets: &service.Subnets{Neutron: nc, TTL: subnetsTTL},
+		Settings: service.Settings{Provider: od.Provider, Algorithm: od.EffectiveAlgorithm(), SubnetID: nd.ServiceSubnet,
+			ProjectID: nd.Project, Class: od.LoadBalancerClass, External: nd.ExternalSvcNet != ""}}
+	if err := svc.SetupWithManager(mgr, 4); err != nil {
+		return err
+	}
+	lb := &loadbalancer.Reconciler{Client: mgr.GetClient(), Octavia: octavia.New(osc.LoadBalancer), Neutron: nc, Recorder: rec,
+		Settings: loadbalancer.Settings{Cluster: cfg.Kubernetes.ClusterName, ExtraTags: nd.ResourceTags,
+			ExternalNetwork: nd.ExternalSvcNet, ExternalSubnet: nd.ExternalSvcSubnet}}
+	return lb.SetupWithManager(mgr, cfg.Controller.ServiceWorkers)
+}

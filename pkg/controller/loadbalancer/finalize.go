@@ -1,0 +1,63 @@
+package loadbalancer
+
+import (
+	"context"
+	"fmt"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/octavia"
+)
+
+// finalize deletes the Service's load balancers (recorded or found by tag)
+// with everything in them, releases the floating IPs kuryr allocated and
+// clears the Service's status.loadBalancer if the Service is still there.
+func (r *Reconciler) finalize(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, uid string) (ctrl.Result, error) {
+	if !controllerutil.ContainsFinalizer(klb, kuryrv1.KuryrLoadBalancerFinalizer) {
+		return ctrl.Result{}, nil
+	}
+	lbs, err := r.Octavia.FindLoadBalancers(ctx, r.tags(uid)[:2])
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if st := klb.Status.LoadBalancer; st != nil && st.ID != "" && !hasLB(lbs, st.ID) {
+		lbs = append(lbs, octavia.LoadBalancer{ID: st.ID})
+	}
+	for _, lb := range lbs {
+		if lb.ProvisioningStatus == "PENDING_DELETE" {
+			continue
+		}
+		if err := r.Octavia.DeleteLoadBalancer(ctx, lb.ID); err != nil {
+			if octavia.Busy(err) {
+				return ctrl.Result{RequeueAfter: pendingRequeue}, nil
+			}
+			return ctrl.Result{}, err
+		}
+		log.FromContext(ctx).Info("load balancer deleted", "loadBalancer", lb.ID)
+	}
+	if err := r.releaseFloatingIPs(ctx, klb, uid); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.publish(ctx, klb, uid, nil); err != nil {
+		return ctrl.Result{}, err
+	}
+	orig := klb.DeepCopy()
+	controllerutil.RemoveFinalizer(klb, kuryrv1.KuryrLoadBalancerFinalizer)
+	if err := r.Patch(ctx, klb, client.MergeFrom(orig)); err != nil {
+		return ctrl.Result{}, fmt.Errorf("remove finalizer: %w", client.IgnoreNotFound(err))
+	}
+	return ctrl.Result{}, nil
+}
+
+func hasLB(lbs []octavia.LoadBalancer, id string) bool {
+	for _, lb := range lbs {
+		if lb.ID == id {
+			return true
+		}
+	}
+	return false
+}

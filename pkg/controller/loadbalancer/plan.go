@@ -1,0 +1,171 @@
+package loadbalancer
+
+import (
+	"fmt"
+	"slices"
+
+	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/octavia"
+)
+
+// Names follow the original's, so that operators recognise them:
+// "<namespace>/<service>" and "<namespace>/<service>:<PROTOCOL>:<port>".
+func lbName(ns, name string) string { return ns + "/" + name }
+
+func listenerName(ns, name, proto string, port int32) string {
+	return fmt.Sprintf("%s/%s:%s:%d", ns, name, proto, port)
+}
+
+// desiredListeners are the listeners, pools and members a spec asks for.
+func desiredListeners(klb *kuryrv1.KuryrLoadBalancer, tags []string) []octavia.ListenerSpec {
+	out := make([]octavia.ListenerSpec, 0, len(klb.Spec.Ports))
+	for _, p := range klb.Spec.Ports {
+		name := listenerName(klb.Namespace, klb.Name, p.Protocol, p.Port)
+		pool := octavia.PoolSpec{Name: name, Protocol: p.Protocol, Algorithm: klb.Spec.Algorithm, Tags: tags}
+		for _, m := range p.Members {
+			pool.Members = append(pool.Members, octavia.MemberSpec{Name: memberName(m), Address: m.IP, Port: m.Port, SubnetID: m.SubnetID})
+		}
+		out = append(out, octavia.ListenerSpec{Name: name, Protocol: p.Protocol, Port: p.Port, Tags: tags, Pool: pool})
+	}
+	return out
+}
+
+func memberName(m kuryrv1.LoadBalancerMember) string {
+	if m.TargetRef != "" {
+		return fmt.Sprintf("%s:%d", m.TargetRef, m.Port)
+	}
+	return fmt.Sprintf("%s:%d", m.IP, m.Port)
+}
+
+// observed is what Octavia holds under one load balancer.
+type observed struct {
+	listeners []octavia.Listener
+	pools     []octavia.Pool
+	members   map[string][]octavia.Member // by pool id
+}
+
+type stepKind int
+
+const (
+	deletePool stepKind = iota
+	deleteListener
+	createListener
+	createPool
+	setMembers
+)
+
+// step is one Octavia write. Each makes the load balancer PENDING_UPDATE,
+// so a reconcile applies one and requeues until it is ACTIVE again.
+type step struct {
+	kind     stepKind
+	id       string // pool or listener acted on
+	listener octavia.ListenerSpec
+	why      string
+}
+
+func (s step) String() string {
+	switch s.kind {
+	case deletePool:
+		return "delete pool " + s.id + " (" + s.why + ")"
+	case deleteListener:
+		return "delete listener " + s.id + " (" + s.why + ")"
+	case createListener:
+		return "create listener " + s.listener.Name
+	case createPool:
+		return "create pool " + s.listener.Pool.Name
+	}
+	return fmt.Sprintf("set the %d members of pool %s", len(s.listener.Pool.Members), s.id)
+}
+
+func key(proto string, port int32) string { return fmt.Sprintf("%s/%d", proto, port) }
+
+// plan lists the writes that make obs match want: removals first (they free
+// ports and protocols), then creations, then member updates. Objects in
+// ERROR are removed and created again.
+func plan(want []octavia.ListenerSpec, obs observed) []step {
+	wanted := map[string]octavia.ListenerSpec{}
+	for _, w := range want {
+		wanted[key(w.Protocol, w.Port)] = w
+	}
+	pools := map[string]octavia.Pool{}
+	for _, p := range obs.pools {
+		pools[p.ID] = p
+	}
+	var removals, creations, updates []step
+	gonePools := map[string]bool{}
+	dropPool := func(id, why string) {
+		if _, ok := pools[id]; ok && !gonePools[id] {
+			gonePools[id] = true
+			removals = append(removals, step{kind: deletePool, id: id, why: why})
+		}
+	}
+	kept := map[string]octavia.Listener{}
+	for _, l := range obs.listeners {
+		k := key(l.Protocol, l.Port)
+		_, ok := wanted[k]
+		_, dup := kept[k]
+		why := ""
+		switch {
+		case !ok:
+			why = "no longer a Service port"
+		case dup:
+			why = "duplicate"
+		case l.ProvisioningStatus == octavia.StatusError:
+			why = "in ERROR"
+		}
+		if why != "" {
+			dropPool(l.DefaultPoolID, "its listener goes: "+why)
+			removals = append(removals, step{kind: deleteListener, id: l.ID, why: why})
+			continue
+		}
+		kept[k] = l
+	}
+	for _, p := range obs.pools {
+		switch {
+		case len(p.ListenerIDs) == 0:
+			dropPool(p.ID, "no listener")
+		case p.ProvisioningStatus == octavia.StatusError:
+			dropPool(p.ID, "in ERROR")
+		}
+	}
+	for _, w := range want {
+		l, ok := kept[key(w.Protocol, w.Port)]
+		if !ok {
+			creations = append(creations, step{kind: createListener, listener: w})
+			continue
+		}
+		p, ok := pools[l.DefaultPoolID]
+		switch {
+		case !ok || gonePools[p.ID]:
+			creations = append(creations, step{kind: createPool, id: l.ID, listener: w})
+		case p.Algorithm != w.Pool.Algorithm:
+			dropPool(p.ID, "algorithm "+p.Algorithm+" is not "+w.Pool.Algorithm)
+			creations = append(creations, step{kind: createPool, id: l.ID, listener: w})
+		case !sameMembers(obs.members[p.ID], w.Pool.Members):
+			updates = append(updates, step{kind: setMembers, id: p.ID, listener: w})
+		}
+	}
+	return slices.Concat(removals, creations, updates)
+}
+
+// sameMembers compares by address and port, and by subnet where kuryr
+// names one (Octavia fills in the VIP's otherwise).
+func sameMembers(have []octavia.Member, want []octavia.MemberSpec) bool {
+	if len(have) != len(want) {
+		return false
+	}
+	idx := map[string]octavia.Member{}
+	for _, m := range have {
+		if m.ProvisioningStatus == octavia.StatusError {
+			return false
+		}
+		idx[fmt.Sprintf("%s/%d", m.Address, m.Port)] = m
+	}
+	for _, w := range want {
+		m, ok := idx[fmt.Sprintf("%s/%d", w.Address, w.Port)]
+		if !ok || (w.SubnetID != "" && m.SubnetID != w.SubnetID) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,205 @@
+// Package loadbalancer makes Octavia match each KuryrLoadBalancer: one load
+// balancer whose VIP is the ClusterIP, a listener and pool per port, the
+// spec's members, and for LoadBalancer Services a floating IP on the VIP.
+// It writes the KuryrLoadBalancer's status and the Service's
+// status.loadBalancer, and nothing else.
+package loadbalancer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrport"
+	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+	"github.com/kuryr-k8s/kuryr/pkg/octavia"
+)
+
+// loadBalancers is the Octavia seam of this reconciler.
+type loadBalancers interface {
+	FindLoadBalancers(ctx context.Context, tags []string) ([]octavia.LoadBalancer, error)
+	GetLoadBalancer(ctx context.Context, id string) (*octavia.LoadBalancer, error)
+	CreateLoadBalancer(ctx context.Context, s octavia.LoadBalancerSpec) (*octavia.LoadBalancer, error)
+	DeleteLoadBalancer(ctx context.Context, id string) error
+	Listeners(ctx context.Context, lbID string) ([]octavia.Listener, error)
+	Pools(ctx context.Context, lbID string) ([]octavia.Pool, error)
+	Members(ctx context.Context, poolID string) ([]octavia.Member, error)
+	CreateListener(ctx context.Context, lbID string, l octavia.ListenerSpec) error
+	DeleteListener(ctx context.Context, id string) error
+	CreatePool(ctx context.Context, listenerID string, p octavia.PoolSpec) error
+	DeletePool(ctx context.Context, id string) error
+	SetMembers(ctx context.Context, poolID string, ms []octavia.MemberSpec) error
+}
+
+// floatingIPs is the Neutron seam of this reconciler.
+type floatingIPs interface {
+	ListFloatingIPs(ctx context.Context, f neutron.FloatingIPFilter) ([]neutron.FloatingIP, error)
+	CreateFloatingIP(ctx context.Context, network, subnet, port, project, description string, tags []string) (*neutron.FloatingIP, error)
+	AssociateFloatingIP(ctx context.Context, id, port string) error
+	DeleteFloatingIP(ctx context.Context, id string) error
+}
+
+// Settings are the parts of kuryr.conf this reconciler uses.
+type Settings struct {
+	Cluster   string
+	ExtraTags []string
+	// ExternalNetwork and ExternalSubnet give LoadBalancer Services their
+	// floating IPs ([neutron_defaults] external_svc_net, _subnet).
+	ExternalNetwork, ExternalSubnet string
+}
+
+// Reconciler converges KuryrLoadBalancers and Octavia.
+type Reconciler struct {
+	client.Client
+	Octavia  loadBalancers
+	Neutron  floatingIPs
+	Recorder kuryrport.Recorder
+	Settings Settings
+	// unanswered holds the Services whose load balancer create went
+	// unanswered: Octavia may still commit it.
+	unanswered neutron.Unanswered
+}
+
+// Requeue intervals: Octavia objects are immutable while PENDING_*, and a
+// write takes 0.3-4 s to become ACTIVE with the ovn provider.
+const (
+	pendingRequeue = time.Second
+	stepRequeue    = 500 * time.Millisecond
+)
+
+func (r *Reconciler) tags(uid string) []string {
+	return append([]string{neutron.ClusterTag(r.Settings.Cluster), neutron.ServiceTag(uid)}, r.Settings.ExtraTags...)
+}
+
+// serviceUID is the UID of the Service owning klb (written by the Service
+// reconciler, the only writer of KuryrLoadBalancers' metadata and spec).
+func serviceUID(klb *kuryrv1.KuryrLoadBalancer) string {
+	for _, o := range klb.OwnerReferences {
+		if o.Kind == "Service" && o.Controller != nil && *o.Controller {
+			return string(o.UID)
+		}
+	}
+	return ""
+}
+
+// Reconcile makes Octavia match one KuryrLoadBalancer.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var klb kuryrv1.KuryrLoadBalancer
+	if err := r.Get(ctx, req.NamespacedName, &klb); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	uid := serviceUID(&klb)
+	if uid == "" {
+		return ctrl.Result{}, nil // not made by kuryr's Service reconciler: nothing to tag with
+	}
+	if !klb.DeletionTimestamp.IsZero() {
+		return r.finalize(ctx, &klb, uid)
+	}
+	if !controllerutil.ContainsFinalizer(&klb, kuryrv1.KuryrLoadBalancerFinalizer) {
+		orig := klb.DeepCopy()
+		controllerutil.AddFinalizer(&klb, kuryrv1.KuryrLoadBalancerFinalizer)
+		if err := r.Patch(ctx, &klb, client.MergeFrom(orig)); err != nil {
+			return ctrl.Result{}, fmt.Errorf("add finalizer: %w", err)
+		}
+	}
+	orig := klb.DeepCopy()
+	res, err := r.ensure(ctx, &klb, uid)
+	if err != nil {
+		r.failed(ctx, &klb, err)
+	}
+	if perr := r.writeStatus(ctx, &klb, orig); perr != nil {
+		return ctrl.Result{}, errors.Join(err, perr)
+	}
+	if err != nil && octavia.Busy(err) {
+		return ctrl.Result{RequeueAfter: pendingRequeue}, nil
+	}
+	return res, err
+}
+
+func (r *Reconciler) writeStatus(ctx context.Context, klb, orig *kuryrv1.KuryrLoadBalancer) error {
+	if equality.Semantic.DeepEqual(klb.Status, orig.Status) {
+		return nil
+	}
+	if err := r.Status().Patch(ctx, klb, client.MergeFrom(orig)); err != nil {
+		return fmt.Errorf("write status: %w", client.IgnoreNotFound(err))
+	}
+	return nil
+}
+
+// ensure converges one step at a time and says when to look again.
+func (r *Reconciler) ensure(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, uid string) (ctrl.Result, error) {
+	lb, wait, err := r.loadBalancer(ctx, klb, uid)
+	if err != nil || lb == nil {
+		return ctrl.Result{RequeueAfter: wait}, err
+	}
+	recordLB(klb, lb)
+	switch {
+	case lb.ProvisioningStatus == octavia.StatusError:
+		r.event(ctx, klb, corev1.EventTypeWarning, "LoadBalancerError", "Replace",
+			"Octavia put load balancer %s in ERROR; replacing it", lb.ID)
+		if err := r.Octavia.DeleteLoadBalancer(ctx, lb.ID); err != nil {
+			return ctrl.Result{}, err
+		}
+		klb.Status = kuryrv1.KuryrLoadBalancerStatus{Conditions: klb.Status.Conditions}
+		return ctrl.Result{RequeueAfter: pendingRequeue}, nil
+	case octavia.Pending(lb.ProvisioningStatus):
+		setReady(klb, metav1.ConditionFalse, kuryrv1.ReasonWaiting, "load balancer "+lb.ID+" is "+lb.ProvisioningStatus)
+		return ctrl.Result{RequeueAfter: pendingRequeue}, nil
+	}
+	obs, err := r.observe(ctx, lb.ID)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	recordListeners(klb, obs)
+	if steps := plan(desiredListeners(klb, r.tags(uid)), obs); len(steps) > 0 {
+		log.FromContext(ctx).Info("octavia", "loadBalancer", lb.ID, "step", steps[0].String(), "pending", len(steps)-1)
+		setReady(klb, metav1.ConditionFalse, kuryrv1.ReasonWaiting, steps[0].String())
+		return ctrl.Result{RequeueAfter: stepRequeue}, r.apply(ctx, lb.ID, steps[0])
+	}
+	if err := r.external(ctx, klb, lb, uid); err != nil {
+		return ctrl.Result{}, err
+	}
+	r.becomeReady(ctx, klb, lb)
+	return ctrl.Result{}, nil
+}
+
+func (r *Reconciler) observe(ctx context.Context, lbID string) (observed, error) {
+	obs := observed{members: map[string][]octavia.Member{}}
+	var err error
+	if obs.listeners, err = r.Octavia.Listeners(ctx, lbID); err != nil {
+		return obs, err
+	}
+	if obs.pools, err = r.Octavia.Pools(ctx, lbID); err != nil {
+		return obs, err
+	}
+	for _, p := range obs.pools {
+		if obs.members[p.ID], err = r.Octavia.Members(ctx, p.ID); err != nil {
+			return obs, err
+		}
+	}
+	return obs, nil
+}
+
+func (r *Reconciler) apply(ctx context.Context, lbID string, s step) error {
+	switch s.kind {
+	case deletePool:
+		return r.Octavia.DeletePool(ctx, s.id)
+	case deleteListener:
+		return r.Octavia.DeleteListener(ctx, s.id)
+	case createListener:
+		return r.Octavia.CreateListener(ctx, lbID, s.listener)
+	case createPool:
+		return r.Octavia.CreatePool(ctx, s.id, s.listener.Pool)
+	}
+	return r.Octavia.SetMembers(ctx, s.id, s.listener.Pool.Members)
+}

@@ -1,0 +1,268 @@
+package loadbalancer
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+	"github.com/kuryr-k8s/kuryr/pkg/octavia"
+	"github.com/kuryr-k8s/kuryr/pkg/octavia/octaviatest"
+)
+
+type noEvents struct{}
+
+func (noEvents) Eventf(_, _ runtime.Object, _, _, _, _ string, _ ...any) {}
+
+// fips is an in-memory floating IP service.
+type fips struct {
+	mu  sync.Mutex
+	seq int
+	all map[string]*neutron.FloatingIP
+}
+
+func (f *fips) ListFloatingIPs(_ context.Context, q neutron.FloatingIPFilter) ([]neutron.FloatingIP, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []neutron.FloatingIP
+	for _, ip := range f.all {
+		if (q.PortID == "" || ip.PortID == q.PortID) && (q.Address == "" || ip.Address == q.Address) &&
+			strings.Contains(strings.Join(ip.Tags, ","), strings.Join(q.Tags, ",")) {
+			out = append(out, *ip)
+		}
+	}
+	return out, nil
+}
+
+func (f *fips) CreateFloatingIP(_ context.Context, network, _, port, _, _ string, tags []string) (*neutron.FloatingIP, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.seq++
+	ip := &neutron.FloatingIP{ID: fmt.Sprintf("fip-%d", f.seq), Address: fmt.Sprintf("172.24.4.%d", 100+f.seq), PortID: port, NetworkID: network, Tags: tags}
+	f.all[ip.ID] = ip
+	return ip, nil
+}
+
+func (f *fips) AssociateFloatingIP(_ context.Context, id, port string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.all[id].PortID = port
+	return nil
+}
+
+func (f *fips) DeleteFloatingIP(_ context.Context, id string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.all, id)
+	return nil
+}
+
+type env struct {
+	r   *Reconciler
+	oct *octaviatest.Fake
+	fip *fips
+	cl  client.Client
+}
+
+const svcUID = "11111111-2222-3333-4444-555555555555"
+
+func members(ips ...string) []kuryrv1.LoadBalancerMember {
+	var out []kuryrv1.LoadBalancerMember
+	for _, ip := range ips {
+		out = append(out, kuryrv1.LoadBalancerMember{IP: ip, Port: 8080, SubnetID: "pod-subnet"})
+	}
+	return out
+}
+
+func newEnv(t *testing.T, typ string) *env {
+	t.Helper()
+	s := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(s)
+	_ = kuryrv1.AddToScheme(s)
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "web", UID: svcUID}}
+	klb := &kuryrv1.KuryrLoadBalancer{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "web",
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Service", Name: "web", UID: svcUID, Controller: ptrTrue()}}},
+		Spec: kuryrv1.KuryrLoadBalancerSpec{IP: "10.0.0.20", Type: typ, Provider: "ovn", Algorithm: "SOURCE_IP_PORT",
+			SubnetID: "svc-subnet", ProjectID: "p", Ports: []kuryrv1.LoadBalancerPort{
+				{Name: "http", Protocol: "TCP", Port: 80, Members: members("10.10.0.4", "10.10.0.5", "10.10.0.6")},
+				{Name: "dns", Protocol: "UDP", Port: 80, Members: members("10.10.0.4", "10.10.0.5", "10.10.0.6")}}}}
+	cl := fake.NewClientBuilder().WithScheme(s).WithObjects(svc, klb).
+		WithStatusSubresource(&kuryrv1.KuryrLoadBalancer{}, &corev1.Service{}).Build()
+	oct := octaviatest.New(t)
+	f := &fips{all: map[string]*neutron.FloatingIP{}}
+	return &env{oct: oct, fip: f, cl: cl, r: &Reconciler{Client: cl, Octavia: octavia.New(oct.Client(t)), Neutron: f,
+		Recorder: noEvents{}, Settings: Settings{Cluster: "c1", ExternalNetwork: "public"}}}
+}
+
+func ptrTrue() *bool { b := true; return &b }
+
+// converge reconciles until the reconciler has nothing left to do.
+func (e *env) converge(t *testing.T) {
+	t.Helper()
+	for i := 0; i < 30; i++ {
+		res, err := e.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "demo", Name: "web"}})
+		if err != nil {
+			t.Logf("reconcile %d: %v", i, err)
+			continue
+		}
+		if res.IsZero() {
+			return
+		}
+	}
+	t.Fatal("did not converge in 30 reconciles")
+}
+
+func (e *env) klb(t *testing.T) *kuryrv1.KuryrLoadBalancer {
+	t.Helper()
+	var klb kuryrv1.KuryrLoadBalancer
+	if err := e.cl.Get(context.Background(), client.ObjectKey{Namespace: "demo", Name: "web"}, &klb); err != nil {
+		t.Fatal(err)
+	}
+	return &klb
+}
+
+func TestWholeLoadBalancerInOneWrite(t *testing.T) {
+	e := newEnv(t, "ClusterIP")
+	e.converge(t)
+	klb := e.klb(t)
+	if !meta.IsStatusConditionTrue(klb.Status.Conditions, kuryrv1.ConditionReady) || klb.Status.Members != 6 || len(klb.Status.Listeners) != 2 {
+		t.Fatalf("status %+v", klb.Status)
+	}
+	if w := e.oct.Writes(); w != 1 {
+		t.Fatalf("%d Octavia writes (%v), want 1 fully populated create", w, e.oct.Requests)
+	}
+	if !strings.Contains(strings.Join(klb.Finalizers, ","), kuryrv1.KuryrLoadBalancerFinalizer) {
+		t.Fatalf("finalizers %v", klb.Finalizers)
+	}
+}
+
+func TestRestartAdoptsWithoutWrites(t *testing.T) {
+	e := newEnv(t, "ClusterIP")
+	e.converge(t)
+	// A new controller, and a status lost: found by its tags.
+	klb := e.klb(t)
+	orig := klb.DeepCopy()
+	klb.Status = kuryrv1.KuryrLoadBalancerStatus{}
+	if err := e.cl.Status().Patch(context.Background(), klb, client.MergeFrom(orig)); err != nil {
+		t.Fatal(err)
+	}
+	before := e.oct.Writes()
+	e.r = &Reconciler{Client: e.cl, Octavia: e.r.Octavia, Neutron: e.fip, Recorder: noEvents{}, Settings: e.r.Settings}
+	e.converge(t)
+	if w := e.oct.Writes() - before; w != 0 {
+		t.Fatalf("%d Octavia writes after the restart, want 0", w)
+	}
+	if got := e.klb(t).Status; got.LoadBalancer == nil || got.Members != 6 {
+		t.Fatalf("status not rebuilt: %+v", got)
+	}
+}
+
+func TestMemberChangeIsOneBatchPerPool(t *testing.T) {
+	e := newEnv(t, "ClusterIP")
+	e.converge(t)
+	klb := e.klb(t)
+	klb.Spec.Ports[0].Members = members("10.10.0.4", "10.10.0.7")
+	if err := e.cl.Update(context.Background(), klb); err != nil {
+		t.Fatal(err)
+	}
+	before := e.oct.Writes()
+	e.converge(t)
+	if w, puts := e.oct.Writes()-before, e.oct.Requests["PUT members"]; w != 1 || puts != 1 {
+		t.Fatalf("%d writes, %d member batches; want 1 and 1 (%v)", w, puts, e.oct.Requests)
+	}
+	if got := e.klb(t).Status.Members; got != 5 {
+		t.Fatalf("members %d, want 5", got)
+	}
+}
+
+func TestPortChangeReplacesListener(t *testing.T) {
+	e := newEnv(t, "ClusterIP")
+	e.converge(t)
+	klb := e.klb(t)
+	klb.Spec.Ports[1] = kuryrv1.LoadBalancerPort{Name: "dns", Protocol: "UDP", Port: 53, Members: members("10.10.0.4")}
+	if err := e.cl.Update(context.Background(), klb); err != nil {
+		t.Fatal(err)
+	}
+	e.converge(t)
+	got := e.klb(t).Status
+	ports := map[string]int{}
+	for _, l := range got.Listeners {
+		ports[fmt.Sprintf("%s/%d", l.Protocol, l.Port)] = l.Members
+	}
+	if len(ports) != 2 || ports["TCP/80"] != 3 || ports["UDP/53"] != 1 {
+		t.Fatalf("listeners %+v", got.Listeners)
+	}
+}
+
+func TestUnansweredCreateIsNotDuplicated(t *testing.T) {
+	e := newEnv(t, "ClusterIP")
+	once := true
+	e.oct.Unanswered = func(method, coll string) (int, string) {
+		if method == "POST" && coll == octaviatest.LoadBalancers && once {
+			once = false
+			return 504, "gateway timeout"
+		}
+		return 0, ""
+	}
+	e.converge(t)
+	if n := len(e.oct.List(octaviatest.LoadBalancers)); n != 1 {
+		t.Fatalf("%d load balancers, want 1", n)
+	}
+	if p := e.oct.Requests["POST loadbalancers"]; p != 1 {
+		t.Fatalf("%d creates, want 1 (the unanswered one was found)", p)
+	}
+}
+
+func TestErrorLoadBalancerIsReplaced(t *testing.T) {
+	e := newEnv(t, "ClusterIP")
+	e.converge(t)
+	id := e.klb(t).Status.LoadBalancer.ID
+	e.oct.Update(octaviatest.LoadBalancers, id, octaviatest.Object{"provisioning_status": "ERROR"})
+	e.converge(t)
+	got := e.klb(t).Status.LoadBalancer
+	if got == nil || got.ID == id || len(e.oct.List(octaviatest.LoadBalancers)) != 1 {
+		t.Fatalf("load balancer %+v, %d in Octavia; want a new one only", got, len(e.oct.List(octaviatest.LoadBalancers)))
+	}
+}
+
+func TestLoadBalancerServiceGetsFloatingIP(t *testing.T) {
+	e := newEnv(t, "LoadBalancer")
+	e.converge(t)
+	st := e.klb(t).Status
+	if st.FloatingIP == nil || st.FloatingIP.AllocMethod != allocPool {
+		t.Fatalf("floating IP %+v", st.FloatingIP)
+	}
+	var svc corev1.Service
+	if err := e.cl.Get(context.Background(), client.ObjectKey{Namespace: "demo", Name: "web"}, &svc); err != nil {
+		t.Fatal(err)
+	}
+	if in := svc.Status.LoadBalancer.Ingress; len(in) != 1 || in[0].IP != st.FloatingIP.IP {
+		t.Fatalf("ingress %+v, want %s", in, st.FloatingIP.IP)
+	}
+	// Deleted: load balancer and floating IP go, then the finalizer.
+	klb := e.klb(t)
+	if err := e.cl.Delete(context.Background(), klb); err != nil {
+		t.Fatal(err)
+	}
+	e.converge(t)
+	if n, f := len(e.oct.List(octaviatest.LoadBalancers)), len(e.fip.all); n != 0 || f != 0 {
+		t.Fatalf("%d load balancers, %d floating IPs left", n, f)
+	}
+	var gone kuryrv1.KuryrLoadBalancer
+	if err := e.cl.Get(context.Background(), client.ObjectKey{Namespace: "demo", Name: "web"}, &gone); err == nil {
+		t.Fatalf("KuryrLoadBalancer still there: %v", gone.Finalizers)
+	}
+}

@@ -1,0 +1,76 @@
+package loadbalancer
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/octavia"
+)
+
+func recordLB(klb *kuryrv1.KuryrLoadBalancer, lb *octavia.LoadBalancer) {
+	klb.Status.LoadBalancer = &kuryrv1.LoadBalancerState{ID: lb.ID, IP: lb.VIPAddress, PortID: lb.VIPPortID,
+		Provider: lb.Provider, ProvisioningStatus: lb.ProvisioningStatus}
+}
+
+func recordListeners(klb *kuryrv1.KuryrLoadBalancer, obs observed) {
+	klb.Status.Listeners, klb.Status.Members = nil, 0
+	for _, l := range obs.listeners {
+		n := len(obs.members[l.DefaultPoolID])
+		klb.Status.Listeners = append(klb.Status.Listeners, kuryrv1.ListenerState{ID: l.ID, Protocol: l.Protocol,
+			Port: l.Port, PoolID: l.DefaultPoolID, Members: n})
+		klb.Status.Members += n
+	}
+}
+
+func setReady(klb *kuryrv1.KuryrLoadBalancer, s metav1.ConditionStatus, reason, msg string) {
+	meta.SetStatusCondition(&klb.Status.Conditions, metav1.Condition{Type: kuryrv1.ConditionReady, Status: s,
+		Reason: reason, Message: truncate(msg), ObservedGeneration: klb.Generation})
+}
+
+// becomeReady marks klb Ready and tells the user when it first becomes so.
+func (r *Reconciler) becomeReady(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, lb *octavia.LoadBalancer) {
+	was := meta.IsStatusConditionTrue(klb.Status.Conditions, kuryrv1.ConditionReady)
+	msg := fmt.Sprintf("load balancer %s (VIP %s): %d listeners, %d members", lb.ID, lb.VIPAddress,
+		len(klb.Status.Listeners), klb.Status.Members)
+	if fip := klb.Status.FloatingIP; fip != nil {
+		msg += ", floating IP " + fip.IP
+	}
+	setReady(klb, metav1.ConditionTrue, kuryrv1.ReasonCreated, msg)
+	if !was {
+		r.event(ctx, klb, corev1.EventTypeNormal, "LoadBalancerReady", "Ensure", "%s", msg)
+		log.FromContext(ctx).Info("load balancer ready", "loadBalancer", lb.ID, "members", klb.Status.Members)
+	}
+}
+
+// failed records an Octavia or Neutron failure on the KuryrLoadBalancer
+// and, unless it is the load balancer being busy, as an Event on the
+// Service.
+func (r *Reconciler) failed(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, err error) {
+	kind := string(octavia.Classify(err))
+	if octavia.Busy(err) {
+		setReady(klb, metav1.ConditionFalse, kuryrv1.ReasonWaiting, err.Error())
+		return
+	}
+	setReady(klb, metav1.ConditionFalse, kind, err.Error())
+	r.event(ctx, klb, corev1.EventTypeWarning, kind, "Ensure", "%v", err)
+}
+
+// event records an Event regarding the Service, related to klb.
+func (r *Reconciler) event(_ context.Context, klb *kuryrv1.KuryrLoadBalancer, typ, reason, action, note string, args ...any) {
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: klb.Namespace, Name: klb.Name, UID: types.UID(serviceUID(klb))}}
+	r.Recorder.Eventf(svc, klb, typ, reason, action, note, args...)
+}
+
+func truncate(s string) string {
+	if len(s) > 1000 {
+		return s[:1000]
+	}
+	return s
+}

@@ -1,0 +1,136 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrport"
+)
+
+// Reconciler keeps one KuryrLoadBalancer per served Service, owned by it,
+// with the spec Desired computes. It is the only writer of their metadata
+// and spec.
+type Reconciler struct {
+	client.Client
+	Subnets  *Subnets
+	Recorder kuryrport.Recorder
+	Settings Settings
+}
+
+// Reconcile writes one Service's KuryrLoadBalancer.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var svc corev1.Service
+	if err := r.Get(ctx, req.NamespacedName, &svc); err != nil {
+		if apierrors.IsNotFound(err) {
+			return ctrl.Result{}, r.remove(ctx, req.Namespace, req.Name, "")
+		}
+		return ctrl.Result{}, err
+	}
+	if why := Skip(&svc, r.Settings.Class); why != "" {
+		return ctrl.Result{}, r.remove(ctx, svc.Namespace, svc.Name, "")
+	}
+	var eps discoveryv1.EndpointSliceList
+	if err := r.List(ctx, &eps, client.InNamespace(svc.Namespace),
+		client.MatchingLabels{discoveryv1.LabelServiceName: svc.Name}); err != nil {
+		return ctrl.Result{}, fmt.Errorf("list EndpointSlices: %w", err)
+	}
+	if err := r.Subnets.Refresh(ctx); err != nil {
+		// Members then go without a subnet (Octavia uses the VIP's); the
+		// next reconcile names them.
+		log.FromContext(ctx).Info("subnets not read; members carry no subnet for now", "error", err.Error())
+	}
+	spec := Desired(&svc, eps.Items, r.Settings, r.Subnets.Lookup)
+	return ctrl.Result{}, r.write(ctx, &svc, spec)
+}
+
+// write creates or updates the KuryrLoadBalancer; one left by an earlier
+// Service of the same name is deleted first.
+func (r *Reconciler) write(ctx context.Context, svc *corev1.Service, spec kuryrv1.KuryrLoadBalancerSpec) error {
+	var klb kuryrv1.KuryrLoadBalancer
+	err := r.Get(ctx, client.ObjectKeyFromObject(svc), &klb)
+	switch {
+	case apierrors.IsNotFound(err):
+		klb = kuryrv1.KuryrLoadBalancer{Spec: spec}
+		klb.Namespace, klb.Name = svc.Namespace, svc.Name
+		if err := controllerutil.SetControllerReference(svc, &klb, r.Scheme()); err != nil {
+			return err
+		}
+		if err := r.Create(ctx, &klb); err != nil {
+			return fmt.Errorf("create KuryrLoadBalancer: %w", err)
+		}
+		r.warn(svc)
+		return nil
+	case err != nil:
+		return err
+	case !metaOwnedBy(&klb, svc):
+		if err := r.remove(ctx, svc.Namespace, svc.Name, string(svc.UID)); err != nil {
+			return err
+		}
+		return fmt.Errorf("the KuryrLoadBalancer of an earlier Service %s/%s is being deleted; retrying", svc.Namespace, svc.Name)
+	case equality.Semantic.DeepEqual(klb.Spec, spec):
+		return nil
+	}
+	klb.Spec = spec
+	if err := r.Update(ctx, &klb); err != nil {
+		return fmt.Errorf("update KuryrLoadBalancer: %w", err)
+	}
+	r.warn(svc)
+	return nil
+}
+
+func metaOwnedBy(klb *kuryrv1.KuryrLoadBalancer, svc *corev1.Service) bool {
+	for _, o := range klb.OwnerReferences {
+		if o.UID == svc.UID && o.Controller != nil && *o.Controller {
+			return true
+		}
+	}
+	return false
+}
+
+// remove deletes the KuryrLoadBalancer of a Service that is gone or no
+// longer served (keepUID: except one owned by that Service). Its finalizer
+// holds it until Octavia is cleaned up.
+func (r *Reconciler) remove(ctx context.Context, ns, name, keepUID string) error {
+	var klb kuryrv1.KuryrLoadBalancer
+	if err := r.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &klb); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if !klb.DeletionTimestamp.IsZero() {
+		return nil
+	}
+	for _, o := range klb.OwnerReferences {
+		if keepUID != "" && string(o.UID) == keepUID {
+			return nil
+		}
+	}
+	if err := r.Delete(ctx, &klb, client.Preconditions{UID: &klb.UID}); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	log.FromContext(ctx).Info("KuryrLoadBalancer deleted", "service", ns+"/"+name)
+	return nil
+}
+
+// warn tells the user what the Service asks for that is not enforced.
+func (r *Reconciler) warn(svc *corev1.Service) {
+	ws := Warnings(svc, r.Settings.Provider)
+	if svc.Spec.Type == corev1.ServiceTypeLoadBalancer && !r.Settings.External {
+		ws = append(ws, "type LoadBalancer: no [neutron_defaults] external_svc_net is configured, so no external IP is allocated (loadBalancerIP must name an existing floating IP)")
+	}
+	if len(svc.Spec.LoadBalancerSourceRanges) > 0 {
+		ws = append(ws, "loadBalancerSourceRanges are not enforced: the "+r.Settings.Provider+" provider has no allowed_cidrs")
+	}
+	if len(ws) > 0 {
+		r.Recorder.Eventf(svc, nil, corev1.EventTypeWarning, "NotEnforced", "Translate", "%s", strings.Join(ws, "; "))
+	}
+}

@@ -1,0 +1,213 @@
+// Package service turns each Service kuryr serves, with its EndpointSlices,
+// into the spec of a KuryrLoadBalancer: the VIP, one port per (protocol,
+// port), and the ready endpoints behind each. It writes the spec only; the
+// loadbalancer package makes Octavia match it.
+package service
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+
+	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+)
+
+// Settings are the parts of kuryr.conf the translation uses.
+type Settings struct {
+	Provider, Algorithm string
+	// SubnetID is the service subnet (the VIPs').
+	SubnetID  string
+	ProjectID string
+	// Class is the loadBalancerClass kuryr serves besides none.
+	Class string
+	// External: an external network gives LoadBalancer Services floating
+	// IPs.
+	External bool
+}
+
+// SubnetFunc names the Neutron subnet an endpoint address is on ("" when
+// kuryr does not know one).
+type SubnetFunc func(ip netip.Addr) string
+
+// Skip says why a Service gets no load balancer ("" when it gets one).
+func Skip(svc *corev1.Service, class string) string {
+	switch {
+	case svc.Spec.Type == corev1.ServiceTypeExternalName:
+		return "ExternalName Services are answered by DNS alone"
+	case svc.Spec.ClusterIP == corev1.ClusterIPNone:
+		return "headless Services have no VIP"
+	case svc.Spec.ClusterIP == "":
+		return "no ClusterIP allocated yet"
+	case svc.Spec.LoadBalancerClass != nil && *svc.Spec.LoadBalancerClass != class:
+		return fmt.Sprintf("loadBalancerClass %q belongs to another controller", *svc.Spec.LoadBalancerClass)
+	}
+	return ""
+}
+
+// Desired is the KuryrLoadBalancer spec of a served Service.
+func Desired(svc *corev1.Service, eps []discoveryv1.EndpointSlice, s Settings, subnet SubnetFunc) kuryrv1.KuryrLoadBalancerSpec {
+	spec := kuryrv1.KuryrLoadBalancerSpec{
+		IP: svc.Spec.ClusterIP, Type: string(corev1.ServiceTypeClusterIP), Provider: s.Provider,
+		Algorithm: s.Algorithm, SubnetID: s.SubnetID, ProjectID: s.ProjectID,
+	}
+	if svc.Spec.Type == corev1.ServiceTypeLoadBalancer {
+		spec.Type = string(corev1.ServiceTypeLoadBalancer)
+		spec.LoadBalancerIP = svc.Spec.LoadBalancerIP
+		spec.SourceRanges = slices.Clone(svc.Spec.LoadBalancerSourceRanges)
+		slices.Sort(spec.SourceRanges)
+	}
+	family := discoveryv1.AddressTypeIPv4
+	if ip, err := netip.ParseAddr(svc.Spec.ClusterIP); err == nil && ip.Is6() {
+		family = discoveryv1.AddressTypeIPv6
+	}
+	for _, p := range svc.Spec.Ports {
+		proto := p.Protocol
+		if proto == "" {
+			proto = corev1.ProtocolTCP
+		}
+		spec.Ports = append(spec.Ports, kuryrv1.LoadBalancerPort{
+			Name: p.Name, Protocol: string(proto), Port: p.Port, TargetPort: p.TargetPort.String(),
+			Members: members(p.Name, proto, family, eps, svc.Spec.PublishNotReadyAddresses, subnet),
+		})
+	}
+	slices.SortFunc(spec.Ports, func(a, b kuryrv1.LoadBalancerPort) int {
+		return cmpPort(a.Protocol, a.Port, b.Protocol, b.Port)
+	})
+	return spec
+}
+
+func cmpPort(pa string, a int32, pb string, b int32) int {
+	if a != b {
+		return int(a - b)
+	}
+	switch {
+	case pa < pb:
+		return -1
+	case pa > pb:
+		return 1
+	}
+	return 0
+}
+
+// members are the endpoints behind one Service port: the ready ones; when
+// none is ready, the serving ones that are terminating (so that connections
+// drain instead of failing); all of them with publishNotReadyAddresses. The
+// member port is the slice's port of the same name and protocol: the
+// target port resolved by Kubernetes, named ones included.
+func members(name string, proto corev1.Protocol, family discoveryv1.AddressType, eps []discoveryv1.EndpointSlice,
+	publishNotReady bool, subnet SubnetFunc) []kuryrv1.LoadBalancerMember {
+	var ready, terminating, all []kuryrv1.LoadBalancerMember
+	for i := range eps {
+		es := &eps[i]
+		if es.AddressType != family {
+			continue
+		}
+		port, ok := slicePort(es, name, proto)
+		if !ok {
+			continue
+		}
+		for _, e := range es.Endpoints {
+			for _, m := range endpointMembers(&e, port, subnet) {
+				all = append(all, m)
+				switch c := e.Conditions; {
+				case c.Ready == nil || *c.Ready:
+					ready = append(ready, m)
+				case c.Serving != nil && *c.Serving && c.Terminating != nil && *c.Terminating:
+					terminating = append(terminating, m)
+				}
+			}
+		}
+	}
+	chosen := ready
+	switch {
+	case publishNotReady:
+		chosen = all
+	case len(ready) == 0:
+		chosen = terminating
+	}
+	return dedup(chosen)
+}
+
+func slicePort(es *discoveryv1.EndpointSlice, name string, proto corev1.Protocol) (int32, bool) {
+	for _, p := range es.Ports {
+		pn, pp := "", corev1.ProtocolTCP
+		if p.Name != nil {
+			pn = *p.Name
+		}
+		if p.Protocol != nil {
+			pp = *p.Protocol
+		}
+		if pn == name && pp == proto && p.Port != nil {
+			return *p.Port, true
+		}
+	}
+	return 0, false
+}
+
+func endpointMembers(e *discoveryv1.Endpoint, port int32, subnet SubnetFunc) []kuryrv1.LoadBalancerMember {
+	ref := ""
+	if t := e.TargetRef; t != nil && t.Name != "" {
+		ref = t.Namespace + "/" + t.Name
+	}
+	var out []kuryrv1.LoadBalancerMember
+	for _, a := range e.Addresses {
+		ip, err := netip.ParseAddr(a)
+		if err != nil {
+			continue // the API server validates addresses; never trust it blindly
+		}
+		out = append(out, kuryrv1.LoadBalancerMember{IP: ip.String(), Port: port, SubnetID: subnet(ip), TargetRef: ref})
+	}
+	return out
+}
+
+func dedup(ms []kuryrv1.LoadBalancerMember) []kuryrv1.LoadBalancerMember {
+	slices.SortFunc(ms, func(a, b kuryrv1.LoadBalancerMember) int {
+		if c := compareIP(a.IP, b.IP); c != 0 {
+			return c
+		}
+		return int(a.Port - b.Port)
+	})
+	return slices.CompactFunc(ms, func(a, b kuryrv1.LoadBalancerMember) bool { return a.IP == b.IP && a.Port == b.Port })
+}
+
+func compareIP(a, b string) int {
+	x, _ := netip.ParseAddr(a)
+	y, _ := netip.ParseAddr(b)
+	return x.Compare(y)
+}
+
+// Warnings say what the Service asks for that kuryr does not enforce, so
+// that users are never left to find out.
+func Warnings(svc *corev1.Service, provider string) []string {
+	var w []string
+	sp := &svc.Spec
+	if sp.Type == corev1.ServiceTypeNodePort {
+		w = append(w, "type NodePort: node ports are not served (kuryr runs no kube-proxy); the ClusterIP is")
+	}
+	if len(sp.ExternalIPs) > 0 {
+		w = append(w, "externalIPs are not served; use type LoadBalancer for an external address")
+	}
+	if len(sp.ClusterIPs) > 1 {
+		w = append(w, "dual-stack: only the first ClusterIP ("+sp.ClusterIP+") is served")
+	}
+	if sp.SessionAffinity == corev1.ServiceAffinityClientIP && provider == "ovn" {
+		w = append(w, "sessionAffinity ClientIP is not enforced: the ovn provider accepts but ignores session persistence")
+	}
+	if sp.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal {
+		w = append(w, "externalTrafficPolicy Local is not enforced: the load balancer sends to endpoints on every node (client addresses are preserved anyway)")
+	}
+	if p := sp.InternalTrafficPolicy; p != nil && *p == corev1.ServiceInternalTrafficPolicyLocal {
+		w = append(w, "internalTrafficPolicy Local is not enforced: the load balancer sends to endpoints on every node")
+	}
+	for _, p := range sp.Ports {
+		if p.AppProtocol != nil {
+			w = append(w, "appProtocol "+strconv.Quote(*p.AppProtocol)+" of port "+strconv.Itoa(int(p.Port))+" is ignored: listeners are plain "+string(p.Protocol))
+			break
+		}
+	}
+	return w
+}

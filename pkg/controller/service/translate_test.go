@@ -1,0 +1,182 @@
+package service
+
+import (
+	"net/netip"
+	"reflect"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+)
+
+var settings = Settings{Provider: "ovn", Algorithm: "SOURCE_IP_PORT", SubnetID: "svc-subnet", ProjectID: "p", Class: "kuryr"}
+
+func podSubnet(ip netip.Addr) string {
+	if netip.MustParsePrefix("10.10.0.0/16").Contains(ip) {
+		return "pod-subnet"
+	}
+	return ""
+}
+
+func svc(mut func(*corev1.Service)) *corev1.Service {
+	s := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "web"},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, ClusterIP: "10.96.0.20",
+			Ports: []corev1.ServicePort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: 80, TargetPort: intstr.FromString("web")}}}}
+	if mut != nil {
+		mut(s)
+	}
+	return s
+}
+
+type ep struct {
+	ip                          string
+	ready, serving, terminating *bool
+}
+
+func slice(ports map[string]int32, proto corev1.Protocol, eps ...ep) discoveryv1.EndpointSlice {
+	es := discoveryv1.EndpointSlice{AddressType: discoveryv1.AddressTypeIPv4}
+	for name, p := range ports {
+		es.Ports = append(es.Ports, discoveryv1.EndpointPort{Name: ptr.To(name), Protocol: ptr.To(proto), Port: ptr.To(p)})
+	}
+	for _, e := range eps {
+		es.Endpoints = append(es.Endpoints, discoveryv1.Endpoint{Addresses: []string{e.ip},
+			Conditions: discoveryv1.EndpointConditions{Ready: e.ready, Serving: e.serving, Terminating: e.terminating},
+			TargetRef:  &corev1.ObjectReference{Kind: "Pod", Namespace: "demo", Name: "pod-" + e.ip}})
+	}
+	return es
+}
+
+var yes, no = ptr.To(true), ptr.To(false)
+
+func member(ip string, port int32) kuryrv1.LoadBalancerMember {
+	return kuryrv1.LoadBalancerMember{IP: ip, Port: port, SubnetID: podSubnet(netip.MustParseAddr(ip)), TargetRef: "demo/pod-" + ip}
+}
+
+func TestSkip(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		svc  *corev1.Service
+		skip string
+	}{
+		{"clusterIP", svc(nil), ""},
+		{"headless", svc(func(s *corev1.Service) { s.Spec.ClusterIP = "None" }), "headless"},
+		{"externalName", svc(func(s *corev1.Service) { s.Spec.Type = corev1.ServiceTypeExternalName; s.Spec.ClusterIP = "" }), "ExternalName"},
+		{"other class", svc(func(s *corev1.Service) { s.Spec.LoadBalancerClass = ptr.To("other") }), "another controller"},
+		{"our class", svc(func(s *corev1.Service) { s.Spec.LoadBalancerClass = ptr.To("kuryr") }), ""},
+		{"no IP yet", svc(func(s *corev1.Service) { s.Spec.ClusterIP = "" }), "no ClusterIP"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Skip(tc.svc, "kuryr")
+			if (tc.skip == "") != (got == "") || !strings.Contains(got, tc.skip) {
+				t.Fatalf("Skip = %q, want containing %q", got, tc.skip)
+			}
+		})
+	}
+}
+
+func TestDesired(t *testing.T) {
+	dns := func(s *corev1.Service) {
+		s.Spec.Ports = []corev1.ServicePort{
+			{Name: "dns-tcp", Protocol: corev1.ProtocolTCP, Port: 53, TargetPort: intstr.FromInt32(53)},
+			{Name: "dns", Protocol: corev1.ProtocolUDP, Port: 53, TargetPort: intstr.FromInt32(53)},
+		}
+	}
+	for _, tc := range []struct {
+		name  string
+		svc   *corev1.Service
+		eps   []discoveryv1.EndpointSlice
+		ports []kuryrv1.LoadBalancerPort
+	}{
+		{"named target port resolved, ready endpoints only", svc(nil),
+			[]discoveryv1.EndpointSlice{slice(map[string]int32{"http": 8080}, corev1.ProtocolTCP,
+				ep{ip: "10.10.0.5", ready: yes}, ep{ip: "10.10.0.4"}, ep{ip: "10.10.0.6", ready: no})},
+			[]kuryrv1.LoadBalancerPort{{Name: "http", Protocol: "TCP", Port: 80, TargetPort: "web",
+				Members: []kuryrv1.LoadBalancerMember{member("10.10.0.4", 8080), member("10.10.0.5", 8080)}}}},
+		{"no endpoints: a port without members", svc(nil), nil,
+			[]kuryrv1.LoadBalancerPort{{Name: "http", Protocol: "TCP", Port: 80, TargetPort: "web"}}},
+		{"none ready: serving terminating ones", svc(nil),
+			[]discoveryv1.EndpointSlice{slice(map[string]int32{"http": 8080}, corev1.ProtocolTCP,
+				ep{ip: "10.10.0.5", ready: no, serving: yes, terminating: yes}, ep{ip: "10.10.0.6", ready: no, serving: no, terminating: yes})},
+			[]kuryrv1.LoadBalancerPort{{Name: "http", Protocol: "TCP", Port: 80, TargetPort: "web",
+				Members: []kuryrv1.LoadBalancerMember{member("10.10.0.5", 8080)}}}},
+		{"publishNotReadyAddresses: all", svc(func(s *corev1.Service) { s.Spec.PublishNotReadyAddresses = true }),
+			[]discoveryv1.EndpointSlice{slice(map[string]int32{"http": 8080}, corev1.ProtocolTCP,
+				ep{ip: "10.10.0.5", ready: yes}, ep{ip: "10.10.0.6", ready: no})},
+			[]kuryrv1.LoadBalancerPort{{Name: "http", Protocol: "TCP", Port: 80, TargetPort: "web",
+				Members: []kuryrv1.LoadBalancerMember{member("10.10.0.5", 8080), member("10.10.0.6", 8080)}}}},
+		{"same port on two protocols (DNS)", svc(dns),
+			[]discoveryv1.EndpointSlice{slice(map[string]int32{"dns-tcp": 53}, corev1.ProtocolTCP, ep{ip: "10.10.0.7", ready: yes}),
+				slice(map[string]int32{"dns": 53}, corev1.ProtocolUDP, ep{ip: "10.10.0.7", ready: yes})},
+			[]kuryrv1.LoadBalancerPort{
+				{Name: "dns-tcp", Protocol: "TCP", Port: 53, TargetPort: "53", Members: []kuryrv1.LoadBalancerMember{member("10.10.0.7", 53)}},
+				{Name: "dns", Protocol: "UDP", Port: 53, TargetPort: "53", Members: []kuryrv1.LoadBalancerMember{member("10.10.0.7", 53)}}}},
+		{"endpoints in two slices, duplicates once", svc(nil),
+			[]discoveryv1.EndpointSlice{slice(map[string]int32{"http": 8080}, corev1.ProtocolTCP, ep{ip: "10.10.0.9", ready: yes}),
+				slice(map[string]int32{"http": 8080}, corev1.ProtocolTCP, ep{ip: "10.10.0.10", ready: yes}, ep{ip: "10.10.0.9", ready: yes})},
+			[]kuryrv1.LoadBalancerPort{{Name: "http", Protocol: "TCP", Port: 80, TargetPort: "web",
+				Members: []kuryrv1.LoadBalancerMember{member("10.10.0.9", 8080), member("10.10.0.10", 8080)}}}},
+		{"selector-less, address outside the pod subnets", svc(nil),
+			[]discoveryv1.EndpointSlice{func() discoveryv1.EndpointSlice {
+				es := slice(map[string]int32{"http": 6443}, corev1.ProtocolTCP, ep{ip: "172.24.4.1", ready: yes})
+				es.Endpoints[0].TargetRef = nil
+				return es
+			}()},
+			[]kuryrv1.LoadBalancerPort{{Name: "http", Protocol: "TCP", Port: 80, TargetPort: "web",
+				Members: []kuryrv1.LoadBalancerMember{{IP: "172.24.4.1", Port: 6443}}}}},
+		{"other port name ignored", svc(nil),
+			[]discoveryv1.EndpointSlice{slice(map[string]int32{"metrics": 9090}, corev1.ProtocolTCP, ep{ip: "10.10.0.5", ready: yes})},
+			[]kuryrv1.LoadBalancerPort{{Name: "http", Protocol: "TCP", Port: 80, TargetPort: "web"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Desired(tc.svc, tc.eps, settings, podSubnet)
+			if got.IP != "10.96.0.20" || got.SubnetID != "svc-subnet" || got.Algorithm != "SOURCE_IP_PORT" || got.Type != "ClusterIP" {
+				t.Fatalf("spec header = %+v", got)
+			}
+			if !reflect.DeepEqual(got.Ports, tc.ports) {
+				t.Fatalf("ports:\n got %+v\nwant %+v", got.Ports, tc.ports)
+			}
+		})
+	}
+}
+
+func TestDesiredLoadBalancer(t *testing.T) {
+	got := Desired(svc(func(s *corev1.Service) {
+		s.Spec.Type = corev1.ServiceTypeLoadBalancer
+		s.Spec.LoadBalancerIP = "172.24.4.50"
+		s.Spec.LoadBalancerSourceRanges = []string{"172.24.4.0/28", "10.0.0.0/8"}
+	}), nil, settings, podSubnet)
+	if got.Type != "LoadBalancer" || got.LoadBalancerIP != "172.24.4.50" ||
+		!reflect.DeepEqual(got.SourceRanges, []string{"10.0.0.0/8", "172.24.4.0/28"}) {
+		t.Fatalf("spec = %+v", got)
+	}
+}
+
+func TestWarnings(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		mut  func(*corev1.Service)
+		want string
+	}{
+		{"plain", nil, ""},
+		{"nodePort", func(s *corev1.Service) { s.Spec.Type = corev1.ServiceTypeNodePort }, "NodePort"},
+		{"affinity", func(s *corev1.Service) { s.Spec.SessionAffinity = corev1.ServiceAffinityClientIP }, "sessionAffinity"},
+		{"etp local", func(s *corev1.Service) { s.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal }, "externalTrafficPolicy"},
+		{"itp local", func(s *corev1.Service) {
+			s.Spec.InternalTrafficPolicy = ptr.To(corev1.ServiceInternalTrafficPolicyLocal)
+		}, "internalTrafficPolicy"},
+		{"external IPs", func(s *corev1.Service) { s.Spec.ExternalIPs = []string{"1.2.3.4"} }, "externalIPs"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := strings.Join(Warnings(svc(tc.mut), "ovn"), ";")
+			if (tc.want == "") != (w == "") || !strings.Contains(w, tc.want) {
+				t.Fatalf("warnings %q, want containing %q", w, tc.want)
+			}
+		})
+	}
+}
