@@ -2,7 +2,8 @@
 # Runs the benchmarks on a running local cloud (make up), twice: with a
 # Neutron port per pod created on demand (the default), and with ready-port
 # pools (vif_pool_driver = neutron, 25 ports per node, the original's main
-# start-up optimisation). Prints figures; asserts nothing.
+# start-up optimisation); then Services (Octavia load balancers) with the
+# controller in its default configuration. Prints figures; asserts nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . _output/local-cloud.env
@@ -39,3 +40,8 @@ done
 echo "pools filled: $n ready ports"
 bench
 "$KURYR_CTL" controller restart   # back to the default; the sweep deletes the pools
+
+echo
+echo "=== Services: Octavia load balancers (the controller in its default configuration)"
+settle
+bin/kuryr-bench services

@@ -3,6 +3,7 @@
 //
 //	kuryr-bench ports [-pods 50]   pod burst -> Neutron port -> KuryrPort status
 //	kuryr-bench pods  [-pods 50] [-timeline]   Deployment -> all pods Running, CNI ADD by stage
+//	kuryr-bench services [-services 20] [-backends 3]   Services -> VIPs answer (Octavia as yardstick), endpoint change, restart, clean-up
 //
 // It reads the environment `make up` writes (_output/local-cloud.env).
 package main
@@ -72,17 +73,19 @@ func connect() (*env, error) {
 	if e.kuryr, err = client.NewWithWatch(cfg, client.Options{Scheme: s}); err != nil {
 		return nil, err
 	}
-	e.os, err = openstack.NewNoAuthClients(openstack.Endpoints{Network: getenv("NEUTRON_URL")}, 5*time.Minute)
+	e.os, err = openstack.NewNoAuthClients(openstack.Endpoints{Network: getenv("NEUTRON_URL"), LoadBalancer: os.Getenv("OCTAVIA_URL")}, 5*time.Minute)
 	return e, err
 }
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: kuryr-bench ports|pods [-pods N]")
+		fmt.Fprintln(os.Stderr, "usage: kuryr-bench ports|pods [-pods N] | services [-services N] [-backends N]")
 		os.Exit(2)
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
 	pods := fs.Int("pods", 50, "pods in the burst")
+	services := fs.Int("services", 20, "services: Services created at once")
+	backends := fs.Int("backends", 3, "services: backend pods (endpoints of every Service)")
 	fs.BoolVar(&timeline, "timeline", false, "pods: print, each second, how many pods have port data, a sandbox and run")
 	_ = fs.Parse(os.Args[2:])
 	e, err := connect()
@@ -96,6 +99,8 @@ func main() {
 		err = benchPorts(ctx, e, *pods)
 	case "pods":
 		err = benchPods(ctx, e, *pods)
+	case "services":
+		err = benchServices(ctx, e, *services, *backends)
 	default:
 		err = fmt.Errorf("unknown benchmark %q", os.Args[1])
 	}
