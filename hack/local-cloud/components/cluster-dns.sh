@@ -5,6 +5,8 @@
 # reach the API server, "kube-dns" to be reached).
 
 COREDNS_MANIFEST=$CLOUD_SCRIPTS/manifests/coredns.yaml
+# KURYR_CLOUD_COREDNS=0 leaves CoreDNS out (the image is still imported).
+CLUSTER_DNS_ENABLED=${KURYR_CLOUD_COREDNS:-1}
 
 coredns_manifest() {
   sed -e "s|@COREDNS_IMAGE@|$(cat "$IMAGES_DIR/coredns.ref")|g" \
@@ -12,6 +14,10 @@ coredns_manifest() {
 }
 
 deploy_coredns() {
+  if [ "$CLUSTER_DNS_ENABLED" = 0 ]; then
+    log "cluster DNS: left out (KURYR_CLOUD_COREDNS=0)"
+    return 0
+  fi
   coredns_manifest | "$K8S_BIN/kubectl" --kubeconfig "$ADMIN_KUBECONFIG" apply -f - \
     >"$CLOUD_LOG_DIR/coredns-apply.log" 2>&1 || die "applying CoreDNS failed (see $CLOUD_LOG_DIR/coredns-apply.log)"
 }
