@@ -5,7 +5,8 @@
 # accepts. Cached by content; rebuilt only when this script or the CoreDNS
 # version changes.
 #   pause    - a static C program that sleeps until signalled.
-#   test-app - busybox (sh, ping, nc, httpd, ip...) with an HTTP server that
+#   test-app - busybox (sh, ping, nc, httpd, ip...) and testapp (UDP, HTTPS
+#              to the API server: test/e2e/testapp) with an HTTP server that
 #              answers with the pod's hostname, as the default command.
 #   coredns  - the static CoreDNS of build-coredns.sh (run that first), user
 #              65532 (nonroot), no shell.
@@ -15,7 +16,8 @@ set -euo pipefail
 PAUSE_IMAGE=registry.k8s.io/pause:3.10
 APP_IMAGE=kuryr.local/test-app:v1
 COREDNS_IMAGE=kuryr.local/coredns:$COREDNS_VERSION
-stamp=$({ cat "$0"; echo "$COREDNS_VERSION"; } | sha256sum | cut -c1-16)
+TESTAPP_SRC=$REPO_ROOT/test/e2e/testapp
+stamp=$({ cat "$0" "$TESTAPP_SRC"/*.go; echo "$COREDNS_VERSION"; } | sha256sum | cut -c1-16)
 if [ -f "$IMAGES_DIR/$stamp.done" ]; then
   log "images: cached in $IMAGES_DIR"
   exit 0
@@ -84,6 +86,8 @@ oci_archive pause "$PAUSE_IMAGE" "$work/pause-root" \
 r=$work/app-root
 mkdir -p "$r/bin" "$r/www" "$r/tmp" "$r/etc" "$r/proc" "$r/sys" "$r/dev" "$r/run"
 cp /bin/busybox "$r/bin/busybox"
+# testapp: what busybox cannot do (UDP both ways, HTTPS to the API server).
+(cd "$REPO_ROOT" && CGO_ENABLED=0 go build -trimpath -ldflags=-s -o "$r/bin/testapp" ./test/e2e/testapp)
 for a in $("$r/bin/busybox" --list); do
   [ "$a" = busybox ] || ln -sf busybox "$r/bin/$a"
 done

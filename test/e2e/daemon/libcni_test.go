@@ -136,12 +136,31 @@ func TestLibCNIGarbageCollection(t *testing.T) {
 	if _, err := h.cni.AddNetworkList(ctx, h.list, rt); err != nil {
 		t.Fatalf("ADD: %v", err)
 	}
-	// The runtime lists no valid attachment of ours: GC removes it.
-	if err := h.cni.GCNetworkList(ctx, h.list, &libcni.GCArgs{ValidAttachments: []types.GCAttachment{}}); err != nil {
+	// The runtime lists every attachment of the node but ours: GC removes
+	// ours and leaves the others (the cloud's own pods) alone.
+	c := framework.Connect(t)
+	valid := []types.GCAttachment{}
+	var others []string
+	for _, a := range c.NodeAttachments(t, h.kp.Spec.PodNodeName) {
+		if a.Name != h.vif.VIFName {
+			valid = append(valid, types.GCAttachment{ContainerID: a.ContainerID, IfName: a.IfName})
+			others = append(others, a.Name)
+		}
+	}
+	if err := h.cni.GCNetworkList(ctx, h.list, &libcni.GCArgs{ValidAttachments: valid}); err != nil {
 		t.Fatalf("GC: %v", err)
 	}
-	if left := framework.Connect(t).NodeLeftovers(t, h.kp.Spec.PodNodeName); containsPrefix(left, "ovs:"+h.vif.VIFName) {
+	if left := c.NodeLeftovers(t, h.kp.Spec.PodNodeName); containsPrefix(left, "ovs:"+h.vif.VIFName) {
 		t.Errorf("GC left %v", left)
+	}
+	after := map[string]bool{}
+	for _, a := range c.NodeAttachments(t, h.kp.Spec.PodNodeName) {
+		after[a.Name] = true
+	}
+	for _, o := range others {
+		if !after[o] {
+			t.Errorf("GC removed %s, a valid attachment", o)
+		}
 	}
 }
 

@@ -217,14 +217,41 @@ func (k *Kuryr) WaitKuryrPortsActive(t testing.TB, pods []*corev1.Pod, timeout t
 	return ids
 }
 
-// ClusterPorts lists the Neutron ports of this cluster's pods and pools
-// (not the nodes' management ports, which live as long as the nodes).
+// ClusterPorts lists the Neutron ports of this cluster's pods and pools:
+// not the nodes' management ports, which live as long as the nodes, nor the
+// ports of the cluster's own pods in kube-system (cluster DNS), which live
+// as long as the cloud.
 func (c *Cloud) ClusterPorts(t testing.TB, cluster string) []neutron.Port {
 	t.Helper()
+	system := c.systemPorts(t)
 	var out []neutron.Port
 	for _, p := range c.allClusterPorts(t, cluster) {
-		if neutron.NodeOf(p.Tags) == "" {
+		if neutron.NodeOf(p.Tags) == "" && !system[p.ID] && !system[neutron.PodUIDOf(p.Tags)] {
 			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// systemPorts are the UIDs of the pods in kube-system and the ports their
+// KuryrPorts name.
+func (c *Cloud) systemPorts(t testing.TB) map[string]bool {
+	t.Helper()
+	out := map[string]bool{}
+	pods, err := c.Kube.CoreV1().Pods(metav1.NamespaceSystem).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		out[string(p.UID)] = true
+	}
+	var kps kuryrv1.KuryrPortList
+	if err := c.ConnectKuryr(t).List(context.Background(), &kps, client.InNamespace(metav1.NamespaceSystem)); err != nil {
+		t.Fatal(err)
+	}
+	for _, kp := range kps.Items {
+		for _, v := range kp.Status.VIFs {
+			out[v.PortID] = true
 		}
 	}
 	return out

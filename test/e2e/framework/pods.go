@@ -92,18 +92,43 @@ func (c *Cloud) Logs(t testing.TB, p *corev1.Pod) string {
 	return string(raw)
 }
 
-// NodeLeftovers lists what kuryr plugged on a node and is still there: OVS
-// ports of br-int carrying a kuryr container id, and tap interfaces.
-func (c *Cloud) NodeLeftovers(t testing.TB, node string) []string {
+// Attachment is a pod interface kuryr plugged on a node, as OVS records it.
+type Attachment struct {
+	Name, ContainerID, IfName, Pod string
+}
+
+// NodeAttachments lists the interfaces of br-int carrying a kuryr
+// container id.
+func (c *Cloud) NodeAttachments(t testing.TB, node string) []Attachment {
 	t.Helper()
-	var left []string
-	out, err := exec.Command("ovs-vsctl", "--db="+c.NodeOVSDB[node], "--bare", "--columns=name", "find", "Interface",
-		`external_ids:kuryr-container-id!=""`).CombinedOutput()
+	out, err := exec.Command("ovs-vsctl", "--db="+c.NodeOVSDB[node], "--format=csv", "--data=bare", "--no-headings",
+		"--columns=name,external_ids:kuryr-container-id,external_ids:kuryr-ifname,external_ids:kuryr-pod",
+		"find", "Interface", `external_ids:kuryr-container-id!=""`).CombinedOutput()
 	if err != nil {
 		t.Fatalf("ovs-vsctl on %s: %v: %s", node, err, out)
 	}
-	for _, name := range strings.Fields(string(out)) {
-		left = append(left, "ovs:"+name)
+	var list []Attachment
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if f := strings.Split(l, ","); len(f) == 4 {
+			list = append(list, Attachment{Name: f[0], ContainerID: f[1], IfName: f[2], Pod: strings.Trim(f[3], `"`)})
+		}
+	}
+	return list
+}
+
+// NodeLeftovers lists what kuryr plugged on a node and is still there: OVS
+// ports of br-int carrying a kuryr container id, and tap interfaces; not
+// those of the cloud's own pods in kube-system (cluster DNS).
+func (c *Cloud) NodeLeftovers(t testing.TB, node string) []string {
+	t.Helper()
+	var left []string
+	system := map[string]bool{}
+	for _, a := range c.NodeAttachments(t, node) {
+		if strings.HasPrefix(a.Pod, metav1.NamespaceSystem+"/") {
+			system[a.Name] = true
+			continue
+		}
+		left = append(left, "ovs:"+a.Name)
 	}
 	links, err := InNetns(context.Background(), "/run/netns/"+c.NodeNetns(node), "ip", "-o", "link", "show")
 	if err != nil {
@@ -111,7 +136,9 @@ func (c *Cloud) NodeLeftovers(t testing.TB, node string) []string {
 	}
 	for _, l := range strings.Split(links, "\n") {
 		if f := strings.Fields(l); len(f) > 1 && strings.HasPrefix(f[1], "tap") {
-			left = append(left, "link:"+strings.TrimSuffix(strings.SplitN(f[1], "@", 2)[0], ":"))
+			if name := strings.TrimSuffix(strings.SplitN(f[1], "@", 2)[0], ":"); !system[name] {
+				left = append(left, "link:"+name)
+			}
 		}
 	}
 	return left

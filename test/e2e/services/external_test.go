@@ -51,7 +51,8 @@ func TestLoadBalancerService(t *testing.T) {
 	}
 	seen := map[string]bool{}
 	framework.Eventually(t, 2*time.Minute, time.Second, "every backend through the floating IP "+ip+" from outside", func() (bool, error) {
-		out, err := framework.InNetns(context.Background(), outside.Path(), "busybox", "wget", "-qO-", "-T", "2", "http://"+ip+"/")
+		out, err := framework.InNetns(context.Background(), outside.Path(), "busybox", "sh", "-c",
+			fmt.Sprintf(`printf 'GET / HTTP/1.0\r\n\r\n' | busybox nc -w 2 %s 80 | tail -n 1`, ip))
 		if err == nil {
 			seen[strings.TrimSpace(out)] = true
 		}
