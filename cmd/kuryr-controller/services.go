@@ -28,14 +28,15 @@ func wireServices(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients, 
 	}
 	od, nd := cfg.OctaviaDefaults, cfg.NeutronDefaults
 	svc := &service.Reconciler{Client: mgr.GetClient(), Recorder: rec,
-		Subnets: &service.Subnets{Neutron: nc, TTL: subnetsTTL},
+		Subnets: &service.Subnets{Neutron: nc, Project: nd.Project, TTL: subnetsTTL},
 		Settings: service.Settings{Provider: od.Provider, Algorithm: od.EffectiveAlgorithm(), SubnetID: nd.ServiceSubnet,
-			ProjectID: nd.Project, Class: od.LoadBalancerClass, External: nd.ExternalSvcNet != ""}}
+			ProjectID: nd.Project, Class: od.LoadBalancerClass, External: nd.ExternalSvcNet != "",
+			RequireSubnet: od.Provider == "ovn"}}
 	if err := svc.SetupWithManager(mgr, 4); err != nil {
 		return err
 	}
 	lb := &loadbalancer.Reconciler{Client: mgr.GetClient(), Octavia: octavia.New(osc.LoadBalancer), Neutron: nc, Recorder: rec,
 		Settings: loadbalancer.Settings{Cluster: cfg.Kubernetes.ClusterName, ExtraTags: nd.ResourceTags,
-			ExternalNetwork: nd.ExternalSvcNet, ExternalSubnet: nd.ExternalSvcSubnet}}
+			ExternalNetwork: nd.ExternalSvcNet, ExternalSubnet: nd.ExternalSvcSubnet, CreateSettle: 2 * cfg.Neutron.Timeout}}
 	return lb.SetupWithManager(mgr, cfg.Controller.ServiceWorkers)
 }

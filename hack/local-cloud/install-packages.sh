@@ -16,7 +16,7 @@ PACKAGES=(
   ovn-central ovn-host openvswitch-switch openvswitch-common
   # ovs-vswitchd is rebuilt from Debian's own source, patched (build-ovs.sh)
   openvswitch-source make python3
-  octavia-api octavia-driver-agent python3-ovn-octavia-provider
+  octavia-api octavia-driver-agent python3-ovn-octavia-provider uwsgi-core uwsgi-plugin-python3
   # images and plumbing
   busybox-static libc6-dev gcc
   iproute2 ethtool iptables conntrack jq curl procps psmisc socat openssl

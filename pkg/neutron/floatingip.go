@@ -12,6 +12,7 @@ import (
 // FloatingIP is what kuryr needs of a floating IP.
 type FloatingIP struct {
 	ID, Address, PortID, NetworkID string
+	Description                    string
 	Tags                           []string
 	CreatedAt                      time.Time
 }
@@ -36,7 +37,7 @@ func (c *Client) ListFloatingIPs(ctx context.Context, f FloatingIPFilter) ([]Flo
 	out := make([]FloatingIP, 0, len(all))
 	for _, ip := range all {
 		out = append(out, FloatingIP{ID: ip.ID, Address: ip.FloatingIP, PortID: ip.PortID, NetworkID: ip.FloatingNetworkID,
-			Tags: ip.Tags, CreatedAt: ip.CreatedAt})
+			Description: ip.Description, Tags: ip.Tags, CreatedAt: ip.CreatedAt})
 	}
 	return out, nil
 }
@@ -50,7 +51,8 @@ func (c *Client) CreateFloatingIP(ctx context.Context, network, subnet, port, pr
 	if err != nil {
 		return nil, fmt.Errorf("allocate a floating IP on network %s for port %s: %w", network, port, err)
 	}
-	out := &FloatingIP{ID: ip.ID, Address: ip.FloatingIP, PortID: ip.PortID, NetworkID: ip.FloatingNetworkID, Tags: tags}
+	out := &FloatingIP{ID: ip.ID, Address: ip.FloatingIP, PortID: ip.PortID, NetworkID: ip.FloatingNetworkID,
+		Description: description, Tags: tags}
 	return out, c.setTags(ctx, "floatingips", ip.ID, tags)
 }
 

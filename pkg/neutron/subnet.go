@@ -38,10 +38,9 @@ func (c *Client) GetSubnet(ctx context.Context, id string) (*Subnet, error) {
 	return subnetOf(s), nil
 }
 
-// ListSubnets lists every subnet this project sees (its own, shared and
-// external ones).
-func (c *Client) ListSubnets(ctx context.Context) ([]Subnet, error) {
-	pages, err := subnets.List(c.sc, subnets.ListOpts{}).AllPages(ctx)
+// ListSubnets lists the subnets of a project.
+func (c *Client) ListSubnets(ctx context.Context, project string) ([]Subnet, error) {
+	pages, err := subnets.List(c.sc, subnets.ListOpts{ProjectID: project}).AllPages(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list subnets: %w", err)
 	}

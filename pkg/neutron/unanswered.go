@@ -19,6 +19,16 @@ type Unanswered struct {
 	since map[string]time.Time
 	// Now is the clock (time.Now when nil), for tests.
 	Now func() time.Time
+	// Settle overrides UnclearSettle (0: UnclearSettle), for services
+	// slower to commit than Neutron.
+	Settle time.Duration
+}
+
+func (u *Unanswered) settle() time.Duration {
+	if u.Settle > 0 {
+		return u.Settle
+	}
+	return UnclearSettle
 }
 
 func (u *Unanswered) now() time.Time {
@@ -42,7 +52,7 @@ func (u *Unanswered) Mark(key string) {
 }
 
 // Pending reports whether a create for key went unanswered and no lookup
-// has settled it, and how much of UnclearSettle is left (0: a lookup that
+// has settled it, and how much of the settle time is left (0: a lookup that
 // finds nothing now settles it).
 func (u *Unanswered) Pending(key string) (bool, time.Duration) {
 	u.mu.Lock()
@@ -51,7 +61,7 @@ func (u *Unanswered) Pending(key string) (bool, time.Duration) {
 	if !ok {
 		return false, 0
 	}
-	return true, max(0, UnclearSettle-u.now().Sub(t))
+	return true, max(0, u.settle()-u.now().Sub(t))
 }
 
 // Clear forgets key: its port was found, or nothing was and the settle time

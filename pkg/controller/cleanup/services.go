@@ -13,8 +13,9 @@ import (
 // serviceResources are the cluster's load balancers and floating IPs, as
 // listed before Kubernetes is read.
 type serviceResources struct {
-	lbs  []octavia.LoadBalancer
-	fips []neutron.FloatingIP
+	lbs    []octavia.LoadBalancer
+	fips   []neutron.FloatingIP
+	failed error // listing failed: nothing of Services' is swept this time
 }
 
 func (s *Sweeper) listServiceResources(ctx context.Context, tag []string) (serviceResources, error) {
@@ -24,20 +25,26 @@ func (s *Sweeper) listServiceResources(ctx context.Context, tag []string) (servi
 	}
 	var err error
 	if r.lbs, err = s.Octavia.FindLoadBalancers(ctx, tag); err != nil {
-		return r, err
+		r.failed = err
+		return r, nil // the ports and networks are still swept
 	}
-	r.fips, err = s.FloatingIPs.ListFloatingIPs(ctx, neutron.FloatingIPFilter{Tags: tag})
-	return r, err
+	if r.fips, err = s.FloatingIPs.ListFloatingIPs(ctx, neutron.FloatingIPFilter{Tags: tag}); err != nil {
+		r.failed = err
+	}
+	return r, nil
 }
 
 // sweepServices deletes the load balancers (with everything in them) and
 // floating IPs of Services that have no KuryrLoadBalancer.
 func (s *Sweeper) sweepServices(ctx context.Context, logger logr.Logger, r serviceResources, owned Owners) error {
-	if s.Octavia == nil {
-		return nil
+	if s.Octavia == nil || r.failed != nil {
+		return r.failed
 	}
 	var errs []error
 	for _, lb := range OrphanLoadBalancers(r.lbs, owned) {
+		if lb.ProvisioningStatus == "PENDING_DELETE" {
+			continue
+		}
 		logger.Info("deleting orphaned load balancer", "loadBalancer", lb.ID, "name", lb.Name,
 			"serviceUid", neutron.ServiceUIDOf(lb.Tags))
 		if err := s.Octavia.DeleteLoadBalancer(ctx, lb.ID); err != nil {

@@ -3,10 +3,11 @@ package loadbalancer
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
@@ -24,6 +25,7 @@ const (
 // from a Service that is no longer one), then publishes it in the
 // Service's status.loadBalancer.
 func (r *Reconciler) external(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, lb *octavia.LoadBalancer, uid string) error {
+	published := publishedIP(klb)
 	var ingress []corev1.LoadBalancerIngress
 	if klb.Spec.Type == string(corev1.ServiceTypeLoadBalancer) {
 		fip, err := r.floatingIP(ctx, klb, lb, uid)
@@ -32,12 +34,20 @@ func (r *Reconciler) external(ctx context.Context, klb *kuryrv1.KuryrLoadBalance
 		}
 		klb.Status.FloatingIP = fip
 		if fip != nil {
-			ingress = []corev1.LoadBalancerIngress{{IP: fip.IP}}
+			ingress = []corev1.LoadBalancerIngress{{IP: fip.IP, IPMode: ptr.To(corev1.LoadBalancerIPModeVIP)}}
 		}
-	} else if err := r.releaseFloatingIPs(ctx, klb, uid); err != nil {
+	} else if err := r.releaseFloatingIPs(ctx, klb, lb.VIPPortID, uid); err != nil {
 		return err
 	}
-	return r.publish(ctx, klb, uid, ingress)
+	return r.publish(ctx, klb, uid, ingress, published)
+}
+
+// publishedIP is the floating IP kuryr recorded, and so published.
+func publishedIP(klb *kuryrv1.KuryrLoadBalancer) string {
+	if f := klb.Status.FloatingIP; f != nil {
+		return f.IP
+	}
+	return ""
 }
 
 // floatingIP returns the VIP's floating IP, associating or allocating one.
@@ -46,12 +56,15 @@ func (r *Reconciler) floatingIP(ctx context.Context, klb *kuryrv1.KuryrLoadBalan
 	if r.Settings.ExternalNetwork == "" && want == "" {
 		return nil, nil // reported by the Service reconciler's warnings
 	}
+	if lb.VIPPortID == "" {
+		return nil, fmt.Errorf("load balancer %s has no VIP port yet", lb.ID)
+	}
 	onVIP, err := r.Neutron.ListFloatingIPs(ctx, neutron.FloatingIPFilter{PortID: lb.VIPPortID})
 	if err != nil {
 		return nil, err
 	}
 	for _, f := range onVIP {
-		if want == "" || f.Address == want {
+		if (want == "" && ours(f, uid)) || (want != "" && f.Address == want) {
 			return state(f, uid), nil
 		}
 		// The Service now names another address: let this one go.
@@ -73,7 +86,7 @@ func (r *Reconciler) floatingIP(ctx context.Context, klb *kuryrv1.KuryrLoadBalan
 		return state(tagged[0], uid), nil
 	}
 	f, err := r.Neutron.CreateFloatingIP(ctx, r.Settings.ExternalNetwork, r.Settings.ExternalSubnet, lb.VIPPortID,
-		klb.Spec.ProjectID, "kuryr_lb", r.tags(uid))
+		klb.Spec.ProjectID, fipDescription, r.tags(uid))
 	if err != nil {
 		return nil, err
 	}
@@ -100,9 +113,18 @@ func (r *Reconciler) associateUsers(ctx context.Context, address, vipPort, uid s
 	return state(f, uid), nil
 }
 
+// fipDescription marks the floating IPs kuryr allocates (as the original
+// did), so that one whose tagging failed is still known for kuryr's.
+const fipDescription = "kuryr_lb"
+
+// ours reports a floating IP kuryr allocated for this Service.
+func ours(f neutron.FloatingIP, uid string) bool {
+	return neutron.ServiceUIDOf(f.Tags) == uid || (len(f.Tags) == 0 && f.Description == fipDescription)
+}
+
 func state(f neutron.FloatingIP, uid string) *kuryrv1.FloatingIPState {
 	m := allocUser
-	if neutron.ServiceUIDOf(f.Tags) == uid {
+	if ours(f, uid) {
 		m = allocPool
 	}
 	return &kuryrv1.FloatingIPState{ID: f.ID, IP: f.Address, AllocMethod: m}
@@ -111,7 +133,7 @@ func state(f neutron.FloatingIP, uid string) *kuryrv1.FloatingIPState {
 // dropFloatingIP releases a floating IP kuryr allocated for this Service
 // and disassociates one the user gave.
 func (r *Reconciler) dropFloatingIP(ctx context.Context, f neutron.FloatingIP, uid string) error {
-	if neutron.ServiceUIDOf(f.Tags) == uid {
+	if ours(f, uid) {
 		return r.Neutron.DeleteFloatingIP(ctx, f.ID)
 	}
 	if err := r.Neutron.AssociateFloatingIP(ctx, f.ID, ""); err != nil && !neutron.IsNotFound(err) {
@@ -121,19 +143,22 @@ func (r *Reconciler) dropFloatingIP(ctx context.Context, f neutron.FloatingIP, u
 }
 
 // releaseFloatingIPs lets go of every floating IP of the Service: those
-// kuryr allocated (found by tag, recorded or not) and the user's.
-func (r *Reconciler) releaseFloatingIPs(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, uid string) error {
-	tagged, err := r.Neutron.ListFloatingIPs(ctx, neutron.FloatingIPFilter{Tags: r.tags(uid)[:2]})
+// kuryr allocated (found by tag, recorded or not) are released, those on
+// the VIP port (vipPort, if known) released if kuryr's, else disassociated.
+func (r *Reconciler) releaseFloatingIPs(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, vipPort, uid string) error {
+	found, err := r.Neutron.ListFloatingIPs(ctx, neutron.FloatingIPFilter{Tags: r.tags(uid)[:2]})
 	if err != nil {
 		return err
 	}
-	for _, f := range tagged {
-		if err := r.Neutron.DeleteFloatingIP(ctx, f.ID); err != nil {
+	if vipPort != "" {
+		onVIP, err := r.Neutron.ListFloatingIPs(ctx, neutron.FloatingIPFilter{PortID: vipPort})
+		if err != nil {
 			return err
 		}
+		found = append(found, onVIP...)
 	}
-	if st := klb.Status.FloatingIP; st != nil && st.AllocMethod == allocUser {
-		if err := r.dropFloatingIP(ctx, neutron.FloatingIP{ID: st.ID}, uid); err != nil {
+	for _, f := range found {
+		if err := r.dropFloatingIP(ctx, f, uid); err != nil && !neutron.IsNotFound(err) {
 			return err
 		}
 	}
@@ -141,9 +166,10 @@ func (r *Reconciler) releaseFloatingIPs(ctx context.Context, klb *kuryrv1.KuryrL
 	return nil
 }
 
-// publish writes the Service's status.loadBalancer.ingress (kuryr is its
-// only writer for the Services it serves).
-func (r *Reconciler) publish(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, uid string, ingress []corev1.LoadBalancerIngress) error {
+// publish writes the Service's status.loadBalancer.ingress for the
+// LoadBalancer Services kuryr serves. It clears only what kuryr published
+// (published): another controller may own a Service's external side.
+func (r *Reconciler) publish(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, uid string, ingress []corev1.LoadBalancerIngress, published string) error {
 	var svc corev1.Service
 	if err := r.Get(ctx, types.NamespacedName{Namespace: klb.Namespace, Name: klb.Name}, &svc); err != nil {
 		return client.IgnoreNotFound(err)
@@ -152,7 +178,10 @@ func (r *Reconciler) publish(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer
 		return nil
 	}
 	have := svc.Status.LoadBalancer.Ingress
-	if (len(have) == 0 && len(ingress) == 0) || equality.Semantic.DeepEqual(have, ingress) {
+	if len(ingress) == 0 && (len(have) != 1 || have[0].IP != published) {
+		return nil // nothing of kuryr's to clear
+	}
+	if ingressIPs(have) == ingressIPs(ingress) {
 		return nil
 	}
 	orig := svc.DeepCopy()
@@ -161,4 +190,12 @@ func (r *Reconciler) publish(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer
 		return fmt.Errorf("write the Service's status.loadBalancer: %w", client.IgnoreNotFound(err))
 	}
 	return nil
+}
+
+func ingressIPs(in []corev1.LoadBalancerIngress) string {
+	ips := make([]string, 0, len(in))
+	for _, i := range in {
+		ips = append(ips, i.IP)
+	}
+	return strings.Join(ips, ",")
 }

@@ -20,6 +20,14 @@ func (r *Reconciler) finalize(ctx context.Context, klb *kuryrv1.KuryrLoadBalance
 	if !controllerutil.ContainsFinalizer(klb, kuryrv1.KuryrLoadBalancerFinalizer) {
 		return ctrl.Result{}, nil
 	}
+	// Floating IPs first: found on the VIP port while it exists.
+	published, vipPort := publishedIP(klb), ""
+	if st := klb.Status.LoadBalancer; st != nil {
+		vipPort = st.PortID
+	}
+	if err := r.releaseFloatingIPs(ctx, klb, vipPort, uid); err != nil {
+		return ctrl.Result{}, err
+	}
 	lbs, err := r.Octavia.FindLoadBalancers(ctx, r.tags(uid)[:2])
 	if err != nil {
 		return ctrl.Result{}, err
@@ -27,6 +35,11 @@ func (r *Reconciler) finalize(ctx context.Context, klb *kuryrv1.KuryrLoadBalance
 	if st := klb.Status.LoadBalancer; st != nil && st.ID != "" && !hasLB(lbs, st.ID) {
 		lbs = append(lbs, octavia.LoadBalancer{ID: st.ID})
 	}
+	if pending, left := r.unanswered.Pending(uid); pending && left > 0 && len(lbs) == 0 {
+		return ctrl.Result{RequeueAfter: left}, nil // a create may still commit
+	}
+	r.unanswered.Clear(uid)
+	r.progress.done(uid)
 	for _, lb := range lbs {
 		if lb.ProvisioningStatus == "PENDING_DELETE" {
 			continue
@@ -39,10 +52,7 @@ func (r *Reconciler) finalize(ctx context.Context, klb *kuryrv1.KuryrLoadBalance
 		}
 		log.FromContext(ctx).Info("load balancer deleted", "loadBalancer", lb.ID)
 	}
-	if err := r.releaseFloatingIPs(ctx, klb, uid); err != nil {
-		return ctrl.Result{}, err
-	}
-	if err := r.publish(ctx, klb, uid, nil); err != nil {
+	if err := r.publish(ctx, klb, uid, nil, published); err != nil {
 		return ctrl.Result{}, err
 	}
 	orig := klb.DeepCopy()

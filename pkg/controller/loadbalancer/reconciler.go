@@ -56,6 +56,10 @@ type Settings struct {
 	// ExternalNetwork and ExternalSubnet give LoadBalancer Services their
 	// floating IPs ([neutron_defaults] external_svc_net, _subnet).
 	ExternalNetwork, ExternalSubnet string
+	// CreateSettle is how long a load balancer create that went unanswered
+	// is looked for before it is made again: Octavia serializes creates, and
+	// may commit one long after its client gave up.
+	CreateSettle time.Duration
 }
 
 // Reconciler converges KuryrLoadBalancers and Octavia.
@@ -68,6 +72,7 @@ type Reconciler struct {
 	// unanswered holds the Services whose load balancer create went
 	// unanswered: Octavia may still commit it.
 	unanswered neutron.Unanswered
+	progress   progress
 }
 
 // Requeue intervals: Octavia objects are immutable while PENDING_*, and a
@@ -138,23 +143,31 @@ func (r *Reconciler) writeStatus(ctx context.Context, klb, orig *kuryrv1.KuryrLo
 
 // ensure converges one step at a time and says when to look again.
 func (r *Reconciler) ensure(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, uid string) (ctrl.Result, error) {
+	r.unanswered.Settle = r.Settings.CreateSettle
 	lb, wait, err := r.loadBalancer(ctx, klb, uid)
-	if err != nil || lb == nil {
-		return ctrl.Result{RequeueAfter: wait}, err
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if lb == nil {
+		return ctrl.Result{RequeueAfter: wait}, nil
 	}
 	recordLB(klb, lb)
 	switch {
 	case lb.ProvisioningStatus == octavia.StatusError:
 		r.event(ctx, klb, corev1.EventTypeWarning, "LoadBalancerError", "Replace",
 			"Octavia put load balancer %s in ERROR; replacing it", lb.ID)
+		n := r.progress.applied(uid, "replace a load balancer in ERROR")
 		if err := r.Octavia.DeleteLoadBalancer(ctx, lb.ID); err != nil {
 			return ctrl.Result{}, err
 		}
 		klb.Status = kuryrv1.KuryrLoadBalancerStatus{Conditions: klb.Status.Conditions}
+		if n >= maxRepeats {
+			return ctrl.Result{}, fmt.Errorf("%d load balancers in a row went to ERROR in Octavia; retrying with backoff", n)
+		}
 		return ctrl.Result{RequeueAfter: pendingRequeue}, nil
 	case octavia.Pending(lb.ProvisioningStatus):
 		setReady(klb, metav1.ConditionFalse, kuryrv1.ReasonWaiting, "load balancer "+lb.ID+" is "+lb.ProvisioningStatus)
-		return ctrl.Result{RequeueAfter: pendingRequeue}, nil
+		return ctrl.Result{RequeueAfter: r.progress.pending(uid)}, nil
 	}
 	obs, err := r.observe(ctx, lb.ID)
 	if err != nil {
@@ -162,15 +175,30 @@ func (r *Reconciler) ensure(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer,
 	}
 	recordListeners(klb, obs)
 	if steps := plan(desiredListeners(klb, r.tags(uid)), obs); len(steps) > 0 {
-		log.FromContext(ctx).Info("octavia", "loadBalancer", lb.ID, "step", steps[0].String(), "pending", len(steps)-1)
-		setReady(klb, metav1.ConditionFalse, kuryrv1.ReasonWaiting, steps[0].String())
-		return ctrl.Result{RequeueAfter: stepRequeue}, r.apply(ctx, lb.ID, steps[0])
+		return r.step(ctx, klb, lb, uid, steps)
 	}
 	if err := r.external(ctx, klb, lb, uid); err != nil {
 		return ctrl.Result{}, err
 	}
+	r.progress.done(uid)
 	r.becomeReady(ctx, klb, lb)
 	return ctrl.Result{}, nil
+}
+
+// step applies the first of steps. One that keeps coming back (Octavia
+// does not show its effect) is retried with the queue's backoff.
+func (r *Reconciler) step(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, lb *octavia.LoadBalancer, uid string, steps []step) (ctrl.Result, error) {
+	s := steps[0]
+	log.FromContext(ctx).Info("octavia", "loadBalancer", lb.ID, "step", s.String(), "pending", len(steps)-1)
+	setReady(klb, metav1.ConditionFalse, kuryrv1.ReasonWaiting, s.String())
+	n := r.progress.applied(uid, s.String())
+	if err := r.apply(ctx, lb.ID, s); err != nil {
+		return ctrl.Result{}, err
+	}
+	if n >= maxRepeats {
+		return ctrl.Result{}, fmt.Errorf("%s: applied %d times without Octavia showing it; retrying with backoff", s, n)
+	}
+	return ctrl.Result{RequeueAfter: stepRequeue}, nil
 }
 
 func (r *Reconciler) observe(ctx context.Context, lbID string) (observed, error) {

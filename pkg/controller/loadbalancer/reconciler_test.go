@@ -47,11 +47,12 @@ func (f *fips) ListFloatingIPs(_ context.Context, q neutron.FloatingIPFilter) ([
 	return out, nil
 }
 
-func (f *fips) CreateFloatingIP(_ context.Context, network, _, port, _, _ string, tags []string) (*neutron.FloatingIP, error) {
+func (f *fips) CreateFloatingIP(_ context.Context, network, _, port, _, desc string, tags []string) (*neutron.FloatingIP, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.seq++
-	ip := &neutron.FloatingIP{ID: fmt.Sprintf("fip-%d", f.seq), Address: fmt.Sprintf("172.24.4.%d", 100+f.seq), PortID: port, NetworkID: network, Tags: tags}
+	ip := &neutron.FloatingIP{ID: fmt.Sprintf("fip-%d", f.seq), Address: fmt.Sprintf("172.24.4.%d", 100+f.seq), PortID: port,
+		NetworkID: network, Description: desc, Tags: tags}
 	f.all[ip.ID] = ip
 	return ip, nil
 }
@@ -264,5 +265,60 @@ func TestLoadBalancerServiceGetsFloatingIP(t *testing.T) {
 	var gone kuryrv1.KuryrLoadBalancer
 	if err := e.cl.Get(context.Background(), client.ObjectKey{Namespace: "demo", Name: "web"}, &gone); err == nil {
 		t.Fatalf("KuryrLoadBalancer still there: %v", gone.Finalizers)
+	}
+}
+
+func (e *env) setType(t *testing.T, typ string) {
+	t.Helper()
+	klb := e.klb(t)
+	klb.Spec.Type = typ
+	if err := e.cl.Update(context.Background(), klb); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (e *env) ingress(t *testing.T) []corev1.LoadBalancerIngress {
+	t.Helper()
+	var svc corev1.Service
+	if err := e.cl.Get(context.Background(), client.ObjectKey{Namespace: "demo", Name: "web"}, &svc); err != nil {
+		t.Fatal(err)
+	}
+	return svc.Status.LoadBalancer.Ingress
+}
+
+// A LoadBalancer Service turned ClusterIP gives its floating IP back, even
+// one whose tagging failed, and kuryr's ingress goes.
+func TestTypeChangeReleasesFloatingIP(t *testing.T) {
+	e := newEnv(t, "LoadBalancer")
+	e.converge(t)
+	for _, f := range e.fip.all {
+		f.Tags = nil // as if tagging had failed after the create
+	}
+	e.setType(t, "ClusterIP")
+	e.converge(t)
+	if len(e.fip.all) != 0 || len(e.ingress(t)) != 0 || e.klb(t).Status.FloatingIP != nil {
+		t.Fatalf("floating IPs %v, ingress %v", e.fip.all, e.ingress(t))
+	}
+}
+
+// Ingress another controller wrote (a foreign loadBalancerClass: kuryr
+// serves the ClusterIP only) is left alone.
+func TestForeignIngressLeftAlone(t *testing.T) {
+	e := newEnv(t, "ClusterIP")
+	var svc corev1.Service
+	if err := e.cl.Get(context.Background(), client.ObjectKey{Namespace: "demo", Name: "web"}, &svc); err != nil {
+		t.Fatal(err)
+	}
+	svc.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "192.0.2.7"}}
+	if err := e.cl.Status().Update(context.Background(), &svc); err != nil {
+		t.Fatal(err)
+	}
+	e.converge(t)
+	if err := e.cl.Delete(context.Background(), e.klb(t)); err != nil {
+		t.Fatal(err)
+	}
+	e.converge(t)
+	if in := e.ingress(t); len(in) != 1 || in[0].IP != "192.0.2.7" {
+		t.Fatalf("ingress %v, want the other controller's", in)
 	}
 }

@@ -3,7 +3,9 @@ package service
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -45,18 +47,33 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		client.MatchingLabels{discoveryv1.LabelServiceName: svc.Name}); err != nil {
 		return ctrl.Result{}, fmt.Errorf("list EndpointSlices: %w", err)
 	}
-	if err := r.Subnets.Refresh(ctx); err != nil {
-		// Members then go without a subnet (Octavia uses the VIP's); the
-		// next reconcile names them.
-		log.FromContext(ctx).Info("subnets not read; members carry no subnet for now", "error", err.Error())
+	if err := r.Subnets.Refresh(ctx, false); err != nil {
+		log.FromContext(ctx).Info("subnets not read", "error", err.Error())
 	}
-	spec := Desired(&svc, eps.Items, r.Settings, r.Subnets.Lookup)
-	return ctrl.Result{}, r.write(ctx, &svc, spec)
+	spec, unplaced := Desired(&svc, eps.Items, r.Settings, r.Subnets.Lookup)
+	if len(unplaced) > 0 && r.Subnets.Refresh(ctx, true) == nil {
+		// A subnet may be new (a namespace's): read them again.
+		spec, unplaced = Desired(&svc, eps.Items, r.Settings, r.Subnets.Lookup)
+	}
+	changed, err := r.write(ctx, &svc, spec)
+	if err != nil || len(unplaced) == 0 {
+		return ctrl.Result{}, err
+	}
+	if changed {
+		r.Recorder.Eventf(&svc, nil, corev1.EventTypeWarning, "MembersWithoutSubnet", "Translate",
+			"endpoints %s are on no Neutron subnet kuryr knows, and the %s provider needs one: they are left out for now",
+			strings.Join(unplaced, ", "), r.Settings.Provider)
+	}
+	return ctrl.Result{RequeueAfter: unplacedRetry}, nil
 }
 
-// write creates or updates the KuryrLoadBalancer; one left by an earlier
-// Service of the same name is deleted first.
-func (r *Reconciler) write(ctx context.Context, svc *corev1.Service, spec kuryrv1.KuryrLoadBalancerSpec) error {
+// unplacedRetry: endpoints on no known subnet are looked at again this
+// often (their subnet may appear).
+const unplacedRetry = 30 * time.Second
+
+// write creates or updates the KuryrLoadBalancer (one left by an earlier
+// Service of the same name is deleted first) and says whether it changed.
+func (r *Reconciler) write(ctx context.Context, svc *corev1.Service, spec kuryrv1.KuryrLoadBalancerSpec) (bool, error) {
 	var klb kuryrv1.KuryrLoadBalancer
 	err := r.Get(ctx, client.ObjectKeyFromObject(svc), &klb)
 	switch {
@@ -64,29 +81,43 @@ func (r *Reconciler) write(ctx context.Context, svc *corev1.Service, spec kuryrv
 		klb = kuryrv1.KuryrLoadBalancer{Spec: spec}
 		klb.Namespace, klb.Name = svc.Namespace, svc.Name
 		if err := controllerutil.SetControllerReference(svc, &klb, r.Scheme()); err != nil {
-			return err
+			return false, err
 		}
 		if err := r.Create(ctx, &klb); err != nil {
-			return fmt.Errorf("create KuryrLoadBalancer: %w", err)
+			return false, fmt.Errorf("create KuryrLoadBalancer: %w", err)
 		}
 		r.warn(svc)
-		return nil
+		return true, nil
 	case err != nil:
-		return err
+		return false, err
 	case !metaOwnedBy(&klb, svc):
 		if err := r.remove(ctx, svc.Namespace, svc.Name, string(svc.UID)); err != nil {
-			return err
+			return false, err
 		}
-		return fmt.Errorf("the KuryrLoadBalancer of an earlier Service %s/%s is being deleted; retrying", svc.Namespace, svc.Name)
+		return false, fmt.Errorf("the KuryrLoadBalancer of an earlier Service %s/%s is being deleted; retrying", svc.Namespace, svc.Name)
 	case equality.Semantic.DeepEqual(klb.Spec, spec):
-		return nil
+		return false, nil
+	}
+	if !sameShape(klb.Spec, spec) {
+		r.warn(svc) // the Service changed, not only its endpoints
 	}
 	klb.Spec = spec
 	if err := r.Update(ctx, &klb); err != nil {
-		return fmt.Errorf("update KuryrLoadBalancer: %w", err)
+		return false, fmt.Errorf("update KuryrLoadBalancer: %w", err)
 	}
-	r.warn(svc)
-	return nil
+	return true, nil
+}
+
+// sameShape compares two specs but for their members.
+func sameShape(a, b kuryrv1.KuryrLoadBalancerSpec) bool {
+	strip := func(s kuryrv1.KuryrLoadBalancerSpec) kuryrv1.KuryrLoadBalancerSpec {
+		s.Ports = slices.Clone(s.Ports)
+		for i := range s.Ports {
+			s.Ports[i].Members = nil
+		}
+		return s
+	}
+	return equality.Semantic.DeepEqual(strip(a), strip(b))
 }
 
 func metaOwnedBy(klb *kuryrv1.KuryrLoadBalancer, svc *corev1.Service) bool {
@@ -127,8 +158,11 @@ func (r *Reconciler) warn(svc *corev1.Service) {
 	if svc.Spec.Type == corev1.ServiceTypeLoadBalancer && !r.Settings.External {
 		ws = append(ws, "type LoadBalancer: no [neutron_defaults] external_svc_net is configured, so no external IP is allocated (loadBalancerIP must name an existing floating IP)")
 	}
-	if len(svc.Spec.LoadBalancerSourceRanges) > 0 {
-		ws = append(ws, "loadBalancerSourceRanges are not enforced: the "+r.Settings.Provider+" provider has no allowed_cidrs")
+	if len(svc.Spec.LoadBalancerSourceRanges) > 0 && svc.Spec.Type == corev1.ServiceTypeLoadBalancer {
+		ws = append(ws, "loadBalancerSourceRanges are not enforced: kuryr does not restrict the floating IP's sources yet")
+	}
+	if svc.Spec.Type == corev1.ServiceTypeLoadBalancer && foreignClass(svc, r.Settings.Class) {
+		ws = nil // the external side is another controller's
 	}
 	if len(ws) > 0 {
 		r.Recorder.Eventf(svc, nil, corev1.EventTypeWarning, "NotEnforced", "Translate", "%s", strings.Join(ws, "; "))

@@ -11,14 +11,19 @@ import (
 
 // subnetLister is the Neutron seam of the subnet index.
 type subnetLister interface {
-	ListSubnets(ctx context.Context) ([]neutron.Subnet, error)
+	ListSubnets(ctx context.Context, project string) ([]neutron.Subnet, error)
 }
 
+// minRefresh bounds forced re-reads of the subnets.
+const minRefresh = 5 * time.Second
+
 // Subnets finds the Neutron subnet of endpoint addresses, from a list of
-// every subnet read at most once per ttl (subnets come and go with
-// namespaces, rarely).
+// the project's subnets read at most once per TTL (subnets come and go with
+// namespaces, rarely), or sooner when an address is on none of them.
+// Only the project's: other tenants' CIDRs may overlap.
 type Subnets struct {
 	Neutron subnetLister
+	Project string
 	TTL     time.Duration
 
 	mu       sync.Mutex
@@ -31,15 +36,20 @@ type prefixSubnet struct {
 	id     string
 }
 
-// Refresh reads the subnets again if the list is older than the TTL.
-func (s *Subnets) Refresh(ctx context.Context) error {
+// Refresh reads the subnets again if the list is older than the TTL (with
+// force, older than a few seconds).
+func (s *Subnets) Refresh(ctx context.Context, force bool) error {
+	ttl := s.TTL
+	if force {
+		ttl = minRefresh
+	}
 	s.mu.Lock()
-	fresh := !s.at.IsZero() && time.Since(s.at) < s.TTL
+	fresh := !s.at.IsZero() && time.Since(s.at) < ttl
 	s.mu.Unlock()
 	if fresh {
 		return nil
 	}
-	list, err := s.Neutron.ListSubnets(ctx)
+	list, err := s.Neutron.ListSubnets(ctx, s.Project)
 	if err != nil {
 		return err
 	}

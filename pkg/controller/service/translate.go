@@ -5,7 +5,6 @@
 package service
 
 import (
-	"fmt"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -27,6 +26,9 @@ type Settings struct {
 	// External: an external network gives LoadBalancer Services floating
 	// IPs.
 	External bool
+	// RequireSubnet: the provider refuses members without a subnet (ovn:
+	// it must know the member's logical switch).
+	RequireSubnet bool
 }
 
 // SubnetFunc names the Neutron subnet an endpoint address is on ("" when
@@ -42,19 +44,26 @@ func Skip(svc *corev1.Service, class string) string {
 		return "headless Services have no VIP"
 	case svc.Spec.ClusterIP == "":
 		return "no ClusterIP allocated yet"
-	case svc.Spec.LoadBalancerClass != nil && *svc.Spec.LoadBalancerClass != class:
-		return fmt.Sprintf("loadBalancerClass %q belongs to another controller", *svc.Spec.LoadBalancerClass)
 	}
 	return ""
 }
 
-// Desired is the KuryrLoadBalancer spec of a served Service.
-func Desired(svc *corev1.Service, eps []discoveryv1.EndpointSlice, s Settings, subnet SubnetFunc) kuryrv1.KuryrLoadBalancerSpec {
+// foreignClass reports a LoadBalancer Service whose external load balancer
+// is another controller's: kuryr still serves its ClusterIP (there is no
+// kube-proxy), and leaves the external side and the Service's status alone.
+func foreignClass(svc *corev1.Service, class string) bool {
+	return svc.Spec.LoadBalancerClass != nil && *svc.Spec.LoadBalancerClass != class
+}
+
+// Desired is the KuryrLoadBalancer spec of a served Service, and the
+// endpoint addresses left out because no Neutron subnet holds them while
+// the provider requires one.
+func Desired(svc *corev1.Service, eps []discoveryv1.EndpointSlice, s Settings, subnet SubnetFunc) (kuryrv1.KuryrLoadBalancerSpec, []string) {
 	spec := kuryrv1.KuryrLoadBalancerSpec{
 		IP: svc.Spec.ClusterIP, Type: string(corev1.ServiceTypeClusterIP), Provider: s.Provider,
 		Algorithm: s.Algorithm, SubnetID: s.SubnetID, ProjectID: s.ProjectID,
 	}
-	if svc.Spec.Type == corev1.ServiceTypeLoadBalancer {
+	if svc.Spec.Type == corev1.ServiceTypeLoadBalancer && !foreignClass(svc, s.Class) {
 		spec.Type = string(corev1.ServiceTypeLoadBalancer)
 		spec.LoadBalancerIP = svc.Spec.LoadBalancerIP
 		spec.SourceRanges = slices.Clone(svc.Spec.LoadBalancerSourceRanges)
@@ -64,20 +73,29 @@ func Desired(svc *corev1.Service, eps []discoveryv1.EndpointSlice, s Settings, s
 	if ip, err := netip.ParseAddr(svc.Spec.ClusterIP); err == nil && ip.Is6() {
 		family = discoveryv1.AddressTypeIPv6
 	}
+	var unplaced []string
 	for _, p := range svc.Spec.Ports {
 		proto := p.Protocol
 		if proto == "" {
 			proto = corev1.ProtocolTCP
 		}
+		ms := members(p.Name, proto, family, eps, svc.Spec.PublishNotReadyAddresses, subnet)
+		if s.RequireSubnet {
+			ms = slices.DeleteFunc(ms, func(m kuryrv1.LoadBalancerMember) bool {
+				if m.SubnetID == "" && !slices.Contains(unplaced, m.IP) {
+					unplaced = append(unplaced, m.IP)
+				}
+				return m.SubnetID == ""
+			})
+		}
 		spec.Ports = append(spec.Ports, kuryrv1.LoadBalancerPort{
-			Name: p.Name, Protocol: string(proto), Port: p.Port, TargetPort: p.TargetPort.String(),
-			Members: members(p.Name, proto, family, eps, svc.Spec.PublishNotReadyAddresses, subnet),
+			Name: p.Name, Protocol: string(proto), Port: p.Port, TargetPort: p.TargetPort.String(), Members: ms,
 		})
 	}
 	slices.SortFunc(spec.Ports, func(a, b kuryrv1.LoadBalancerPort) int {
 		return cmpPort(a.Protocol, a.Port, b.Protocol, b.Port)
 	})
-	return spec
+	return spec, unplaced
 }
 
 func cmpPort(pa string, a int32, pb string, b int32) int {

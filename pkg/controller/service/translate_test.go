@@ -67,7 +67,6 @@ func TestSkip(t *testing.T) {
 		{"clusterIP", svc(nil), ""},
 		{"headless", svc(func(s *corev1.Service) { s.Spec.ClusterIP = "None" }), "headless"},
 		{"externalName", svc(func(s *corev1.Service) { s.Spec.Type = corev1.ServiceTypeExternalName; s.Spec.ClusterIP = "" }), "ExternalName"},
-		{"other class", svc(func(s *corev1.Service) { s.Spec.LoadBalancerClass = ptr.To("other") }), "another controller"},
 		{"our class", svc(func(s *corev1.Service) { s.Spec.LoadBalancerClass = ptr.To("kuryr") }), ""},
 		{"no IP yet", svc(func(s *corev1.Service) { s.Spec.ClusterIP = "" }), "no ClusterIP"},
 	} {
@@ -134,7 +133,7 @@ func TestDesired(t *testing.T) {
 			[]kuryrv1.LoadBalancerPort{{Name: "http", Protocol: "TCP", Port: 80, TargetPort: "web"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := Desired(tc.svc, tc.eps, settings, podSubnet)
+			got, _ := Desired(tc.svc, tc.eps, settings, podSubnet)
 			if got.IP != "10.96.0.20" || got.SubnetID != "svc-subnet" || got.Algorithm != "SOURCE_IP_PORT" || got.Type != "ClusterIP" {
 				t.Fatalf("spec header = %+v", got)
 			}
@@ -146,14 +145,35 @@ func TestDesired(t *testing.T) {
 }
 
 func TestDesiredLoadBalancer(t *testing.T) {
-	got := Desired(svc(func(s *corev1.Service) {
+	lb := func(s *corev1.Service) {
 		s.Spec.Type = corev1.ServiceTypeLoadBalancer
 		s.Spec.LoadBalancerIP = "172.24.4.50"
 		s.Spec.LoadBalancerSourceRanges = []string{"172.24.4.0/28", "10.0.0.0/8"}
-	}), nil, settings, podSubnet)
+	}
+	got, _ := Desired(svc(lb), nil, settings, podSubnet)
 	if got.Type != "LoadBalancer" || got.LoadBalancerIP != "172.24.4.50" ||
 		!reflect.DeepEqual(got.SourceRanges, []string{"10.0.0.0/8", "172.24.4.0/28"}) {
 		t.Fatalf("spec = %+v", got)
+	}
+	// Another controller's class: kuryr still serves the ClusterIP only.
+	foreign, _ := Desired(svc(func(s *corev1.Service) { lb(s); s.Spec.LoadBalancerClass = ptr.To("metallb") }), nil, settings, podSubnet)
+	if foreign.Type != "ClusterIP" || foreign.LoadBalancerIP != "" || len(foreign.SourceRanges) != 0 {
+		t.Fatalf("foreign class spec = %+v", foreign)
+	}
+}
+
+func TestMembersWithoutSubnet(t *testing.T) {
+	eps := []discoveryv1.EndpointSlice{slice(map[string]int32{"http": 8080}, corev1.ProtocolTCP,
+		ep{ip: "10.10.0.5", ready: yes}, ep{ip: "192.168.1.9", ready: yes})}
+	strict := settings
+	strict.RequireSubnet = true
+	got, unplaced := Desired(svc(nil), eps, strict, podSubnet)
+	if len(got.Ports[0].Members) != 1 || got.Ports[0].Members[0].IP != "10.10.0.5" || !reflect.DeepEqual(unplaced, []string{"192.168.1.9"}) {
+		t.Fatalf("members %+v, unplaced %v", got.Ports[0].Members, unplaced)
+	}
+	lax, unplaced := Desired(svc(nil), eps, settings, podSubnet)
+	if len(lax.Ports[0].Members) != 2 || len(unplaced) != 0 {
+		t.Fatalf("without RequireSubnet: members %+v, unplaced %v", lax.Ports[0].Members, unplaced)
 	}
 }
 

@@ -1,0 +1,77 @@
+package loadbalancer
+
+import (
+	"sync"
+	"time"
+)
+
+// maxRepeats: a step applied this many times in a row without Octavia
+// showing its effect is retried with the queue's backoff, and said.
+const maxRepeats = 3
+
+// progress remembers, per Service, the last step applied and how often in
+// a row, and how long its load balancer has been PENDING, so that a load
+// balancer that does not converge is retried ever more slowly instead of
+// every second forever.
+type progress struct {
+	mu sync.Mutex
+	by map[string]*tries
+}
+
+type tries struct {
+	step         string
+	repeats      int
+	pendingSince time.Time
+}
+
+func (p *progress) get(uid string) *tries {
+	if p.by == nil {
+		p.by = map[string]*tries{}
+	}
+	t, ok := p.by[uid]
+	if !ok {
+		t = &tries{}
+		p.by[uid] = t
+	}
+	return t
+}
+
+// applied records a step about to be applied and returns how many times in
+// a row it has been.
+func (p *progress) applied(uid, step string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	t := p.get(uid)
+	t.pendingSince = time.Time{}
+	if t.step == step {
+		t.repeats++
+	} else {
+		t.step, t.repeats = step, 1
+	}
+	return t.repeats
+}
+
+// pending returns when to look again at a PENDING load balancer: every
+// second for 10 s, then every 5 s until a minute, then every 30 s.
+func (p *progress) pending(uid string) time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	t := p.get(uid)
+	if t.pendingSince.IsZero() {
+		t.pendingSince = time.Now()
+	}
+	switch d := time.Since(t.pendingSince); {
+	case d < 10*time.Second:
+		return time.Second
+	case d < time.Minute:
+		return 5 * time.Second
+	}
+	return 30 * time.Second
+}
+
+// done forgets a Service that converged or is gone.
+func (p *progress) done(uid string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.by, uid)
+}
