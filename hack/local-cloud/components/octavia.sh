@@ -62,7 +62,11 @@ start_octavia() {
   # As production runs it: under uWSGI with several processes. Octavia's own
   # octavia-api is wsgiref's single-threaded server, which serializes every
   # request (20 load balancers created at once took 88 s with it).
+  # uWSGI's http-socket closes every connection after its answer: it says
+  # so (Connection: close), or clients reuse a closed connection and see a
+  # POST reset.
   start_bg octavia-api -- uwsgi --plugin python3 --http-socket "127.0.0.1:$OCTAVIA_PORT" \
+    --add-header "Connection: close" \
     --wsgi-file /usr/bin/octavia-wsgi --processes "$OCTAVIA_API_WORKERS" --master --die-on-term --lazy-apps \
     --disable-logging --pyargv "--config-file $OCTAVIA_CONF"
   wait_for octavia-api 60 curl -fsS "http://127.0.0.1:$OCTAVIA_PORT/"
