@@ -175,3 +175,21 @@ func (c *Client) SetMembers(ctx context.Context, poolID string, ms []MemberSpec)
 	}
 	return nil
 }
+
+// CreateMember adds one member to a pool.
+func (c *Client) CreateMember(ctx context.Context, poolID string, m MemberSpec) error {
+	o := pools.CreateMemberOpts{Address: m.Address, ProtocolPort: int(m.Port), Name: m.Name, SubnetID: m.SubnetID}
+	if _, err := pools.CreateMember(ctx, c.sc, poolID, o).Extract(); err != nil {
+		return fmt.Errorf("add member %s:%d to pool %s: %w", m.Address, m.Port, poolID, err)
+	}
+	return nil
+}
+
+// DeleteMember removes one member from a pool; one already gone is not an
+// error.
+func (c *Client) DeleteMember(ctx context.Context, poolID, memberID string) error {
+	if err := ignoreNotFound(pools.DeleteMember(ctx, c.sc, poolID, memberID).ExtractErr()); err != nil {
+		return fmt.Errorf("remove member %s from pool %s: %w", memberID, poolID, err)
+	}
+	return nil
+}

@@ -39,6 +39,8 @@ type loadBalancers interface {
 	CreatePool(ctx context.Context, listenerID string, p octavia.PoolSpec) error
 	DeletePool(ctx context.Context, id string) error
 	SetMembers(ctx context.Context, poolID string, ms []octavia.MemberSpec) error
+	CreateMember(ctx context.Context, poolID string, m octavia.MemberSpec) error
+	DeleteMember(ctx context.Context, poolID, memberID string) error
 }
 
 // floatingIPs is the Neutron seam of this reconciler.
@@ -228,6 +230,10 @@ func (r *Reconciler) apply(ctx context.Context, lbID string, s step) error {
 		return r.Octavia.CreateListener(ctx, lbID, s.listener)
 	case createPool:
 		return r.Octavia.CreatePool(ctx, s.id, s.listener.Pool)
+	case deleteMember:
+		return r.Octavia.DeleteMember(ctx, s.id, s.memberID)
+	case createMember:
+		return r.Octavia.CreateMember(ctx, s.id, s.member)
 	}
 	return r.Octavia.SetMembers(ctx, s.id, s.listener.Pool.Members)
 }

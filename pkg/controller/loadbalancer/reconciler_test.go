@@ -189,6 +189,24 @@ func TestMemberChangeIsOneBatchPerPool(t *testing.T) {
 	}
 }
 
+func TestOneEndpointGoneIsOneMemberDelete(t *testing.T) {
+	e := newEnv(t, "ClusterIP")
+	e.converge(t)
+	klb := e.klb(t)
+	klb.Spec.Ports[0].Members = members("10.10.0.4", "10.10.0.5")
+	if err := e.cl.Update(context.Background(), klb); err != nil {
+		t.Fatal(err)
+	}
+	before := e.oct.Writes()
+	e.converge(t)
+	if w, dels := e.oct.Writes()-before, e.oct.Requests["DELETE members"]; w != 1 || dels != 1 {
+		t.Fatalf("%d writes, %d member deletes; want 1 and 1 (%v)", w, dels, e.oct.Requests)
+	}
+	if got := e.klb(t).Status.Members; got != 5 {
+		t.Fatalf("members %d, want 5", got)
+	}
+}
+
 func TestPortChangeReplacesListener(t *testing.T) {
 	e := newEnv(t, "ClusterIP")
 	e.converge(t)
