@@ -117,22 +117,14 @@ func kuryrServices(ctx context.Context, e *env, pr *prober, ns string, n, member
 	if err != nil {
 		return answers{}, nil, fmt.Errorf("controller metrics: %w", err)
 	}
-	targets := make([]*target, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := range targets {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			start := time.Now()
-			s, err := e.kube.CoreV1().Services(ns).Create(ctx, service(i), metav1.CreateOptions{})
-			if errs[i] = err; err == nil {
-				targets[i] = pr.target(i, s.Spec.ClusterIP, start)
-			}
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	targets, err := pr.createAll(n, func(i int) (string, error) {
+		s, err := e.kube.CoreV1().Services(ns).Create(ctx, service(i), metav1.CreateOptions{})
+		if err != nil {
+			return "", err
+		}
+		return s.Spec.ClusterIP, nil
+	})
+	if err != nil {
 		return answers{}, nil, err
 	}
 	a := pr.await(targets)

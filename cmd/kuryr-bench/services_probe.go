@@ -215,22 +215,14 @@ func (a answers) print(who, what string) {
 func yardstick(ctx context.Context, e *env, oc *octavia.Client, pr *prober, backends []corev1.Pod, n int, kuryr answers) error {
 	settleNeutron(ctx, e)
 	defer func() { _, _, _ = deleteYardstick(context.Background(), oc) }()
-	targets := make([]*target, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := range targets {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			start := time.Now()
-			lb, err := oc.CreateLoadBalancer(ctx, yardstickSpec(e, backends, i))
-			if errs[i] = err; err == nil {
-				targets[i] = pr.target(i, lb.VIPAddress, start)
-			}
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	targets, err := pr.createAll(n, func(i int) (string, error) {
+		lb, err := oc.CreateLoadBalancer(ctx, yardstickSpec(e, backends, i))
+		if err != nil {
+			return "", err
+		}
+		return lb.VIPAddress, nil
+	})
+	if err != nil {
 		return fmt.Errorf("yardstick: %w", err)
 	}
 	y := pr.await(targets)
@@ -335,4 +327,25 @@ func waitOK(url string, timeout time.Duration) error {
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
+}
+
+// createAll runs the n creations at once, each returning the address to
+// probe, and returns their probe targets timed from each creation's start.
+func (pr *prober) createAll(n int, create func(i int) (string, error)) ([]*target, error) {
+	targets := make([]*target, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range targets {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			start := time.Now()
+			addr, err := create(i)
+			if errs[i] = err; err == nil {
+				targets[i] = pr.target(i, addr, start)
+			}
+		}()
+	}
+	wg.Wait()
+	return targets, errors.Join(errs...)
 }

@@ -82,22 +82,23 @@ func OrphanNetworks(nets []neutron.Network, o Owners) []neutron.Network {
 // OrphanLoadBalancers are the load balancers of Services without a
 // KuryrLoadBalancer. Pure.
 func OrphanLoadBalancers(lbs []octavia.LoadBalancer, o Owners) []octavia.LoadBalancer {
-	var out []octavia.LoadBalancer
-	for _, lb := range lbs {
-		if uid := neutron.ServiceUIDOf(lb.Tags); uid != "" && !o.Services[uid] && !o.young(lb.CreatedAt) {
-			out = append(out, lb)
-		}
-	}
-	return out
+	return serviceOrphans(lbs, o, func(lb octavia.LoadBalancer) ([]string, time.Time) { return lb.Tags, lb.CreatedAt })
 }
 
 // OrphanFloatingIPs are the floating IPs kuryr allocated for Services
 // without a KuryrLoadBalancer. Pure.
 func OrphanFloatingIPs(fips []neutron.FloatingIP, o Owners) []neutron.FloatingIP {
-	var out []neutron.FloatingIP
-	for _, f := range fips {
-		if uid := neutron.ServiceUIDOf(f.Tags); uid != "" && !o.Services[uid] && !o.young(f.CreatedAt) {
-			out = append(out, f)
+	return serviceOrphans(fips, o, func(f neutron.FloatingIP) ([]string, time.Time) { return f.Tags, f.CreatedAt })
+}
+
+// serviceOrphans are the items tagged with a Service that has no
+// KuryrLoadBalancer, and not young.
+func serviceOrphans[T any](items []T, o Owners, of func(T) ([]string, time.Time)) []T {
+	var out []T
+	for _, it := range items {
+		tags, created := of(it)
+		if uid := neutron.ServiceUIDOf(tags); uid != "" && !o.Services[uid] && !o.young(created) {
+			out = append(out, it)
 		}
 	}
 	return out

@@ -171,39 +171,34 @@ func TestRestartAdoptsWithoutWrites(t *testing.T) {
 	}
 }
 
-func TestMemberChangeIsOneBatchPerPool(t *testing.T) {
-	e := newEnv(t, "ClusterIP")
-	e.converge(t)
-	klb := e.klb(t)
-	klb.Spec.Ports[0].Members = members("10.10.0.4", "10.10.0.7")
-	if err := e.cl.Update(context.Background(), klb); err != nil {
-		t.Fatal(err)
-	}
-	before := e.oct.Writes()
-	e.converge(t)
-	if w, puts := e.oct.Writes()-before, e.oct.Requests["PUT members"]; w != 1 || puts != 1 {
-		t.Fatalf("%d writes, %d member batches; want 1 and 1 (%v)", w, puts, e.oct.Requests)
-	}
-	if got := e.klb(t).Status.Members; got != 5 {
-		t.Fatalf("members %d, want 5", got)
-	}
-}
-
-func TestOneEndpointGoneIsOneMemberDelete(t *testing.T) {
-	e := newEnv(t, "ClusterIP")
-	e.converge(t)
-	klb := e.klb(t)
-	klb.Spec.Ports[0].Members = members("10.10.0.4", "10.10.0.5")
-	if err := e.cl.Update(context.Background(), klb); err != nil {
-		t.Fatal(err)
-	}
-	before := e.oct.Writes()
-	e.converge(t)
-	if w, dels := e.oct.Writes()-before, e.oct.Requests["DELETE members"]; w != 1 || dels != 1 {
-		t.Fatalf("%d writes, %d member deletes; want 1 and 1 (%v)", w, dels, e.oct.Requests)
-	}
-	if got := e.klb(t).Status.Members; got != 5 {
-		t.Fatalf("members %d, want 5", got)
+// TestMemberChanges: a pool changed by many members gets one batch, by
+// one member one single-member call; either way one Octavia write.
+func TestMemberChanges(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		ips     []string
+		request string
+	}{
+		{"many: one batch", []string{"10.10.0.4", "10.10.0.7"}, "PUT members"},
+		{"one gone: one member delete", []string{"10.10.0.4", "10.10.0.5"}, "DELETE members"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, "ClusterIP")
+			e.converge(t)
+			klb := e.klb(t)
+			klb.Spec.Ports[0].Members = members(tc.ips...)
+			if err := e.cl.Update(context.Background(), klb); err != nil {
+				t.Fatal(err)
+			}
+			before := e.oct.Writes()
+			e.converge(t)
+			if w, n := e.oct.Writes()-before, e.oct.Requests[tc.request]; w != 1 || n != 1 {
+				t.Fatalf("%d writes, %d %q; want 1 and 1 (%v)", w, n, tc.request, e.oct.Requests)
+			}
+			if got := e.klb(t).Status.Members; got != 3+len(tc.ips) {
+				t.Fatalf("members %d, want %d", got, 3+len(tc.ips))
+			}
+		})
 	}
 }
 
