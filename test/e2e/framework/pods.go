@@ -4,6 +4,7 @@ package framework
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os/exec"
 	"strings"
@@ -101,17 +102,32 @@ type Attachment struct {
 // container id.
 func (c *Cloud) NodeAttachments(t testing.TB, node string) []Attachment {
 	t.Helper()
-	out, err := exec.Command("ovs-vsctl", "--db="+c.NodeOVSDB[node], "--format=csv", "--data=bare", "--no-headings",
-		"--columns=name,external_ids:kuryr-container-id,external_ids:kuryr-ifname,external_ids:kuryr-pod",
-		"find", "Interface", `external_ids:kuryr-container-id!=""`).CombinedOutput()
+	out, err := exec.Command("ovs-vsctl", "--db="+c.NodeOVSDB[node], "--format=json", "--columns=name,external_ids",
+		"find", "Interface", `external_ids:kuryr-container-id!=""`).Output()
 	if err != nil {
 		t.Fatalf("ovs-vsctl on %s: %v: %s", node, err, out)
 	}
+	// {"data": [[name, ["map", [[key, value], ...]]], ...]}
+	var table struct{ Data [][]json.RawMessage }
+	if err := json.Unmarshal(out, &table); err != nil {
+		t.Fatalf("ovs-vsctl on %s: %v: %s", node, err, out)
+	}
 	var list []Attachment
-	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		if f := strings.Split(l, ","); len(f) == 4 {
-			list = append(list, Attachment{Name: f[0], ContainerID: f[1], IfName: f[2], Pod: strings.Trim(f[3], `"`)})
+	for _, row := range table.Data {
+		var name string
+		var ids []json.RawMessage // "map", [[key, value]...]
+		if len(row) != 2 || json.Unmarshal(row[0], &name) != nil || json.Unmarshal(row[1], &ids) != nil || len(ids) != 2 {
+			t.Fatalf("ovs-vsctl on %s: unexpected row %s", node, row)
 		}
+		var pairs [][2]string
+		if err := json.Unmarshal(ids[1], &pairs); err != nil {
+			t.Fatalf("ovs-vsctl on %s: external_ids %s: %v", node, ids[1], err)
+		}
+		m := map[string]string{}
+		for _, kv := range pairs {
+			m[kv[0]] = kv[1]
+		}
+		list = append(list, Attachment{Name: name, ContainerID: m["kuryr-container-id"], IfName: m["kuryr-ifname"], Pod: m["kuryr-pod"]})
 	}
 	return list
 }
