@@ -59,3 +59,15 @@ const (
 	// ReasonWaiting: something else must happen first.
 	ReasonWaiting = "Waiting"
 )
+
+// maxConditionMessage bounds the condition messages kuryr writes (OpenStack
+// error bodies can be long).
+const maxConditionMessage = 1000
+
+// ConditionMessage cuts msg to the length kuryr's condition messages keep.
+func ConditionMessage(msg string) string {
+	if len(msg) > maxConditionMessage {
+		return msg[:maxConditionMessage]
+	}
+	return msg
+}

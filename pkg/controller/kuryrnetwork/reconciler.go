@@ -148,7 +148,7 @@ func (r *Reconciler) finalize(ctx context.Context, kn *kuryrv1.KuryrNetwork) err
 func (r *Reconciler) fail(ctx context.Context, kn, orig *kuryrv1.KuryrNetwork, action string, cause error) error {
 	kind := string(neutron.Classify(cause))
 	meta.SetStatusCondition(&kn.Status.Conditions, metav1.Condition{
-		Type: kuryrv1.ConditionReady, Status: metav1.ConditionFalse, Reason: kind, Message: truncate(cause.Error()),
+		Type: kuryrv1.ConditionReady, Status: metav1.ConditionFalse, Reason: kind, Message: kuryrv1.ConditionMessage(cause.Error()),
 	})
 	if err := r.Status().Patch(ctx, kn, client.MergeFrom(orig)); err != nil {
 		log.FromContext(ctx).Error(err, "could not record the failure on the KuryrNetwork")
@@ -156,13 +156,6 @@ func (r *Reconciler) fail(ctx context.Context, kn, orig *kuryrv1.KuryrNetwork, a
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: kn.Spec.NsName}}
 	r.Recorder.Eventf(ns, kn, corev1.EventTypeWarning, kind, action, "%v", cause)
 	return cause
-}
-
-func truncate(s string) string {
-	if len(s) > 1000 {
-		return s[:1000]
-	}
-	return s
 }
 
 // SetupWithManager registers the reconciler.

@@ -253,9 +253,7 @@ func (r *Reconciler) fail(ctx context.Context, kp *kuryrv1.KuryrPort, action str
 }
 
 func (r *Reconciler) setCondition(ctx context.Context, kp *kuryrv1.KuryrPort, status metav1.ConditionStatus, reason, msg string) error {
-	if len(msg) > 1000 {
-		msg = msg[:1000]
-	}
+	msg = kuryrv1.ConditionMessage(msg)
 	patch := client.MergeFrom(kp.DeepCopy())
 	if !meta.SetStatusCondition(&kp.Status.Conditions, metav1.Condition{
 		Type: kuryrv1.ConditionReady, Status: status, Reason: reason, Message: msg,

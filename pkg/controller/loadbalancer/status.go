@@ -31,7 +31,7 @@ func recordListeners(klb *kuryrv1.KuryrLoadBalancer, obs observed) {
 
 func setReady(klb *kuryrv1.KuryrLoadBalancer, s metav1.ConditionStatus, reason, msg string) {
 	meta.SetStatusCondition(&klb.Status.Conditions, metav1.Condition{Type: kuryrv1.ConditionReady, Status: s,
-		Reason: reason, Message: truncate(msg), ObservedGeneration: klb.Generation})
+		Reason: reason, Message: kuryrv1.ConditionMessage(msg), ObservedGeneration: klb.Generation})
 }
 
 // becomeReady marks klb Ready and tells the user when it first becomes so.
@@ -66,11 +66,4 @@ func (r *Reconciler) failed(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer,
 func (r *Reconciler) event(_ context.Context, klb *kuryrv1.KuryrLoadBalancer, typ, reason, action, note string, args ...any) {
 	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: klb.Namespace, Name: klb.Name, UID: types.UID(serviceUID(klb))}}
 	r.Recorder.Eventf(svc, klb, typ, reason, action, note, args...)
-}
-
-func truncate(s string) string {
-	if len(s) > 1000 {
-		return s[:1000]
-	}
-	return s
 }
