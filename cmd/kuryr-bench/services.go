@@ -26,8 +26,8 @@ import (
 // Octavia as the yardstick; then an endpoint change, a controller restart
 // and the clean-up, in one run.
 func benchServices(ctx context.Context, e *env, n, nb int) error {
-	if n < 1 || nb < 2 {
-		return errors.New("services: -services must be at least 1 and -backends at least 2 (one leaves in the endpoint change)")
+	if n < 1 || nb < 3 {
+		return errors.New("services: -services must be at least 1 and -backends at least 3 (one leaves in the endpoint change, two serve the lone Service)")
 	}
 	if e.os.LoadBalancer == nil {
 		return errors.New("OCTAVIA_URL is not set: source _output/local-cloud.env (written by make up)")
@@ -55,13 +55,17 @@ func benchServices(ctx context.Context, e *env, n, nb int) error {
 	if err != nil {
 		return err
 	}
-	if err := yardstick(ctx, e, oc, pr, backends, n, kuryr); err != nil {
+	direct, err := yardstick(ctx, e, oc, pr, backends, n, kuryr)
+	if err != nil {
 		return err
 	}
-	if err := endpointChange(ctx, e, oc, ns, backends[0].Name, klbs, nb-1); err != nil {
+	if err := endpointChange(ctx, e, oc, ns, backends[0].Name, klbs, nb-1, direct.burst); err != nil {
 		return err
 	}
 	if err := restartController(ctx, e, ns, n, 2*(nb-1)); err != nil {
+		return err
+	}
+	if err := kuryrSolo(ctx, e, oc, ns, backends[1].Name, backends[2].Name, direct.solo); err != nil {
 		return err
 	}
 	return cleanUp(ctx, e, oc, ns, klbs)
@@ -176,7 +180,7 @@ func waitKLBs(ctx context.Context, e *env, ns string, n, members int, timeout ti
 // endpointChange takes one backend out of the Services (its label goes)
 // and times until Octavia holds want members in both pools of every
 // Service's load balancer.
-func endpointChange(ctx context.Context, e *env, oc *octavia.Client, ns, pod string, klbs []kuryrv1.KuryrLoadBalancer, want int) error {
+func endpointChange(ctx context.Context, e *env, oc *octavia.Client, ns, pod string, klbs []kuryrv1.KuryrLoadBalancer, want int, direct time.Duration) error {
 	patch := []byte(`{"metadata":{"labels":{"app":null}}}`)
 	t0 := time.Now()
 	if _, err := e.kube.CoreV1().Pods(ns).Patch(ctx, pod, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
@@ -210,7 +214,11 @@ func endpointChange(ctx context.Context, e *env, oc *octavia.Client, ns, pod str
 	p99 := percentile(lat, 99)
 	fmt.Printf("kuryr: backend relabelled -> %d members in both pools   p50 %s  p99 %s  max %s   (Octavia polled every %s)\n",
 		want, secs(percentile(lat, 50)), secs(p99), secs(percentile(lat, 100)), memberPoll)
-	fmt.Printf("target: endpoint change in Octavia p99 <= 1s: %s (%s)\n\n", verdict(p99 <= time.Second), secs(p99))
+	fmt.Printf("target: endpoint change in Octavia p99 <= 1s: %s (%s)\n", verdict(p99 <= time.Second), secs(p99))
+	if direct > 0 {
+		fmt.Printf("the same change made directly in Octavia: p99 %s (kuryr %.2f x)\n", secs(direct), p99.Seconds()/direct.Seconds())
+	}
+	fmt.Println()
 	return nil
 }
 
@@ -221,6 +229,10 @@ const memberPoll = 250 * time.Millisecond
 // waitMembers polls the pools every memberPoll until each has want members,
 // and says when the last one had.
 func waitMembers(ctx context.Context, oc *octavia.Client, pools []string, want int, deadline time.Time) (time.Time, bool) {
+	return waitMembersEvery(ctx, oc, pools, want, deadline, memberPoll)
+}
+
+func waitMembersEvery(ctx context.Context, oc *octavia.Client, pools []string, want int, deadline time.Time, every time.Duration) (time.Time, bool) {
 	for len(pools) > 0 && time.Now().Before(deadline) {
 		var left []string
 		for _, p := range pools {
@@ -229,7 +241,7 @@ func waitMembers(ctx context.Context, oc *octavia.Client, pools []string, want i
 			}
 		}
 		if pools = left; len(pools) > 0 {
-			time.Sleep(memberPoll)
+			time.Sleep(every)
 		}
 	}
 	return time.Now(), len(pools) == 0

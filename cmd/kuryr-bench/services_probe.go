@@ -212,7 +212,7 @@ func (a answers) print(who, what string) {
 // yardstick creates the same n load balancers directly in Octavia, at once
 // (fully populated creates), probes their VIPs as kuryr's, prints the
 // figures and the ratio, and deletes them.
-func yardstick(ctx context.Context, e *env, oc *octavia.Client, pr *prober, backends []corev1.Pod, n int, kuryr answers) error {
+func yardstick(ctx context.Context, e *env, oc *octavia.Client, pr *prober, backends []corev1.Pod, n int, kuryr answers) (direct changes, err error) {
 	settleNeutron(ctx, e)
 	defer func() { _, _, _ = deleteYardstick(context.Background(), oc) }()
 	targets, err := pr.createAll(n, func(i int) (string, error) {
@@ -223,7 +223,7 @@ func yardstick(ctx context.Context, e *env, oc *octavia.Client, pr *prober, back
 		return lb.VIPAddress, nil
 	})
 	if err != nil {
-		return fmt.Errorf("yardstick: %w", err)
+		return direct, fmt.Errorf("yardstick: %w", err)
 	}
 	y := pr.await(targets)
 	y.print("Octavia alone", "POST")
@@ -232,12 +232,26 @@ func yardstick(ctx context.Context, e *env, oc *octavia.Client, pr *prober, back
 		fmt.Printf("target: all %d answer within 1.3 x Octavia's time (%s): %s (%.2f x; p50 %.2f x)\n", n, secs(y.all*13/10),
 			verdict(r <= 1.3), r, percentile(kuryr.lat, 50).Seconds()/percentile(y.lat, 50).Seconds())
 	}
+	if y.missing == 0 {
+		if direct.burst, err = yardstickChange(ctx, oc, backends[0].Name); err != nil {
+			return direct, err
+		}
+		if direct.solo, err = yardstickSolo(ctx, oc, backends[1].Name); err != nil {
+			return direct, err
+		}
+	}
 	k, took, err := deleteYardstick(ctx, oc)
 	if err != nil {
-		return err
+		return direct, err
 	}
 	fmt.Printf("Octavia alone: %d cascade DELETEs -> load balancers gone %s\n\n", k, secs(took))
-	return nil
+	return direct, nil
+}
+
+// changes: how long the endpoint changes took directly in Octavia.
+type changes struct {
+	burst time.Duration   // p99 of the burst
+	solo  []time.Duration // each lone change
 }
 
 func yardstickSpec(e *env, backends []corev1.Pod, i int) octavia.LoadBalancerSpec {

@@ -52,7 +52,10 @@ func (p *progress) applied(uid, step string) int {
 }
 
 // pending returns when to look again at a PENDING load balancer: every
-// second for 10 s, then every 5 s until a minute, then every 30 s.
+// 250 ms for 2 s (the ovn provider applies a lone change in about 0.7 s,
+// and the next change of the load balancer waits for this look), every
+// second until 30 s (a burst of changes keeps the provider busy that
+// long), every 5 s until two minutes, then every 30 s.
 func (p *progress) pending(uid string) time.Duration {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -61,9 +64,11 @@ func (p *progress) pending(uid string) time.Duration {
 		t.pendingSince = time.Now()
 	}
 	switch d := time.Since(t.pendingSince); {
-	case d < 10*time.Second:
+	case d < 2*time.Second:
+		return 250 * time.Millisecond
+	case d < 30*time.Second:
 		return time.Second
-	case d < time.Minute:
+	case d < 2*time.Minute:
 		return 5 * time.Second
 	}
 	return 30 * time.Second

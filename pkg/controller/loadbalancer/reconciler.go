@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -81,7 +82,7 @@ type Reconciler struct {
 // write takes 0.3-4 s to become ACTIVE with the ovn provider.
 const (
 	pendingRequeue = time.Second
-	stepRequeue    = 500 * time.Millisecond
+	stepRequeue    = 250 * time.Millisecond
 )
 
 func (r *Reconciler) tags(uid string) []string {
@@ -203,19 +204,27 @@ func (r *Reconciler) step(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, l
 	return ctrl.Result{RequeueAfter: stepRequeue}, nil
 }
 
+// observe reads the load balancer's listeners, pools and members, the
+// independent reads at once: under load an Octavia GET takes seconds, and
+// a reconcile that reads one after the other keeps its worker that long.
 func (r *Reconciler) observe(ctx context.Context, lbID string) (observed, error) {
 	obs := observed{members: map[string][]octavia.Member{}}
-	var err error
-	if obs.listeners, err = r.Octavia.Listeners(ctx, lbID); err != nil {
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) { obs.listeners, err = r.Octavia.Listeners(gctx, lbID); return err })
+	g.Go(func() (err error) { obs.pools, err = r.Octavia.Pools(gctx, lbID); return err })
+	if err := g.Wait(); err != nil {
 		return obs, err
 	}
-	if obs.pools, err = r.Octavia.Pools(ctx, lbID); err != nil {
+	members := make([][]octavia.Member, len(obs.pools))
+	g, gctx = errgroup.WithContext(ctx)
+	for i, p := range obs.pools {
+		g.Go(func() (err error) { members[i], err = r.Octavia.Members(gctx, p.ID); return err })
+	}
+	if err := g.Wait(); err != nil {
 		return obs, err
 	}
-	for _, p := range obs.pools {
-		if obs.members[p.ID], err = r.Octavia.Members(ctx, p.ID); err != nil {
-			return obs, err
-		}
+	for i, p := range obs.pools {
+		obs.members[p.ID] = members[i]
 	}
 	return obs, nil
 }
