@@ -69,6 +69,11 @@ type KuryrLoadBalancerStatus struct {
 	Members int `json:"members,omitempty"`
 	// +optional
 	FloatingIP *FloatingIPState `json:"floatingIP,omitempty"`
+	// SecurityGroup lets the Service's external clients (its
+	// loadBalancerSourceRanges, or everyone) reach the member pods on their
+	// target ports; the pods' ports carry it while they are members.
+	// +optional
+	SecurityGroup string `json:"securityGroup,omitempty"`
 	// +optional
 	// +listType=map
 	// +listMapKey=type

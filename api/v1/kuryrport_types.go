@@ -86,6 +86,11 @@ type KuryrPortStatus struct {
 	// VIFs by interface name in the pod (eth0, ...).
 	// +optional
 	VIFs map[string]VIF `json:"vifs,omitempty"`
+	// SecurityGroups are the security groups kuryr added to the pod's port
+	// beyond [neutron_defaults] pod_security_groups (those of the
+	// LoadBalancer Services the pod serves), as last applied.
+	// +optional
+	SecurityGroups []string `json:"securityGroups,omitempty"`
 	// +optional
 	// +listType=map
 	// +listMapKey=type

@@ -342,6 +342,11 @@ func (in *KuryrPortStatus) DeepCopyInto(out *KuryrPortStatus) {
 			(*out)[key] = *val.DeepCopy()
 		}
 	}
+	if in.SecurityGroups != nil {
+		in, out := &in.SecurityGroups, &out.SecurityGroups
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	if in.Conditions != nil {
 		in, out := &in.Conditions, &out.Conditions
 		*out = make([]metav1.Condition, len(*in))

@@ -86,6 +86,10 @@ func wire(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients, hs *heal
 	start := kuryrport.NewStartup(kuryrport.Startup{Client: mgr.GetAPIReader(), Cache: mgr.GetCache(), Neutron: nc,
 		Cluster: cluster, Ledger: kp.Ledger, Pool: kp.Pool, Target: target})
 	kp.Started = start
+	if cfg.Services() {
+		// LoadBalancer Services' source groups go onto their pods' ports.
+		kp.Groups, kp.GroupPorts = kuryrport.ServiceGroups{Reader: mgr.GetClient()}, nc
+	}
 	// Enough reconciles wait on the batcher to fill every request it may
 	// have in flight.
 	if err := kp.SetupWithManager(mgr, cfg.Controller.PortWorkers*portBatch(cfg)); err != nil {
@@ -116,7 +120,7 @@ func wire(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients, hs *heal
 		sweeper.Pool = kp.Pool
 	}
 	if cfg.Services() {
-		sweeper.Octavia, sweeper.FloatingIPs = octavia.New(osc.LoadBalancer), nc
+		sweeper.Octavia, sweeper.FloatingIPs, sweeper.Groups = octavia.New(osc.LoadBalancer), nc, nc
 	}
 	runnables := []manager.Runnable{start, sweeper}
 	if cfg.Controller.ActivePoll > 0 {

@@ -66,6 +66,10 @@ func Classify(err error) Kind {
 // IsNotFound reports a 404 from Neutron.
 func IsNotFound(err error) bool { return gophercloud.ResponseCodeIs(err, http.StatusNotFound) }
 
+// InUse says Neutron refused because something still uses the resource
+// (409), e.g. a security group on a port.
+func InUse(err error) bool { return gophercloud.ResponseCodeIs(err, http.StatusConflict) }
+
 // ignoreNotFound makes deleting something already gone a success.
 func ignoreNotFound(err error) error {
 	if IsNotFound(err) {

@@ -14,8 +14,8 @@
 #                   through it, without NAT)
 #   kuryr-router    gateway on "public", interfaces on the pod, service and
 #                   node subnets
-#   kuryr-pods-default  security group: all ingress, all egress (Kubernetes
-#                   pods are open until a NetworkPolicy selects them)
+#   kuryr-pods-default  security group: ingress from the pods, Services and
+#                   nodes (not from "public"), all egress
 
 NEUTRON_API=http://127.0.0.1:$NEUTRON_PORT/v2.0
 BOOTSTRAP_TAG=kuryr-local-cloud
@@ -76,12 +76,18 @@ bootstrap_neutron() {
   done
   sg=$(find_id security-groups kuryr-pods-default)
   if [ -z "$sg" ]; then
-    sg=$(ensure security-groups kuryr-pods-default '{"description": "kuryr pods: open until a NetworkPolicy selects them"}')
-    local eth
-    for eth in IPv4 IPv6; do
-      neutron POST /security-group-rules "$(jq -nc --arg sg "$sg" --arg e "$eth" --arg p "$PROJECT_ID" \
-        '{security_group_rule: {security_group_id: $sg, direction: "ingress", ethertype: $e, project_id: $p}}')" >/dev/null
+    sg=$(ensure security-groups kuryr-pods-default '{"description": "kuryr pods: open to the cluster until a NetworkPolicy selects them"}')
+    # Open to the cluster's own addresses (pods, Services, nodes), not to
+    # the external network: external clients come in through LoadBalancer
+    # Services, whose source groups kuryr adds to the member pods' ports
+    # (that is how loadBalancerSourceRanges are enforced).
+    local cidr
+    for cidr in "$POD_POOL_PREFIX" "$SERVICE_SUBNET_CIDR" "$NODE_SUBNET_CIDR"; do
+      neutron POST /security-group-rules "$(jq -nc --arg sg "$sg" --arg c "$cidr" --arg p "$PROJECT_ID" \
+        '{security_group_rule: {security_group_id: $sg, direction: "ingress", ethertype: "IPv4", remote_ip_prefix: $c, project_id: $p}}')" >/dev/null
     done
+    neutron POST /security-group-rules "$(jq -nc --arg sg "$sg" --arg p "$PROJECT_ID" \
+      '{security_group_rule: {security_group_id: $sg, direction: "ingress", ethertype: "IPv6", project_id: $p}}')" >/dev/null
   fi
   declare -g BS_PUBLIC_NET=$pub BS_PUBLIC_SUBNET=$pubsub BS_POD_POOL=$pool BS_POD_NET=$podnet \
     BS_POD_SUBNET=$podsub BS_SERVICE_NET=$svcnet BS_SERVICE_SUBNET=$svcsub BS_NODE_SUBNET=$nodesub BS_ROUTER=$router BS_POD_SG=$sg

@@ -91,6 +91,12 @@ func OrphanFloatingIPs(fips []neutron.FloatingIP, o Owners) []neutron.FloatingIP
 	return serviceOrphans(fips, o, func(f neutron.FloatingIP) ([]string, time.Time) { return f.Tags, f.CreatedAt })
 }
 
+// OrphanGroups are the source groups of Services without a
+// KuryrLoadBalancer. Pure.
+func OrphanGroups(groups []neutron.SecurityGroup, o Owners) []neutron.SecurityGroup {
+	return serviceOrphans(groups, o, func(g neutron.SecurityGroup) ([]string, time.Time) { return g.Tags, g.CreatedAt })
+}
+
 // serviceOrphans are the items tagged with a Service that has no
 // KuryrLoadBalancer, and not young.
 func serviceOrphans[T any](items []T, o Owners, of func(T) ([]string, time.Time)) []T {

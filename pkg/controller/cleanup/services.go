@@ -10,11 +10,13 @@ import (
 	"github.com/kuryr-k8s/kuryr/pkg/octavia"
 )
 
-// serviceResources are the cluster's load balancers and floating IPs, as
+// serviceResources are the cluster's load balancers, floating IPs and
+// source groups, as
 // listed before Kubernetes is read.
 type serviceResources struct {
 	lbs    []octavia.LoadBalancer
 	fips   []neutron.FloatingIP
+	groups []neutron.SecurityGroup
 	failed error // listing failed: nothing of Services' is swept this time
 }
 
@@ -31,11 +33,17 @@ func (s *Sweeper) listServiceResources(ctx context.Context, tag []string) (servi
 	if r.fips, err = s.FloatingIPs.ListFloatingIPs(ctx, neutron.FloatingIPFilter{Tags: tag}); err != nil {
 		r.failed = err
 	}
+	if s.Groups != nil && r.failed == nil {
+		if r.groups, err = s.Groups.FindSecurityGroups(ctx, tag); err != nil {
+			r.failed = err
+		}
+	}
 	return r, nil
 }
 
-// sweepServices deletes the load balancers (with everything in them) and
-// floating IPs of Services that have no KuryrLoadBalancer.
+// sweepServices deletes the load balancers (with everything in them),
+// floating IPs and source groups of Services that have no
+// KuryrLoadBalancer.
 func (s *Sweeper) sweepServices(ctx context.Context, logger logr.Logger, r serviceResources, owned Owners) error {
 	if s.Octavia == nil || r.failed != nil {
 		return r.failed
@@ -55,6 +63,14 @@ func (s *Sweeper) sweepServices(ctx context.Context, logger logr.Logger, r servi
 		logger.Info("releasing orphaned floating IP", "floatingIp", f.ID, "address", f.Address,
 			"serviceUid", neutron.ServiceUIDOf(f.Tags))
 		if err := s.FloatingIPs.DeleteFloatingIP(ctx, f.ID); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, g := range OrphanGroups(r.groups, owned) {
+		logger.Info("deleting orphaned source group", "securityGroup", g.ID, "serviceUid", neutron.ServiceUIDOf(g.Tags))
+		// Still on a pod's port (409): the KuryrPort reconciler takes it
+		// off; the next sweep deletes it.
+		if err := s.Groups.DeleteSecurityGroup(ctx, g.ID); err != nil && !neutron.InUse(err) {
 			errs = append(errs, err)
 		}
 	}

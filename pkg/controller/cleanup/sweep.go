@@ -46,6 +46,12 @@ type floatingIPs interface {
 	DeleteFloatingIP(ctx context.Context, id string) error
 }
 
+// securityGroups is the seam for Services' source groups.
+type securityGroups interface {
+	FindSecurityGroups(ctx context.Context, tags []string) ([]neutron.SecurityGroup, error)
+	DeleteSecurityGroup(ctx context.Context, id string) error
+}
+
 // forgetter is told about ports the sweep deleted.
 type forgetter interface{ ForgetPort(podUID, portID string) }
 
@@ -77,6 +83,8 @@ type Sweeper struct {
 	// Octavia and FloatingIPs are set when kuryr serves Services.
 	Octavia     loadBalancers
 	FloatingIPs floatingIPs
+	// Groups, when set, are swept of Services' source groups.
+	Groups securityGroups
 	// Ready is closed once the sweep may trust the cache (it is synced and
 	// the ledger loaded).
 	Ready <-chan struct{}

@@ -60,7 +60,11 @@ type Reconciler struct {
 	Pool *Pool
 	// Started reports that start-up (ledger, pool) has completed.
 	Started interface{ Completed() bool }
-	watch   stopwatch
+	// Groups, when set, gives plugged pods' ports the security groups of
+	// the LoadBalancer Services they serve, through GroupPorts.
+	Groups     GroupSource
+	GroupPorts groupPorts
+	watch      stopwatch
 }
 
 // Reconcile creates the port of a KuryrPort, or deletes it when the
@@ -79,8 +83,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		r.watch.stop(kp.UID)
 		return ctrl.Result{}, r.finalize(ctx, &kp)
 	}
-	if _, done := kp.Status.DefaultVIF(); done {
-		return ctrl.Result{}, nil
+	if vif, done := kp.Status.DefaultVIF(); done {
+		return ctrl.Result{}, r.ensureGroups(ctx, &kp, vif)
 	}
 	r.watch.start(kp.UID)
 	return r.ensurePort(ctx, &kp)
@@ -202,7 +206,9 @@ func (r *Reconciler) finalize(ctx context.Context, kp *kuryrv1.KuryrPort) error 
 		return nil
 	}
 	for _, p := range r.portsOf(kp) {
-		if r.Pool != nil && r.Pool.Release(p, kp.Spec.PodUID) != Retire {
+		// A port that carries a Service's source group is not pooled: the
+		// next pod would inherit the group.
+		if r.Pool != nil && len(kp.Status.SecurityGroups) == 0 && r.Pool.Release(p, kp.Spec.PodUID) != Retire {
 			continue // back in its node's pool, or another pod's now
 		}
 		if err := r.Neutron.DeletePort(ctx, p.ID); err != nil {

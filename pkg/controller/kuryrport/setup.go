@@ -26,12 +26,19 @@ func RateLimiter() workqueue.TypedRateLimiter[reconcile.Request] {
 // SetupWithManager registers the reconciler; workers bounds concurrent
 // Neutron port creations.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named("kuryrport").
 		For(&kuryrv1.KuryrPort{}).
 		// A namespace network becoming ready unblocks its KuryrPorts.
-		Watches(&kuryrv1.KuryrNetwork{}, handler.EnqueueRequestsFromMapFunc(r.waitingOn)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: workers, RateLimiter: RateLimiter()}).
+		Watches(&kuryrv1.KuryrNetwork{}, handler.EnqueueRequestsFromMapFunc(r.waitingOn))
+	if r.Groups != nil {
+		h, err := watchServiceGroups(context.Background(), mgr)
+		if err != nil {
+			return err
+		}
+		b = b.Watches(&kuryrv1.KuryrLoadBalancer{}, h)
+	}
+	return b.WithOptions(controller.Options{MaxConcurrentReconciles: workers, RateLimiter: RateLimiter()}).
 		Complete(r)
 }
 

@@ -2,6 +2,7 @@ package loadbalancer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -54,6 +55,17 @@ func (r *Reconciler) finalize(ctx context.Context, klb *kuryrv1.KuryrLoadBalance
 	}
 	if err := r.publish(ctx, klb, uid, nil, published); err != nil {
 		return ctrl.Result{}, err
+	}
+	if r.Groups != nil {
+		groups, err := r.findGroups(ctx, uid)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if err := r.dropGroups(ctx, klb, groups); errors.Is(err, errGroupInUse) {
+			return ctrl.Result{RequeueAfter: pendingRequeue}, nil
+		} else if err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 	orig := klb.DeepCopy()
 	controllerutil.RemoveFinalizer(klb, kuryrv1.KuryrLoadBalancerFinalizer)

@@ -68,8 +68,10 @@ type Settings struct {
 // Reconciler converges KuryrLoadBalancers and Octavia.
 type Reconciler struct {
 	client.Client
-	Octavia  loadBalancers
-	Neutron  floatingIPs
+	Octavia loadBalancers
+	Neutron floatingIPs
+	// Groups, when set, gives LoadBalancer Services their source groups.
+	Groups   securityGroups
 	Recorder kuryrport.Recorder
 	Settings Settings
 	// unanswered holds the Services whose load balancer create went
@@ -179,6 +181,12 @@ func (r *Reconciler) ensure(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer,
 	recordListeners(klb, obs)
 	if steps := plan(desiredListeners(klb, r.tags(uid)), obs); len(steps) > 0 {
 		return r.step(ctx, klb, lb, uid, steps)
+	}
+	if err := r.sourceGroup(ctx, klb, uid); err != nil {
+		if errors.Is(err, errGroupInUse) {
+			return ctrl.Result{RequeueAfter: pendingRequeue}, nil
+		}
+		return ctrl.Result{}, err
 	}
 	if err := r.external(ctx, klb, lb, uid); err != nil {
 		return ctrl.Result{}, err

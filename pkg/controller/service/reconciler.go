@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"fmt"
+	"net"
 	"slices"
 	"strings"
 	"time"
@@ -158,8 +159,10 @@ func (r *Reconciler) warn(svc *corev1.Service) {
 	if svc.Spec.Type == corev1.ServiceTypeLoadBalancer && !r.Settings.External {
 		ws = append(ws, "type LoadBalancer: no [neutron_defaults] external_svc_net is configured, so no external IP is allocated (loadBalancerIP must name an existing floating IP)")
 	}
-	if len(svc.Spec.LoadBalancerSourceRanges) > 0 && svc.Spec.Type == corev1.ServiceTypeLoadBalancer {
-		ws = append(ws, "loadBalancerSourceRanges are not enforced: kuryr does not restrict the floating IP's sources yet")
+	for _, src := range svc.Spec.LoadBalancerSourceRanges {
+		if _, _, err := net.ParseCIDR(strings.TrimSpace(src)); err != nil && svc.Spec.Type == corev1.ServiceTypeLoadBalancer {
+			ws = append(ws, fmt.Sprintf("loadBalancerSourceRanges entry %q is not a CIDR: it admits nobody", src))
+		}
 	}
 	if svc.Spec.Type == corev1.ServiceTypeLoadBalancer && foreignClass(svc, r.Settings.Class) {
 		ws = nil // the external side is another controller's

@@ -4,13 +4,20 @@ package services
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/containernetworking/plugins/pkg/ns"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/test/e2e/framework"
@@ -59,17 +66,23 @@ func TestLoadBalancerService(t *testing.T) {
 		return len(seen) == len(want), fmt.Errorf("reached %v (last error %v)", seen, err)
 	})
 	t.Logf("LoadBalancer Service answered on %s from outside %s after creation", ip, time.Since(start).Round(time.Millisecond))
-	framework.Eventually(t, 30*time.Second, time.Second, "a Warning Event about source ranges", func() (bool, error) {
-		evs, err := c.Kube.EventsV1().Events(ns).List(context.Background(), metav1.ListOptions{})
-		if err != nil {
-			return false, err
-		}
-		for _, e := range evs.Items {
-			if e.Regarding.Name == "web" && e.Type == corev1.EventTypeWarning && strings.Contains(e.Note, "loadBalancerSourceRanges") {
-				return true, nil
+	group := sourceGroupOnMembers(t, c, k, ns, len(backends))
+
+	// Source ranges that leave the outside namespace (172.24.4.1) out:
+	// refused; back in: answered again.
+	setSourceRanges(t, c, ns, "web", "192.0.2.0/24")
+	framework.Eventually(t, time.Minute, time.Second, "no answer through "+ip+" from outside the source ranges", func() (bool, error) {
+		for i := 0; i < 3; i++ {
+			if out := askOutside(outside, ip); out != "" {
+				return false, fmt.Errorf("answered %q", out)
 			}
 		}
-		return false, fmt.Errorf("%d events, none about loadBalancerSourceRanges", len(evs.Items))
+		return true, nil
+	})
+	setSourceRanges(t, c, ns, "web", "172.24.4.1/32")
+	framework.Eventually(t, time.Minute, time.Second, "an answer through "+ip+" from inside the source ranges", func() (bool, error) {
+		out := askOutside(outside, ip)
+		return out != "", fmt.Errorf("no answer")
 	})
 
 	deleteService(t, c, ns, "web")
@@ -80,6 +93,67 @@ func TestLoadBalancerService(t *testing.T) {
 			return false, err
 		}
 		lbs := serviceLBs(t, c, k.Cluster, string(svc.UID))
-		return len(fips) == 0 && len(lbs) == 0, fmt.Errorf("%d floating IPs, %d load balancers left", len(fips), len(lbs))
+		sgs, err := neutron.New(c.OS.Network).FindSecurityGroups(context.Background(), []string{neutron.ServiceTag(string(svc.UID))})
+		if err != nil {
+			return false, err
+		}
+		return len(fips) == 0 && len(lbs) == 0 && len(sgs) == 0,
+			fmt.Errorf("%d floating IPs, %d load balancers, %d source groups (%s) left", len(fips), len(lbs), len(sgs), group)
 	})
+}
+
+// askOutside asks for / through ip:80 from the outside namespace and
+// returns the backend that answered ("" when none did).
+func askOutside(outside ns.NetNS, ip string) string {
+	out, err := framework.InNetns(context.Background(), outside.Path(), "busybox", "sh", "-c",
+		fmt.Sprintf(`printf 'GET / HTTP/1.0\r\n\r\n' | busybox nc -w 2 %s 80 | tail -n 1`, ip))
+	out = strings.TrimSpace(out)
+	if err != nil || !strings.HasPrefix(out, "web-") { // the backends answer their names
+		return ""
+	}
+	return out
+}
+
+func setSourceRanges(t *testing.T, c *framework.Cloud, ns, name string, ranges ...string) {
+	t.Helper()
+	patch, _ := json.Marshal(map[string]any{"spec": map[string]any{"loadBalancerSourceRanges": ranges}})
+	if _, err := c.Kube.CoreV1().Services(ns).Patch(context.Background(), name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatalf("set loadBalancerSourceRanges of %s/%s to %v: %v", ns, name, ranges, err)
+	}
+}
+
+// sourceGroupOnMembers waits until the Service's source group is recorded
+// and every member pod's port carries it, and returns it.
+func sourceGroupOnMembers(t *testing.T, c *framework.Cloud, k *framework.Kuryr, namespace string, members int) string {
+	t.Helper()
+	var group string
+	framework.Eventually(t, time.Minute, time.Second, "the source group on the member pods' ports", func() (bool, error) {
+		var klb kuryrv1.KuryrLoadBalancer
+		if err := k.Client.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: "web"}, &klb); err != nil {
+			return false, err
+		}
+		if group = klb.Status.SecurityGroup; group == "" {
+			return false, fmt.Errorf("no source group recorded")
+		}
+		var kps kuryrv1.KuryrPortList
+		if err := k.Client.List(context.Background(), &kps, client.InNamespace(namespace)); err != nil {
+			return false, err
+		}
+		carrying := 0
+		for _, kp := range kps.Items {
+			vif, ok := kp.Status.DefaultVIF()
+			if !ok {
+				continue
+			}
+			sgs, err := neutron.New(c.OS.Network).PortSecurityGroups(context.Background(), vif.PortID)
+			if err != nil {
+				return false, err
+			}
+			if slices.Contains(sgs, group) {
+				carrying++
+			}
+		}
+		return carrying == members, fmt.Errorf("%d of %d member ports carry %s", carrying, members, group)
+	})
+	return group
 }

@@ -1,0 +1,187 @@
+package loadbalancer
+
+import (
+	"context"
+	"errors"
+	"net"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+)
+
+// securityGroups is the Neutron seam for a LoadBalancer Service's source
+// group.
+type securityGroups interface {
+	FindSecurityGroups(ctx context.Context, tags []string) ([]neutron.SecurityGroup, error)
+	SecurityGroupsNamed(ctx context.Context, name string) ([]neutron.SecurityGroup, error)
+	CreateSecurityGroup(ctx context.Context, name, description, project string, tags []string) (*neutron.SecurityGroup, error)
+	DeleteSecurityGroup(ctx context.Context, id string) error
+	CreateRule(ctx context.Context, sg, project string, r neutron.Rule) error
+	DeleteRule(ctx context.Context, id string) error
+}
+
+// The ovn provider keeps the client's address (no SNAT) and has no
+// allowed_cidrs, so loadBalancerSourceRanges are enforced where the traffic
+// ends: the member pods' ports. A LoadBalancer Service gets a security group
+// allowing its sources (everyone when it names none) to the members' target
+// ports; the pods' ports carry it while they serve the Service. The pods'
+// own groups ([neutron_defaults] pod_security_groups) must not open those
+// ports to the external network, or every source gets in.
+
+// groupName is unique to the Service, so a group created by a request that
+// went unanswered (or before a crash) is found again.
+func groupName(uid string) string { return "kuryr-lb-" + uid }
+
+// sourceRules are the ingress rules of the Service's source group: one per
+// source range and member target port; none unless the Service is of type
+// LoadBalancer. Ranges that do not parse were reported by the Service
+// reconciler and are skipped.
+func sourceRules(spec kuryrv1.KuryrLoadBalancerSpec) []neutron.Rule {
+	if spec.Type != string(corev1.ServiceTypeLoadBalancer) {
+		return nil
+	}
+	ranges := spec.SourceRanges
+	if len(ranges) == 0 {
+		ranges = []string{"0.0.0.0/0", "::/0"}
+	}
+	seen := map[string]neutron.Rule{}
+	for _, p := range spec.Ports {
+		for _, m := range p.Members {
+			for _, src := range ranges {
+				_, n, err := net.ParseCIDR(strings.TrimSpace(src))
+				if err != nil {
+					continue
+				}
+				r := neutron.Rule{Direction: "ingress", EtherType: "IPv4", Protocol: strings.ToLower(p.Protocol),
+					PortMin: int(m.Port), PortMax: int(m.Port), RemotePrefix: n.String()}
+				if n.IP.To4() == nil {
+					r.EtherType = "IPv6"
+				}
+				seen[r.Key()] = r
+			}
+		}
+	}
+	out := make([]neutron.Rule, 0, len(seen))
+	for _, r := range seen {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key() < out[j].Key() })
+	return out
+}
+
+// ruleDiff returns the rules to add and the ids of the ingress rules to
+// delete (egress rules, Neutron's defaults, are left alone).
+func ruleDiff(want, have []neutron.Rule) (add []neutron.Rule, del []string) {
+	existing := map[string]bool{}
+	wanted := map[string]bool{}
+	for _, r := range want {
+		wanted[r.Key()] = true
+	}
+	for _, r := range have {
+		if r.Direction != "ingress" {
+			continue
+		}
+		if wanted[r.Key()] && !existing[r.Key()] {
+			existing[r.Key()] = true
+			continue
+		}
+		del = append(del, r.ID)
+	}
+	for _, r := range want {
+		if !existing[r.Key()] {
+			add = append(add, r)
+		}
+	}
+	return add, del
+}
+
+// sourceGroup makes the Service's source group match its spec (created,
+// rules added and removed, or deleted when the Service is no longer of
+// type LoadBalancer) and records it in the status.
+func (r *Reconciler) sourceGroup(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, uid string) error {
+	if r.Groups == nil {
+		return nil
+	}
+	groups, err := r.findGroups(ctx, uid)
+	if err != nil {
+		return err
+	}
+	if klb.Spec.Type != string(corev1.ServiceTypeLoadBalancer) {
+		return r.dropGroups(ctx, klb, groups)
+	}
+	var sg neutron.SecurityGroup
+	if len(groups) == 0 {
+		created, err := r.Groups.CreateSecurityGroup(ctx, groupName(uid),
+			"kuryr: external clients of Service "+klb.Namespace+"/"+klb.Name, klb.Spec.ProjectID, r.tags(uid))
+		if err != nil {
+			return err
+		}
+		sg = *created
+	} else {
+		sg = groups[0]
+		if err := r.dropGroups(ctx, klb, groups[1:]); err != nil && !errors.Is(err, errGroupInUse) {
+			return err
+		}
+	}
+	klb.Status.SecurityGroup = sg.ID
+	add, del := ruleDiff(sourceRules(klb.Spec), sg.Rules)
+	for _, id := range del {
+		if err := r.Groups.DeleteRule(ctx, id); err != nil {
+			return err
+		}
+	}
+	for _, rule := range add {
+		if err := r.Groups.CreateRule(ctx, sg.ID, klb.Spec.ProjectID, rule); err != nil {
+			return err
+		}
+	}
+	if len(add)+len(del) > 0 {
+		log.FromContext(ctx).Info("source group", "securityGroup", sg.ID, "added", len(add), "deleted", len(del))
+	}
+	return nil
+}
+
+// findGroups returns the Service's source groups: by tag, or else by name
+// (a controller killed between the create and the tagging left it
+// untagged).
+func (r *Reconciler) findGroups(ctx context.Context, uid string) ([]neutron.SecurityGroup, error) {
+	groups, err := r.Groups.FindSecurityGroups(ctx, r.tags(uid)[:2])
+	if err != nil || len(groups) > 0 {
+		return groups, err
+	}
+	return r.Groups.SecurityGroupsNamed(ctx, groupName(uid))
+}
+
+// dropGroups deletes groups the Service no longer needs. Neutron refuses
+// while a port still carries one (409): the KuryrPort reconciler takes it
+// off the pods' ports once the Service no longer needs it, and a later
+// reconcile deletes it (errGroupInUse requeues without an error).
+func (r *Reconciler) dropGroups(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, groups []neutron.SecurityGroup) error {
+	inUse := false
+	for _, g := range groups {
+		if klb.Status.SecurityGroup == g.ID {
+			klb.Status.SecurityGroup = ""
+		}
+		err := r.Groups.DeleteSecurityGroup(ctx, g.ID)
+		switch {
+		case neutron.InUse(err):
+			inUse = true
+		case err != nil:
+			return err
+		default:
+			log.FromContext(ctx).Info("source group deleted", "securityGroup", g.ID)
+		}
+	}
+	if inUse {
+		return errGroupInUse
+	}
+	return nil
+}
+
+// errGroupInUse: a source group waits for the pods' ports to let go of it.
+var errGroupInUse = errors.New("source group still on pods' ports")

@@ -1,0 +1,143 @@
+package neutron
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/groups"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/rules"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
+	"github.com/gophercloud/gophercloud/v2/pagination"
+)
+
+// SecurityGroup is what kuryr needs of a security group.
+type SecurityGroup struct {
+	ID, Name  string
+	Tags      []string
+	Rules     []Rule
+	CreatedAt time.Time
+}
+
+// Rule is one ingress or egress rule. Port range 0-0 means every port.
+type Rule struct {
+	ID           string
+	Direction    string // ingress or egress
+	EtherType    string // IPv4 or IPv6
+	Protocol     string // tcp, udp, sctp, "" for any
+	PortMin      int
+	PortMax      int
+	RemotePrefix string
+}
+
+// Key identifies a rule by what it allows, not by its id.
+func (r Rule) Key() string {
+	return fmt.Sprintf("%s/%s/%s/%d-%d/%s", r.Direction, r.EtherType, r.Protocol, r.PortMin, r.PortMax, r.RemotePrefix)
+}
+
+// FindSecurityGroups lists the security groups carrying all of tags.
+func (c *Client) FindSecurityGroups(ctx context.Context, tags []string) ([]SecurityGroup, error) {
+	pages, err := groups.List(c.sc, groups.ListOpts{Tags: strings.Join(tags, ",")}).AllPages(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list security groups tagged %v: %w", tags, err)
+	}
+	return extractGroups(pages)
+}
+
+func extractGroups(pages pagination.Page) ([]SecurityGroup, error) {
+	all, err := groups.ExtractGroups(pages)
+	if err != nil {
+		return nil, fmt.Errorf("decode security groups: %w", err)
+	}
+	out := make([]SecurityGroup, 0, len(all))
+	for _, g := range all {
+		out = append(out, groupOf(g))
+	}
+	return out, nil
+}
+
+func groupOf(g groups.SecGroup) SecurityGroup {
+	sg := SecurityGroup{ID: g.ID, Name: g.Name, Tags: g.Tags, CreatedAt: g.CreatedAt}
+	for _, r := range g.Rules {
+		sg.Rules = append(sg.Rules, Rule{ID: r.ID, Direction: r.Direction, EtherType: r.EtherType, Protocol: r.Protocol,
+			PortMin: r.PortRangeMin, PortMax: r.PortRangeMax, RemotePrefix: r.RemoteIPPrefix})
+	}
+	return sg
+}
+
+// CreateSecurityGroup creates a security group (Neutron adds its two
+// default egress rules) and tags it; one whose tagging failed is deleted
+// again. Callers give it a name unique to its owner, so that one created
+// before a crash or an unanswered request is found by name too
+// (SecurityGroupsNamed).
+func (c *Client) CreateSecurityGroup(ctx context.Context, name, description, project string, tags []string) (*SecurityGroup, error) {
+	g, err := groups.Create(ctx, c.sc, groups.CreateOpts{Name: name, Description: description, ProjectID: project}).Extract()
+	if err != nil {
+		return nil, fmt.Errorf("create security group %s: %w", name, err)
+	}
+	sg := groupOf(*g)
+	sg.Tags = tags
+	if err := c.setTags(ctx, "security-groups", g.ID, tags); err != nil {
+		// Untagged, it would never be found again: take it back.
+		_ = c.DeleteSecurityGroup(ctx, g.ID)
+		return nil, err
+	}
+	return &sg, nil
+}
+
+// SecurityGroupsNamed lists the security groups called name.
+func (c *Client) SecurityGroupsNamed(ctx context.Context, name string) ([]SecurityGroup, error) {
+	pages, err := groups.List(c.sc, groups.ListOpts{Name: name}).AllPages(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list security groups named %s: %w", name, err)
+	}
+	return extractGroups(pages)
+}
+
+// DeleteSecurityGroup deletes a security group; one already gone is not an
+// error. Neutron answers 409 while a port still uses it.
+func (c *Client) DeleteSecurityGroup(ctx context.Context, id string) error {
+	if err := ignoreNotFound(groups.Delete(ctx, c.sc, id).ExtractErr()); err != nil {
+		return fmt.Errorf("delete security group %s: %w", id, err)
+	}
+	return nil
+}
+
+// CreateRule adds r to the security group sg.
+func (c *Client) CreateRule(ctx context.Context, sg, project string, r Rule) error {
+	_, err := rules.Create(ctx, c.sc, rules.CreateOpts{SecGroupID: sg, ProjectID: project,
+		Direction: rules.RuleDirection(r.Direction), EtherType: rules.RuleEtherType(r.EtherType),
+		Protocol: rules.RuleProtocol(r.Protocol), PortRangeMin: r.PortMin, PortRangeMax: r.PortMax,
+		RemoteIPPrefix: r.RemotePrefix}).Extract()
+	if err != nil {
+		return fmt.Errorf("add rule %s to security group %s: %w", r.Key(), sg, err)
+	}
+	return nil
+}
+
+// DeleteRule removes a rule; one already gone is not an error.
+func (c *Client) DeleteRule(ctx context.Context, id string) error {
+	if err := ignoreNotFound(rules.Delete(ctx, c.sc, id).ExtractErr()); err != nil {
+		return fmt.Errorf("delete security group rule %s: %w", id, err)
+	}
+	return nil
+}
+
+// SetPortSecurityGroups replaces the security groups of a port.
+func (c *Client) SetPortSecurityGroups(ctx context.Context, portID string, sgs []string) error {
+	list := append([]string{}, sgs...)
+	if _, err := ports.Update(ctx, c.sc, portID, ports.UpdateOpts{SecurityGroups: &list}).Extract(); err != nil {
+		return fmt.Errorf("set security groups %v on port %s: %w", sgs, portID, err)
+	}
+	return nil
+}
+
+// PortSecurityGroups returns the security groups a port carries.
+func (c *Client) PortSecurityGroups(ctx context.Context, portID string) ([]string, error) {
+	p, err := ports.Get(ctx, c.sc, portID).Extract()
+	if err != nil {
+		return nil, fmt.Errorf("get port %s: %w", portID, err)
+	}
+	return p.SecurityGroups, nil
+}
