@@ -95,6 +95,11 @@ func (c *Client) SecurityGroupsNamed(ctx context.Context, name string) ([]Securi
 	return extractGroups(pages)
 }
 
+// TagSecurityGroup replaces the tags of a security group.
+func (c *Client) TagSecurityGroup(ctx context.Context, id string, tags []string) error {
+	return c.setTags(ctx, "security-groups", id, tags)
+}
+
 // DeleteSecurityGroup deletes a security group; one already gone is not an
 // error. Neutron answers 409 while a port still uses it.
 func (c *Client) DeleteSecurityGroup(ctx context.Context, id string) error {
@@ -110,7 +115,7 @@ func (c *Client) CreateRule(ctx context.Context, sg, project string, r Rule) err
 		Direction: rules.RuleDirection(r.Direction), EtherType: rules.RuleEtherType(r.EtherType),
 		Protocol: rules.RuleProtocol(r.Protocol), PortRangeMin: r.PortMin, PortRangeMax: r.PortMax,
 		RemoteIPPrefix: r.RemotePrefix}).Extract()
-	if err != nil {
+	if err != nil && !InUse(err) { // 409: the same rule exists already
 		return fmt.Errorf("add rule %s to security group %s: %w", r.Key(), sg, err)
 	}
 	return nil

@@ -147,16 +147,37 @@ func (r *Reconciler) ensureGroups(ctx context.Context, kp *kuryrv1.KuryrPort, vi
 		}
 		base = slices.DeleteFunc(have, func(g string) bool { return slices.Contains(kp.Status.SecurityGroups, g) })
 	}
-	all := append(slices.Clone(base), want...)
-	slices.Sort(all)
-	if err := r.GroupPorts.SetPortSecurityGroups(ctx, vif.PortID, slices.Compact(all)); err != nil {
-		return r.fail(ctx, kp, "SetPortSecurityGroups", err)
+	// Recorded before the port changes (everything it may carry), after
+	// it (what it carries): a crash in between never leaves a group on
+	// the port that the status does not name.
+	if err := r.recordGroups(ctx, kp, union(kp.Status.SecurityGroups, want)); err != nil {
+		return err
 	}
-	orig := kp.DeepCopy()
-	kp.Status.SecurityGroups = want
-	if err := r.Status().Patch(ctx, kp, client.MergeFrom(orig)); err != nil {
-		return fmt.Errorf("record security groups: %w", err)
+	if err := r.GroupPorts.SetPortSecurityGroups(ctx, vif.PortID, union(base, want)); err != nil {
+		return err // retried with backoff; the pod stays plugged
+	}
+	if err := r.recordGroups(ctx, kp, want); err != nil {
+		return err
 	}
 	log.FromContext(ctx).Info("security groups", "port", vif.PortID, "services", want)
 	return nil
+}
+
+func (r *Reconciler) recordGroups(ctx context.Context, kp *kuryrv1.KuryrPort, groups []string) error {
+	if slices.Equal(groups, kp.Status.SecurityGroups) {
+		return nil
+	}
+	orig := kp.DeepCopy()
+	kp.Status.SecurityGroups = groups
+	if err := r.Status().Patch(ctx, kp, client.MergeFrom(orig)); err != nil {
+		return fmt.Errorf("record security groups: %w", err)
+	}
+	return nil
+}
+
+// union returns the sorted, de-duplicated groups of a and b.
+func union(a, b []string) []string {
+	out := append(slices.Clone(a), b...)
+	slices.Sort(out)
+	return slices.Compact(out)
 }

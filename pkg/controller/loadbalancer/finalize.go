@@ -61,9 +61,9 @@ func (r *Reconciler) finalize(ctx context.Context, klb *kuryrv1.KuryrLoadBalance
 		if err != nil {
 			return ctrl.Result{}, err
 		}
-		if err := r.dropGroups(ctx, klb, groups); errors.Is(err, errGroupInUse) {
-			return ctrl.Result{RequeueAfter: pendingRequeue}, nil
-		} else if err != nil {
+		// One still on a port (409) is left to the sweep, which deletes
+		// it once the KuryrPorts have let go of it.
+		if err := r.dropGroups(ctx, klb, groups); err != nil && !errors.Is(err, errGroupInUse) {
 			return ctrl.Result{}, err
 		}
 	}

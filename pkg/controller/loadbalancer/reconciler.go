@@ -85,6 +85,8 @@ type Reconciler struct {
 const (
 	pendingRequeue = time.Second
 	stepRequeue    = 250 * time.Millisecond
+	// groupInUseRequeue: a source group the pods' ports still carry.
+	groupInUseRequeue = 5 * time.Second
 )
 
 func (r *Reconciler) tags(uid string) []string {
@@ -165,7 +167,7 @@ func (r *Reconciler) ensure(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer,
 		if err := r.Octavia.DeleteLoadBalancer(ctx, lb.ID); err != nil {
 			return ctrl.Result{}, err
 		}
-		klb.Status = kuryrv1.KuryrLoadBalancerStatus{Conditions: klb.Status.Conditions}
+		klb.Status = kuryrv1.KuryrLoadBalancerStatus{Conditions: klb.Status.Conditions, SecurityGroup: klb.Status.SecurityGroup}
 		if n >= maxRepeats {
 			return ctrl.Result{}, fmt.Errorf("%d load balancers in a row went to ERROR in Octavia; retrying with backoff", n)
 		}
@@ -184,7 +186,7 @@ func (r *Reconciler) ensure(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer,
 	}
 	if err := r.sourceGroup(ctx, klb, uid); err != nil {
 		if errors.Is(err, errGroupInUse) {
-			return ctrl.Result{RequeueAfter: pendingRequeue}, nil
+			return ctrl.Result{RequeueAfter: groupInUseRequeue}, nil
 		}
 		return ctrl.Result{}, err
 	}
@@ -225,6 +227,7 @@ func (r *Reconciler) observe(ctx context.Context, lbID string) (observed, error)
 	}
 	members := make([][]octavia.Member, len(obs.pools))
 	g, gctx = errgroup.WithContext(ctx)
+	g.SetLimit(4)
 	for i, p := range obs.pools {
 		g.Go(func() (err error) { members[i], err = r.Octavia.Members(gctx, p.ID); return err })
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"slices"
 	"sort"
 	"strings"
 
@@ -22,6 +23,7 @@ type securityGroups interface {
 	CreateSecurityGroup(ctx context.Context, name, description, project string, tags []string) (*neutron.SecurityGroup, error)
 	DeleteSecurityGroup(ctx context.Context, id string) error
 	CreateRule(ctx context.Context, sg, project string, r neutron.Rule) error
+	TagSecurityGroup(ctx context.Context, id string, tags []string) error
 	DeleteRule(ctx context.Context, id string) error
 }
 
@@ -123,7 +125,16 @@ func (r *Reconciler) sourceGroup(ctx context.Context, klb *kuryrv1.KuryrLoadBala
 		}
 		sg = *created
 	} else {
+		// The recorded one first: the pods' ports already carry it.
+		slices.SortStableFunc(groups, func(a, b neutron.SecurityGroup) int {
+			return boolRank(b.ID == klb.Status.SecurityGroup) - boolRank(a.ID == klb.Status.SecurityGroup)
+		})
 		sg = groups[0]
+		if neutron.ServiceUIDOf(sg.Tags) == "" { // found by name: tag it for the sweep
+			if err := r.Groups.TagSecurityGroup(ctx, sg.ID, r.tags(uid)); err != nil {
+				return err
+			}
+		}
 		if err := r.dropGroups(ctx, klb, groups[1:]); err != nil && !errors.Is(err, errGroupInUse) {
 			return err
 		}
@@ -181,6 +192,13 @@ func (r *Reconciler) dropGroups(ctx context.Context, klb *kuryrv1.KuryrLoadBalan
 		return errGroupInUse
 	}
 	return nil
+}
+
+func boolRank(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // errGroupInUse: a source group waits for the pods' ports to let go of it.
