@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"time"
 
@@ -27,11 +28,12 @@ func wireServices(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients, 
 			"set [octavia] endpoint_override or register Octavia in the catalog")
 	}
 	od, nd := cfg.OctaviaDefaults, cfg.NeutronDefaults
+	exposure := podExposure(nc, nd.PodSecurityGroups, nd.ExternalSvcNet)
 	svc := &service.Reconciler{Client: mgr.GetClient(), Recorder: rec,
 		Subnets: &service.Subnets{Neutron: nc, Project: nd.Project, TTL: subnetsTTL},
 		Settings: service.Settings{Provider: od.Provider, Algorithm: od.EffectiveAlgorithm(), SubnetID: nd.ServiceSubnet,
 			ProjectID: nd.Project, Class: od.LoadBalancerClass, External: nd.ExternalSvcNet != "",
-			RequireSubnet: od.Provider == "ovn"}}
+			RequireSubnet: od.Provider == "ovn", Exposure: exposure}}
 	if err := svc.SetupWithManager(mgr, 4); err != nil {
 		return err
 	}
@@ -39,4 +41,20 @@ func wireServices(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients, 
 		Settings: loadbalancer.Settings{Cluster: cfg.Kubernetes.ClusterName, ExtraTags: nd.ResourceTags,
 			ExternalNetwork: nd.ExternalSvcNet, ExternalSubnet: nd.ExternalSvcSubnet, CreateSettle: 2 * cfg.Neutron.Timeout}}
 	return lb.SetupWithManager(mgr, cfg.Controller.ServiceWorkers)
+}
+
+// podExposure reads once, at start, whether the pods' own security groups
+// admit the external network (which makes loadBalancerSourceRanges moot);
+// Neutron unreachable then is logged, not fatal.
+func podExposure(nc *neutron.Client, groups []string, externalNet string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	e, err := service.Exposure(ctx, nc, groups, externalNet)
+	if err != nil {
+		ctrl.Log.Error(err, "cannot tell whether pod_security_groups admit the external network")
+	}
+	if e != "" {
+		ctrl.Log.Info("loadBalancerSourceRanges are not enforced", "reason", e)
+	}
+	return e
 }

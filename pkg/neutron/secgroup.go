@@ -29,11 +29,14 @@ type Rule struct {
 	PortMin      int
 	PortMax      int
 	RemotePrefix string
+	// RemoteGroup is the remote security group or address group, when the
+	// rule admits their members rather than a prefix.
+	RemoteGroup string
 }
 
 // Key identifies a rule by what it allows, not by its id.
 func (r Rule) Key() string {
-	return fmt.Sprintf("%s/%s/%s/%d-%d/%s", r.Direction, r.EtherType, r.Protocol, r.PortMin, r.PortMax, r.RemotePrefix)
+	return fmt.Sprintf("%s/%s/%s/%d-%d/%s%s", r.Direction, r.EtherType, r.Protocol, r.PortMin, r.PortMax, r.RemotePrefix, r.RemoteGroup)
 }
 
 // FindSecurityGroups lists the security groups carrying all of tags.
@@ -61,9 +64,20 @@ func groupOf(g groups.SecGroup) SecurityGroup {
 	sg := SecurityGroup{ID: g.ID, Name: g.Name, Tags: g.Tags, CreatedAt: g.CreatedAt}
 	for _, r := range g.Rules {
 		sg.Rules = append(sg.Rules, Rule{ID: r.ID, Direction: r.Direction, EtherType: r.EtherType, Protocol: r.Protocol,
-			PortMin: r.PortRangeMin, PortMax: r.PortRangeMax, RemotePrefix: r.RemoteIPPrefix})
+			PortMin: r.PortRangeMin, PortMax: r.PortRangeMax, RemotePrefix: r.RemoteIPPrefix,
+			RemoteGroup: r.RemoteGroupID + r.RemoteAddressGroupID})
 	}
 	return sg
+}
+
+// GetSecurityGroup reads a security group with its rules.
+func (c *Client) GetSecurityGroup(ctx context.Context, id string) (*SecurityGroup, error) {
+	g, err := groups.Get(ctx, c.sc, id).Extract()
+	if err != nil {
+		return nil, fmt.Errorf("get security group %s: %w", id, err)
+	}
+	sg := groupOf(*g)
+	return &sg, nil
 }
 
 // CreateSecurityGroup creates a security group (Neutron adds its two

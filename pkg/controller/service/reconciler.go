@@ -159,6 +159,9 @@ func (r *Reconciler) warn(svc *corev1.Service) {
 	if svc.Spec.Type == corev1.ServiceTypeLoadBalancer && !r.Settings.External {
 		ws = append(ws, "type LoadBalancer: no [neutron_defaults] external_svc_net is configured, so no external IP is allocated (loadBalancerIP must name an existing floating IP)")
 	}
+	if len(svc.Spec.LoadBalancerSourceRanges) > 0 && svc.Spec.Type == corev1.ServiceTypeLoadBalancer && r.Settings.Exposure != "" {
+		ws = append(ws, "loadBalancerSourceRanges restrict nothing: "+r.Settings.Exposure)
+	}
 	for _, src := range svc.Spec.LoadBalancerSourceRanges {
 		if _, _, err := net.ParseCIDR(strings.TrimSpace(src)); err != nil && svc.Spec.Type == corev1.ServiceTypeLoadBalancer {
 			ws = append(ws, fmt.Sprintf("loadBalancerSourceRanges entry %q is not a CIDR: it admits nobody", src))

@@ -29,6 +29,9 @@ type Settings struct {
 	// RequireSubnet: the provider refuses members without a subnet (ovn:
 	// it must know the member's logical switch).
 	RequireSubnet bool
+	// Exposure says how the pods' own security groups admit the external
+	// network (see Exposure); "" when they do not.
+	Exposure string
 }
 
 // SubnetFunc names the Neutron subnet an endpoint address is on ("" when
