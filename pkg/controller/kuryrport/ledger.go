@@ -16,13 +16,17 @@ import (
 type Ledger struct {
 	mu    sync.Mutex
 	byPod map[string]neutron.Port
+	// doomed are ports given up (their binding failed): they are deleted,
+	// never handed to their pod, even when Neutron finishes binding one
+	// while its delete goes unanswered.
+	doomed map[string]bool
 	// Unanswered are the pods (by UID) whose last create went unanswered.
 	Unanswered neutron.Unanswered
 }
 
 // NewLedger returns an empty ledger.
 func NewLedger() *Ledger {
-	return &Ledger{byPod: map[string]neutron.Port{}}
+	return &Ledger{byPod: map[string]neutron.Port{}, doomed: map[string]bool{}}
 }
 
 // load records the pod ports among ports (the cluster's, listed at start).
@@ -56,6 +60,7 @@ func (l *Ledger) Record(podUID string, p neutron.Port) {
 func (l *Ledger) Forget(podUID string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	delete(l.doomed, l.byPod[podUID].ID)
 	delete(l.byPod, podUID)
 	l.Unanswered.Clear(podUID)
 }
@@ -68,6 +73,21 @@ func (l *Ledger) ForgetPort(podUID, portID string) {
 	if p, ok := l.byPod[podUID]; ok && p.ID == portID {
 		delete(l.byPod, podUID)
 	}
+	delete(l.doomed, portID)
+}
+
+// Doom marks a port as given up: to be deleted, never used.
+func (l *Ledger) Doom(portID string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.doomed[portID] = true
+}
+
+// Doomed says whether a port was given up.
+func (l *Ledger) Doomed(portID string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.doomed[portID]
 }
 
 // Len is the number of known ports.

@@ -23,7 +23,12 @@ func (s settling) Error() string {
 func (r *Reconciler) obtainPort(ctx context.Context, kp *kuryrv1.KuryrPort, target Target) (neutron.Port, string, error) {
 	uid := kp.Spec.PodUID
 	if p, found := r.Ledger.Lookup(uid); found {
-		return r.bound(ctx, kp, target, p)
+		if !r.Ledger.Doomed(p.ID) {
+			return r.bound(ctx, kp, target, p)
+		}
+		if err := r.discard(ctx, kp, p.ID); err != nil {
+			return neutron.Port{}, "", fmt.Errorf("a port given up: %w", err)
+		}
 	}
 	if pending, left := r.Ledger.Unanswered.Pending(uid); pending {
 		p, found, err := r.findByTag(ctx, uid)

@@ -142,14 +142,25 @@ func (r *Reconciler) checkBinding(ctx context.Context, kp *kuryrv1.KuryrPort, po
 	case cause == nil:
 		return ctrl.Result{}, false, nil
 	}
-	if err := r.Neutron.DeletePort(ctx, port.ID); err != nil {
+	r.Ledger.Doom(port.ID)
+	if err := r.discard(ctx, kp, port.ID); err != nil {
 		return ctrl.Result{}, true, r.fail(ctx, kp, "DeletePort", err)
 	}
-	r.Ledger.Forget(kp.Spec.PodUID)
-	if r.Pool != nil {
-		r.Pool.Forget(port.ID)
-	}
 	return ctrl.Result{}, true, r.fail(ctx, kp, "BindPort", cause)
+}
+
+// discard deletes a port given up and forgets it. Until the delete is
+// answered the ledger keeps it doomed, so the retry deletes it again
+// rather than use it (a delete that went unanswered may still commit).
+func (r *Reconciler) discard(ctx context.Context, kp *kuryrv1.KuryrPort, portID string) error {
+	if err := r.Neutron.DeletePort(ctx, portID); err != nil {
+		return err
+	}
+	r.Ledger.ForgetPort(kp.Spec.PodUID, portID)
+	if r.Pool != nil {
+		r.Pool.Forget(portID)
+	}
+	return nil
 }
 
 func (r *Reconciler) ensureFinalizer(ctx context.Context, kp *kuryrv1.KuryrPort) error {

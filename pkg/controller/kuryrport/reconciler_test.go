@@ -301,3 +301,41 @@ func TestNeverBoundPortIsReplaced(t *testing.T) {
 		t.Errorf("after the retry: %+v", v)
 	}
 }
+
+// A port given up whose delete fails, and which Neutron binds meanwhile
+// (the delete was only slow: it commits later), is deleted on the retry,
+// never handed to the pod.
+func TestGivenUpPortIsNeverUsed(t *testing.T) {
+	e := newEnv(t, kp("web", "uid-1"))
+	e.r.Settings.BindTimeout = time.Minute
+	id := e.fake.Add("ports", neutrontest.Object{
+		"network_id": "n", "status": "DOWN", "binding:vif_type": "unbound",
+		"created_at": time.Now().Add(-2 * time.Minute).UTC().Format("2006-01-02T15:04:05Z"),
+		"fixed_ips":  []neutrontest.Object{{"subnet_id": e.subnet, "ip_address": "10.10.0.7"}},
+		"tags":       []string{neutron.ClusterTag("c1"), neutron.PodTag("uid-1")},
+	})
+	e.fake.Fail = func(method, collection string) (int, string) {
+		if method == "DELETE" && collection == "ports" {
+			return 504, "gateway timeout"
+		}
+		return 0, ""
+	}
+	if err := e.reconcile(t, "web"); err == nil {
+		t.Fatal("want the failed delete's error")
+	}
+	e.fake.Get("ports", id)["binding:vif_type"] = "ovs" // Neutron finished binding it
+	e.fake.Fail = nil
+	_ = e.reconcile(t, "web")
+	if e.fake.Get("ports", id) != nil {
+		t.Error("the given-up port was not deleted on the retry")
+	}
+	if v, ok := e.get(t, "web").Status.DefaultVIF(); ok && v.PortID == id {
+		t.Fatalf("the given-up port was handed to the pod: %+v", v)
+	}
+	if err := e.reconcile(t, "web"); err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := e.get(t, "web").Status.DefaultVIF(); !ok || v.PortID == id {
+		t.Errorf("after the retries: %+v", v)
+	}
+}
