@@ -126,9 +126,9 @@ func (r *Reconciler) sourceGroup(ctx context.Context, klb *kuryrv1.KuryrLoadBala
 		sg = *created
 	} else {
 		// The recorded one first: the pods' ports already carry it.
-		slices.SortStableFunc(groups, func(a, b neutron.SecurityGroup) int {
-			return boolRank(b.ID == klb.Status.SecurityGroup) - boolRank(a.ID == klb.Status.SecurityGroup)
-		})
+		if i := slices.IndexFunc(groups, func(g neutron.SecurityGroup) bool { return g.ID == klb.Status.SecurityGroup }); i > 0 {
+			groups[0], groups[i] = groups[i], groups[0]
+		}
 		sg = groups[0]
 		if neutron.ServiceUIDOf(sg.Tags) == "" { // found by name: tag it for the sweep
 			if err := r.Groups.TagSecurityGroup(ctx, sg.ID, r.tags(uid)); err != nil {
@@ -192,13 +192,6 @@ func (r *Reconciler) dropGroups(ctx context.Context, klb *kuryrv1.KuryrLoadBalan
 		return errGroupInUse
 	}
 	return nil
-}
-
-func boolRank(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // errGroupInUse: a source group waits for the pods' ports to let go of it.
