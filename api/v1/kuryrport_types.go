@@ -91,6 +91,11 @@ type KuryrPortStatus struct {
 	// LoadBalancer Services the pod serves), as last applied.
 	// +optional
 	SecurityGroups []string `json:"securityGroups,omitempty"`
+	// SecurityGroupsApplied: the port carries exactly SecurityGroups (false
+	// while a change is under way: SecurityGroups then names every group
+	// the port may carry).
+	// +optional
+	SecurityGroupsApplied bool `json:"securityGroupsApplied,omitempty"`
 	// +optional
 	// +listType=map
 	// +listMapKey=type

@@ -134,7 +134,9 @@ func (r *Reconciler) ensureGroups(ctx context.Context, kp *kuryrv1.KuryrPort, vi
 	if err != nil {
 		return err
 	}
-	if slices.Equal(want, kp.Status.SecurityGroups) {
+	// Ports are created with pod_security_groups only: nothing to add.
+	settled := kp.Status.SecurityGroupsApplied || len(want) == 0
+	if slices.Equal(want, kp.Status.SecurityGroups) && settled {
 		return nil
 	}
 	base := r.Settings.SecurityGroups
@@ -150,25 +152,25 @@ func (r *Reconciler) ensureGroups(ctx context.Context, kp *kuryrv1.KuryrPort, vi
 	// Recorded before the port changes (everything it may carry), after
 	// it (what it carries): a crash in between never leaves a group on
 	// the port that the status does not name.
-	if err := r.recordGroups(ctx, kp, union(kp.Status.SecurityGroups, want)); err != nil {
+	if err := r.recordGroups(ctx, kp, union(kp.Status.SecurityGroups, want), false); err != nil {
 		return err
 	}
 	if err := r.GroupPorts.SetPortSecurityGroups(ctx, vif.PortID, union(base, want)); err != nil {
 		return err // retried with backoff; the pod stays plugged
 	}
-	if err := r.recordGroups(ctx, kp, want); err != nil {
+	if err := r.recordGroups(ctx, kp, want, true); err != nil {
 		return err
 	}
 	log.FromContext(ctx).Info("security groups", "port", vif.PortID, "services", want)
 	return nil
 }
 
-func (r *Reconciler) recordGroups(ctx context.Context, kp *kuryrv1.KuryrPort, groups []string) error {
-	if slices.Equal(groups, kp.Status.SecurityGroups) {
+func (r *Reconciler) recordGroups(ctx context.Context, kp *kuryrv1.KuryrPort, groups []string, applied bool) error {
+	if slices.Equal(groups, kp.Status.SecurityGroups) && applied == kp.Status.SecurityGroupsApplied {
 		return nil
 	}
 	orig := kp.DeepCopy()
-	kp.Status.SecurityGroups = groups
+	kp.Status.SecurityGroups, kp.Status.SecurityGroupsApplied = groups, applied
 	if err := r.Status().Patch(ctx, kp, client.MergeFrom(orig)); err != nil {
 		return fmt.Errorf("record security groups: %w", err)
 	}

@@ -217,9 +217,10 @@ func (r *Reconciler) finalize(ctx context.Context, kp *kuryrv1.KuryrPort) error 
 		return nil
 	}
 	for _, p := range r.portsOf(kp) {
-		// A port that carries a Service's source group is not pooled: the
-		// next pod would inherit the group.
-		if r.Pool != nil && len(kp.Status.SecurityGroups) == 0 && r.Pool.Release(p, kp.Spec.PodUID) != Retire {
+		// A port that carries a Service's source group is not pooled (the
+		// next pod would inherit the group), nor is one given up.
+		if r.Pool != nil && len(kp.Status.SecurityGroups) == 0 && !r.Ledger.Doomed(p.ID) &&
+			r.Pool.Release(p, kp.Spec.PodUID) != Retire {
 			continue // back in its node's pool, or another pod's now
 		}
 		if err := r.Neutron.DeletePort(ctx, p.ID); err != nil {

@@ -2,6 +2,7 @@ package kuryrport
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -337,5 +338,49 @@ func TestGivenUpPortIsNeverUsed(t *testing.T) {
 	}
 	if v, ok := e.get(t, "web").Status.DefaultVIF(); !ok || v.PortID == id {
 		t.Errorf("after the retries: %+v", v)
+	}
+}
+
+type oneGroup struct{}
+
+func (oneGroup) Groups(context.Context, *kuryrv1.KuryrPort) ([]string, error) {
+	return []string{"sg-1"}, nil
+}
+
+type flakyGroupPorts struct{ fails, sets int }
+
+func (f *flakyGroupPorts) SetPortSecurityGroups(context.Context, string, []string) error {
+	if f.fails > 0 {
+		f.fails--
+		return errors.New("neutron unavailable")
+	}
+	f.sets++
+	return nil
+}
+
+func (f *flakyGroupPorts) PortSecurityGroups(context.Context, string) ([]string, error) {
+	return nil, nil
+}
+
+// A group whose port update failed is applied on the retry (the status
+// already names it, as a group the port may carry), then costs nothing.
+func TestServiceGroupAppliedAfterAFailedUpdate(t *testing.T) {
+	e := newEnv(t, kp("web", "uid-1"))
+	if err := e.reconcile(t, "web"); err != nil {
+		t.Fatal(err)
+	}
+	ports := &flakyGroupPorts{fails: 1}
+	e.r.Groups, e.r.GroupPorts, e.r.Settings.SecurityGroups = oneGroup{}, ports, []string{"base"}
+	if err := e.reconcile(t, "web"); err == nil {
+		t.Fatal("want the failed update's error")
+	}
+	for i := 0; i < 2; i++ {
+		if err := e.reconcile(t, "web"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := e.get(t, "web").Status
+	if ports.sets != 1 || !st.SecurityGroupsApplied || len(st.SecurityGroups) != 1 {
+		t.Errorf("updates %d, status %v applied %v: want the group applied once", ports.sets, st.SecurityGroups, st.SecurityGroupsApplied)
 	}
 }
