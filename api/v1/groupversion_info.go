@@ -1,6 +1,6 @@
 // Package v1 holds kuryr's custom resources, group openstack.org, version v1.
 // The kinds keep the names of the original kuryr-kubernetes (KuryrPort,
-// KuryrNetwork, KuryrLoadBalancer) so that its operators recognise them.
+// KuryrNetwork, KuryrLoadBalancer, KuryrNetworkPolicy) so that its operators recognise them.
 //
 // +kubebuilder:object:generate=true
 // +groupName=openstack.org
@@ -26,7 +26,7 @@ var (
 
 func addKnownTypes(s *runtime.Scheme) error {
 	s.AddKnownTypes(GroupVersion, &KuryrPort{}, &KuryrPortList{}, &KuryrNetwork{}, &KuryrNetworkList{},
-		&KuryrLoadBalancer{}, &KuryrLoadBalancerList{})
+		&KuryrLoadBalancer{}, &KuryrLoadBalancerList{}, &KuryrNetworkPolicy{}, &KuryrNetworkPolicyList{})
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil
 }

@@ -1,0 +1,96 @@
+package v1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// KuryrNetworkPolicySpec is a NetworkPolicy as kuryr computed it: the
+// directions it isolates and the rules of its security group.
+type KuryrNetworkPolicySpec struct {
+	// PodSelector is the policy's, for display and for finding its pods.
+	PodSelector metav1.LabelSelector `json:"podSelector"`
+	// Ingress and Egress: the selected pods are isolated that way.
+	// +optional
+	Ingress bool `json:"ingress,omitempty"`
+	// +optional
+	Egress bool `json:"egress,omitempty"`
+	// +optional
+	Rules []PolicyRule `json:"rules,omitempty"`
+	// Peers are the address groups the rules name, by key.
+	// +optional
+	Peers []PolicyPeer `json:"peers,omitempty"`
+}
+
+// PolicyRule is one rule of a policy's security group.
+type PolicyRule struct {
+	// Direction is ingress or egress.
+	Direction string `json:"direction"`
+	// Protocol is tcp, udp or sctp; empty: any.
+	// +optional
+	Protocol string `json:"protocol,omitempty"`
+	// PortMin and PortMax: 0 for every port.
+	// +optional
+	PortMin int `json:"portMin,omitempty"`
+	// +optional
+	PortMax int `json:"portMax,omitempty"`
+	// CIDR is the remote prefix, or Peer names the remote address group.
+	// +optional
+	CIDR string `json:"cidr,omitempty"`
+	// +optional
+	Peer string `json:"peer,omitempty"`
+}
+
+// PolicyPeer is the set of pods one peer selects.
+type PolicyPeer struct {
+	// Key identifies the peer (its selectors).
+	Key string `json:"key"`
+	// Namespace is the policy's, when NamespaceSelector is unset.
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+	// +optional
+	NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector,omitempty"`
+	// +optional
+	PodSelector *metav1.LabelSelector `json:"podSelector,omitempty"`
+}
+
+// KuryrNetworkPolicyStatus is the Neutron side of a policy. The
+// KuryrNetworkPolicy reconciler is its only writer.
+type KuryrNetworkPolicyStatus struct {
+	// +optional
+	SecurityGroupID string `json:"securityGroupId,omitempty"`
+	// AddressGroups by peer key.
+	// +optional
+	AddressGroups map[string]string `json:"addressGroups,omitempty"`
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// KuryrNetworkPolicy is a NetworkPolicy's security group and address
+// groups (one per NetworkPolicy, same name and namespace, owned by it).
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=knp
+// +kubebuilder:printcolumn:name="SG",type=string,JSONPath=`.status.securityGroupId`
+// +kubebuilder:printcolumn:name="Ingress",type=boolean,JSONPath=`.spec.ingress`
+// +kubebuilder:printcolumn:name="Egress",type=boolean,JSONPath=`.spec.egress`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type KuryrNetworkPolicy struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   KuryrNetworkPolicySpec   `json:"spec"`
+	Status KuryrNetworkPolicyStatus `json:"status,omitempty"`
+}
+
+// KuryrNetworkPolicyList is a list of KuryrNetworkPolicies.
+//
+// +kubebuilder:object:root=true
+type KuryrNetworkPolicyList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []KuryrNetworkPolicy `json:"items"`
+}
