@@ -76,32 +76,6 @@ func sourceRules(spec kuryrv1.KuryrLoadBalancerSpec) []neutron.Rule {
 	return out
 }
 
-// ruleDiff returns the rules to add and the ids of the ingress rules to
-// delete (egress rules, Neutron's defaults, are left alone).
-func ruleDiff(want, have []neutron.Rule) (add []neutron.Rule, del []string) {
-	existing := map[string]bool{}
-	wanted := map[string]bool{}
-	for _, r := range want {
-		wanted[r.Key()] = true
-	}
-	for _, r := range have {
-		if r.Direction != "ingress" {
-			continue
-		}
-		if wanted[r.Key()] && !existing[r.Key()] {
-			existing[r.Key()] = true
-			continue
-		}
-		del = append(del, r.ID)
-	}
-	for _, r := range want {
-		if !existing[r.Key()] {
-			add = append(add, r)
-		}
-	}
-	return add, del
-}
-
 // sourceGroup makes the Service's source group match its spec (created,
 // rules added and removed, or deleted when the Service is no longer of
 // type LoadBalancer) and records it in the status.
@@ -140,7 +114,7 @@ func (r *Reconciler) sourceGroup(ctx context.Context, klb *kuryrv1.KuryrLoadBala
 		}
 	}
 	klb.Status.SecurityGroup = sg.ID
-	add, del := ruleDiff(sourceRules(klb.Spec), sg.Rules)
+	add, del := neutron.DiffRules(sourceRules(klb.Spec), sg.Rules, "ingress")
 	for _, id := range del {
 		if err := r.Groups.DeleteRule(ctx, id); err != nil {
 			return err

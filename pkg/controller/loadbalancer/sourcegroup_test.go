@@ -47,7 +47,7 @@ func sortedRules(rs []neutron.Rule) []neutron.Rule {
 	return out
 }
 
-func TestRuleDiff(t *testing.T) {
+func TestDiffRules(t *testing.T) {
 	a := neutron.Rule{Direction: "ingress", EtherType: "IPv4", Protocol: "tcp", PortMin: 80, PortMax: 80, RemotePrefix: "0.0.0.0/0"}
 	b := a
 	b.RemotePrefix = "172.24.4.0/24"
@@ -56,7 +56,7 @@ func TestRuleDiff(t *testing.T) {
 		withID(a, "a1"), withID(a, "a2"), // a duplicate goes
 		withID(b, "b1"),
 	}
-	add, del := ruleDiff([]neutron.Rule{a, func() neutron.Rule { c := a; c.Protocol = "udp"; return c }()}, have)
+	add, del := neutron.DiffRules([]neutron.Rule{a, func() neutron.Rule { c := a; c.Protocol = "udp"; return c }()}, have, "ingress")
 	if len(add) != 1 || add[0].Protocol != "udp" {
 		t.Errorf("add %+v, want the udp rule", add)
 	}

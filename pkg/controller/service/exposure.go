@@ -52,7 +52,7 @@ func Exposure(ctx context.Context, n exposureReader, podGroups []string, externa
 // admits returns an ingress rule that lets addresses of external in. Pure.
 func admits(rules []neutron.Rule, external []netip.Prefix) (neutron.Rule, bool) {
 	for _, r := range rules {
-		if r.Direction != "ingress" || r.RemoteGroup != "" {
+		if r.Direction != "ingress" || r.RemoteGroup != "" || r.RemoteAddressGroup != "" {
 			continue
 		}
 		if r.RemotePrefix == "" {
