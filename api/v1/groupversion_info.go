@@ -39,6 +39,9 @@ const (
 	// KuryrLoadBalancerFinalizer holds a KuryrLoadBalancer until its Octavia
 	// load balancer and floating IP are gone.
 	KuryrLoadBalancerFinalizer = "kuryr.openstack.org/kuryrloadbalancer-finalizers"
+	// KuryrNetworkPolicyFinalizer holds a KuryrNetworkPolicy until its
+	// security group and address groups are gone.
+	KuryrNetworkPolicyFinalizer = "kuryr.openstack.org/networkpolicy-finalizer"
 	// NodeNameLabel lets each node's daemon watch only its own KuryrPorts.
 	NodeNameLabel = "kuryr.openstack.org/nodeName"
 )

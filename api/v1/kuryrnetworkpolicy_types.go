@@ -16,7 +16,7 @@ type KuryrNetworkPolicySpec struct {
 	Egress bool `json:"egress,omitempty"`
 	// +optional
 	Rules []PolicyRule `json:"rules,omitempty"`
-	// Peers are the address groups the rules name, by key.
+	// Peers are the sets of pods the rules name, by key.
 	// +optional
 	Peers []PolicyPeer `json:"peers,omitempty"`
 }
@@ -33,7 +33,7 @@ type PolicyRule struct {
 	PortMin int `json:"portMin,omitempty"`
 	// +optional
 	PortMax int `json:"portMax,omitempty"`
-	// CIDR is the remote prefix, or Peer names the remote address group.
+	// CIDR is the remote prefix, or Peer names the remote peer group.
 	// +optional
 	CIDR string `json:"cidr,omitempty"`
 	// +optional
@@ -58,17 +58,20 @@ type PolicyPeer struct {
 type KuryrNetworkPolicyStatus struct {
 	// +optional
 	SecurityGroupID string `json:"securityGroupId,omitempty"`
-	// AddressGroups by peer key.
+	// PeerGroups are the security groups whose member ports are a peer's
+	// pods (rules name them as their remote group), by peer key. They are
+	// shared by the policies with an equal peer.
 	// +optional
-	AddressGroups map[string]string `json:"addressGroups,omitempty"`
+	PeerGroups map[string]string `json:"peerGroups,omitempty"`
 	// +optional
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
-// KuryrNetworkPolicy is a NetworkPolicy's security group and address
-// groups (one per NetworkPolicy, same name and namespace, owned by it).
+// KuryrNetworkPolicy is a NetworkPolicy's security group and the peer
+// groups its rules name (one per NetworkPolicy, same name and namespace,
+// owned by it).
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status

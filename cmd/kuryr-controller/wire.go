@@ -90,6 +90,11 @@ func wire(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients, hs *heal
 		// LoadBalancer Services' source groups go onto their pods' ports.
 		kp.Groups, kp.GroupPorts = kuryrport.ServiceGroups{Reader: mgr.GetClient()}, nc
 	}
+	if cfg.NetworkPolicy.Enabled {
+		if err := wirePolicies(mgr, cfg, nc, rec, kp); err != nil {
+			return err
+		}
+	}
 	// Enough reconciles wait on the batcher to fill every request it may
 	// have in flight.
 	if err := kp.SetupWithManager(mgr, cfg.Controller.PortWorkers*portBatch(cfg)); err != nil {
@@ -121,6 +126,9 @@ func wire(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients, hs *heal
 	}
 	if cfg.Services() {
 		sweeper.Octavia, sweeper.FloatingIPs, sweeper.Groups = octavia.New(osc.LoadBalancer), nc, nc
+	}
+	if cfg.NetworkPolicy.Enabled {
+		sweeper.Policies = nc
 	}
 	runnables := []manager.Runnable{start, sweeper}
 	if cfg.Controller.ActivePoll > 0 {

@@ -29,6 +29,17 @@ type Config struct {
 	CNIDaemon          CNIDaemon
 	CNIHealthServer    HealthServer
 	VIFPool            VIFPool
+	NetworkPolicy      NetworkPolicy
+}
+
+// NetworkPolicy is the [network_policy] section (new in this
+// implementation; the original enabled policies through its handler and
+// driver lists).
+type NetworkPolicy struct {
+	Enabled bool
+	// UnrestrictedIngress: the sources a pod that no policy isolates for
+	// ingress admits (the open-ingress group's rules).
+	UnrestrictedIngress []string
 }
 
 // VIFPool is the [vif_pool] section: ready ports per node

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -78,6 +79,22 @@ func list(p *[]string) func(string) error {
 	}
 }
 
+func cidrs(p *[]string) func(string) error {
+	return func(v string) error {
+		var out []string
+		if err := list(&out)(v); err != nil {
+			return err
+		}
+		for _, c := range out {
+			if _, err := netip.ParsePrefix(c); err != nil {
+				return fmt.Errorf("%q is not a CIDR", c)
+			}
+		}
+		*p = out
+		return nil
+	}
+}
+
 func oneOf(p *string, allowed ...string) func(string) error {
 	return func(v string) error {
 		v = strings.TrimSpace(v)
@@ -106,6 +123,8 @@ func options(c *Config) []*option {
 		{"kubernetes", "port_debug", "true", "name Neutron ports <namespace>/<pod>", boolean(&k.PortDebug)},
 		{"kubernetes", "use_events", "true", "record Kubernetes Events for what users must see", boolean(&k.UseEvents)},
 		{"kubernetes", "vif_pool_driver", "noop", "noop: a port per pod; neutron: pools of ready ports per node (default subnet driver)", oneOf(&k.VIFPoolDriver, "noop", "neutron")},
+		{"network_policy", "enabled", "true", "enforce NetworkPolicies with security groups: every pod port then carries a policy group or an open group per direction, besides pod_security_groups (which should admit only the nodes, for health checks, and the service subnet, for hairpin traffic)", boolean(&c.NetworkPolicy.Enabled)},
+		{"network_policy", "unrestricted_ingress_cidrs", "0.0.0.0/0,::/0", "sources a pod that no NetworkPolicy isolates for ingress admits (the kuryr-open-ingress group); narrowing it (e.g. to the pod, service and node subnets) keeps LoadBalancer Services' loadBalancerSourceRanges meaningful", cidrs(&c.NetworkPolicy.UnrestrictedIngress)},
 		{"vif_pool", "ports_pool_min", "5", "refill a node's pool below this many ready ports", integer(&c.VIFPool.Min, 0)},
 		{"vif_pool", "ports_pool_max", "0", "keep at most this many released ports per node (0: no limit)", integer(&c.VIFPool.Max, 0)},
 		{"vif_pool", "ports_pool_batch", "10", "ports created per refill, in one bulk request", integer(&c.VIFPool.Batch, 1)},

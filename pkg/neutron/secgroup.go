@@ -128,14 +128,50 @@ func (c *Client) DeleteSecurityGroup(ctx context.Context, id string) error {
 
 // CreateRule adds r to the security group sg.
 func (c *Client) CreateRule(ctx context.Context, sg, project string, r Rule) error {
-	_, err := rules.Create(ctx, c.sc, rules.CreateOpts{SecGroupID: sg, ProjectID: project,
-		Direction: rules.RuleDirection(r.Direction), EtherType: rules.RuleEtherType(r.EtherType),
-		Protocol: rules.RuleProtocol(r.Protocol), PortRangeMin: r.PortMin, PortRangeMax: r.PortMax,
-		RemoteIPPrefix: r.RemotePrefix, RemoteGroupID: r.RemoteGroup, RemoteAddressGroupID: r.RemoteAddressGroup}).Extract()
-	if err != nil && !InUse(err) { // 409: the same rule exists already
+	_, err := rules.Create(ctx, c.sc, ruleOpts(sg, project, r)).Extract()
+	if err != nil && !ruleExists(err) {
 		return fmt.Errorf("add rule %s to security group %s: %w", r.Key(), sg, err)
 	}
 	return nil
+}
+
+// CreateRules adds rules to the security group sg in one request; when
+// Neutron refuses the batch because one of them exists already, they are
+// added one by one.
+func (c *Client) CreateRules(ctx context.Context, sg, project string, rs []Rule) error {
+	if len(rs) == 0 {
+		return nil
+	}
+	opts := make([]rules.CreateOpts, 0, len(rs))
+	for _, r := range rs {
+		opts = append(opts, ruleOpts(sg, project, r))
+	}
+	_, err := rules.CreateBulk(ctx, c.sc, opts).Extract()
+	if !ruleExists(err) {
+		if err != nil {
+			return fmt.Errorf("add %d rules to security group %s: %w", len(rs), sg, err)
+		}
+		return nil
+	}
+	for _, r := range rs {
+		if err := c.CreateRule(ctx, sg, project, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ruleExists: Neutron refused a rule because the same one exists (409
+// SecurityGroupRuleExists; a 409 for a quota is an error).
+func ruleExists(err error) bool {
+	return InUse(err) && Classify(err) == KindConflict && strings.Contains(err.Error(), "SecurityGroupRuleExists")
+}
+
+func ruleOpts(sg, project string, r Rule) rules.CreateOpts {
+	return rules.CreateOpts{SecGroupID: sg, ProjectID: project,
+		Direction: rules.RuleDirection(r.Direction), EtherType: rules.RuleEtherType(r.EtherType),
+		Protocol: rules.RuleProtocol(r.Protocol), PortRangeMin: r.PortMin, PortRangeMax: r.PortMax,
+		RemoteIPPrefix: r.RemotePrefix, RemoteGroupID: r.RemoteGroup, RemoteAddressGroupID: r.RemoteAddressGroup}
 }
 
 // DeleteRule removes a rule; one already gone is not an error.

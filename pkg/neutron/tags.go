@@ -14,6 +14,8 @@ const (
 	tagPool      = "kuryr-pool="
 	tagNode      = "kuryr-node="
 	tagService   = "kuryr-service="
+	tagPolicy    = "kuryr-policy="
+	tagPeer      = "kuryr-peer="
 )
 
 // ClusterTag marks everything that belongs to one Kubernetes cluster.
@@ -37,6 +39,20 @@ func NodeTag(node string) string { return tagNode + node }
 // ServiceTag marks a Service's load balancer, listeners, pools and floating
 // IP with the Service's UID (Octavia tags follow the same vocabulary).
 func ServiceTag(uid string) string { return tagService + uid }
+
+// PolicyTag marks a NetworkPolicy's security group with the policy's UID.
+func PolicyTag(uid string) string { return tagPolicy + uid }
+
+// PolicyUIDOf returns the NetworkPolicy UID a security group was created
+// for, or "".
+func PolicyUIDOf(tags []string) string { return tagValue(tags, tagPolicy) }
+
+// PeerTag marks a peer group (the pods a NetworkPolicy peer selects) with
+// the peer's key.
+func PeerTag(key string) string { return tagPeer + key }
+
+// PeerKeyOf returns the peer key of a peer group, or "".
+func PeerKeyOf(tags []string) string { return tagValue(tags, tagPeer) }
 
 // ServiceUIDOf returns the Service UID a resource was created for, or "".
 func ServiceUIDOf(tags []string) string { return tagValue(tags, tagService) }

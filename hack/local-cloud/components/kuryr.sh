@@ -17,7 +17,8 @@ install_crds() {
   "$K8S_BIN/kubectl" --kubeconfig "$ADMIN_KUBECONFIG" apply -f "$REPO_ROOT/config/crd/" -f "$REPO_ROOT/config/rbac/" >/dev/null \
     || die "installing kuryr CRDs and RBAC failed"
   "$K8S_BIN/kubectl" --kubeconfig "$ADMIN_KUBECONFIG" wait --for condition=established --timeout=30s \
-    crd/kuryrports.openstack.org crd/kuryrnetworks.openstack.org crd/kuryrloadbalancers.openstack.org >/dev/null
+    crd/kuryrports.openstack.org crd/kuryrnetworks.openstack.org crd/kuryrloadbalancers.openstack.org \
+    crd/kuryrnetworkpolicies.openstack.org >/dev/null
 }
 
 start_kuryr_controller() {

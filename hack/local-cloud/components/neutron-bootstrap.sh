@@ -14,8 +14,13 @@
 #                   through it, without NAT)
 #   kuryr-router    gateway on "public", interfaces on the pod, service and
 #                   node subnets
-#   kuryr-pods-default  security group: ingress from the pods, Services and
-#                   nodes (not from "public"), all egress
+#   kuryr-pods-default  security group ([neutron_defaults] pod_security_groups):
+#                   ingress from the nodes (kubelet probes reach pods whatever
+#                   the NetworkPolicies) and from the service subnet (a pod
+#                   reaching itself through its Service arrives from the VIP);
+#                   no egress. What else pods admit comes from kuryr's
+#                   NetworkPolicy groups (kuryr-open-ingress/-egress for pods
+#                   no policy isolates).
 
 NEUTRON_API=http://127.0.0.1:$NEUTRON_PORT/v2.0
 BOOTSTRAP_TAG=kuryr-local-cloud
@@ -74,21 +79,26 @@ bootstrap_neutron() {
   for s in "$podsub" "$svcsub" "$nodesub"; do
     router_has_interface "$router" "$s" || neutron PUT "/routers/$router/add_router_interface" "{\"subnet_id\": \"$s\"}" >/dev/null
   done
-  sg=$(find_id security-groups kuryr-pods-default)
-  if [ -z "$sg" ]; then
-    sg=$(ensure security-groups kuryr-pods-default '{"description": "kuryr pods: open to the cluster until a NetworkPolicy selects them"}')
-    # Open to the cluster's own addresses (pods, Services, nodes), not to
-    # the external network: external clients come in through LoadBalancer
-    # Services, whose source groups kuryr adds to the member pods' ports
-    # (that is how loadBalancerSourceRanges are enforced).
-    local cidr
-    for cidr in "$POD_POOL_PREFIX" "$SERVICE_SUBNET_CIDR" "$NODE_SUBNET_CIDR"; do
-      neutron POST /security-group-rules "$(jq -nc --arg sg "$sg" --arg c "$cidr" --arg p "$PROJECT_ID" \
-        '{security_group_rule: {security_group_id: $sg, direction: "ingress", ethertype: "IPv4", remote_ip_prefix: $c, project_id: $p}}')" >/dev/null
-    done
-    neutron POST /security-group-rules "$(jq -nc --arg sg "$sg" --arg p "$PROJECT_ID" \
-      '{security_group_rule: {security_group_id: $sg, direction: "ingress", ethertype: "IPv6", project_id: $p}}')" >/dev/null
-  fi
+  sg=$(ensure security-groups kuryr-pods-default '{"description": "kuryr pods: reached by the nodes (health checks) and by their own Services (hairpin)"}')
+  ensure_pod_sg_rules "$sg"
   declare -g BS_PUBLIC_NET=$pub BS_PUBLIC_SUBNET=$pubsub BS_POD_POOL=$pool BS_POD_NET=$podnet \
     BS_POD_SUBNET=$podsub BS_SERVICE_NET=$svcnet BS_SERVICE_SUBNET=$svcsub BS_NODE_SUBNET=$nodesub BS_ROUTER=$router BS_POD_SG=$sg
+}
+
+# ensure_pod_sg_rules SG: exactly the base group's rules (a cloud made by an
+# older version, which admitted the pods here and all egress, converges).
+ensure_pod_sg_rules() {
+  local sg=$1 want rule id cidr
+  want=$(printf '%s\n' "ingress IPv4 $NODE_SUBNET_CIDR" "ingress IPv4 $SERVICE_SUBNET_CIDR")
+  while read -r id rule; do
+    [ -n "$id" ] || continue
+    grep -qxF "$rule" <<<"$want" || neutron DELETE "/security-group-rules/$id" >/dev/null
+  done < <(neutron GET "/security-group-rules?security_group_id=$sg" |
+    jq -r '.security_group_rules[] | "\(.id) \(.direction) \(.ethertype) \(.remote_ip_prefix // "any")"')
+  for cidr in "$NODE_SUBNET_CIDR" "$SERVICE_SUBNET_CIDR"; do
+    neutron GET "/security-group-rules?security_group_id=$sg&direction=ingress&remote_ip_prefix=$cidr" |
+      jq -e '.security_group_rules | length > 0' >/dev/null && continue
+    neutron POST /security-group-rules "$(jq -nc --arg sg "$sg" --arg c "$cidr" --arg p "$PROJECT_ID" \
+      '{security_group_rule: {security_group_id: $sg, direction: "ingress", ethertype: "IPv4", remote_ip_prefix: $c, project_id: $p}}')" >/dev/null
+  done
 }

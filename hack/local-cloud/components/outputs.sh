@@ -37,6 +37,13 @@ external_svc_net = $BS_PUBLIC_NET
 external_svc_subnet = $BS_PUBLIC_SUBNET
 network_device_mtu = 0
 
+[network_policy]
+enabled = true
+# Pods no NetworkPolicy isolates admit the cluster's own addresses, not
+# "public": external clients come in through LoadBalancer Services, whose
+# source groups enforce loadBalancerSourceRanges.
+unrestricted_ingress_cidrs = $POD_POOL_PREFIX,$SERVICE_SUBNET_CIDR,$NODE_SUBNET_CIDR,::/0
+
 [namespace_subnet]
 pod_router = $BS_ROUTER
 pod_subnet_pool = $BS_POD_POOL

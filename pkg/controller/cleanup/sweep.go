@@ -85,6 +85,8 @@ type Sweeper struct {
 	FloatingIPs floatingIPs
 	// Groups, when set, are swept of Services' source groups.
 	Groups securityGroups
+	// Policies, when set, are swept of NetworkPolicies' groups.
+	Policies policyGroups
 	// Ready is closed once the sweep may trust the cache (it is synced and
 	// the ledger loaded).
 	Ready <-chan struct{}
@@ -137,6 +139,12 @@ func (s *Sweeper) Sweep(ctx context.Context, logger logr.Logger) error {
 	if err != nil {
 		return err
 	}
+	var policyGroups []neutron.SecurityGroup
+	if s.Policies != nil {
+		if policyGroups, err = s.Policies.FindSecurityGroups(ctx, tag); err != nil {
+			return err
+		}
+	}
 	owned, err := s.liveOwners(ctx)
 	if err != nil {
 		return err
@@ -164,7 +172,7 @@ func (s *Sweeper) Sweep(ctx context.Context, logger logr.Logger) error {
 			errs = append(errs, err)
 		}
 	}
-	errs = append(errs, s.sweepServices(ctx, logger, svc, owned))
+	errs = append(errs, s.sweepServices(ctx, logger, svc, owned), s.sweepPolicies(ctx, logger, policyGroups, owned))
 	return errors.Join(errs...)
 }
 

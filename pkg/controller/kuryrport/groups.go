@@ -2,6 +2,7 @@ package kuryrport
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -17,12 +18,62 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
 
 // GroupSource says which security groups a pod's port carries beyond
 // [neutron_defaults] pod_security_groups.
 type GroupSource interface {
 	Groups(ctx context.Context, kp *kuryrv1.KuryrPort) ([]string, error)
+}
+
+// ErrGroupsNotReady: a source cannot tell a port's groups yet (a policy
+// that selects the pod has no security group yet). The port waits: it is
+// neither created nor changed until the source can tell.
+var ErrGroupsNotReady = errors.New("security groups not known yet")
+
+// Sources are several sources of groups: a port carries them all.
+type Sources []GroupSource
+
+// Groups returns the sorted union of every source's groups.
+func (s Sources) Groups(ctx context.Context, kp *kuryrv1.KuryrPort) ([]string, error) {
+	var out []string
+	for _, src := range s {
+		gs, err := src.Groups(ctx, kp)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, gs...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// groupsAtCreation are the groups a new port is created with, or a taken
+// pooled or adopted port is given before the pod is told about it: there
+// is no moment in which a pod runs with fewer groups than it should have.
+func (r *Reconciler) groupsAtCreation(ctx context.Context, kp *kuryrv1.KuryrPort) ([]string, error) {
+	if r.Groups == nil {
+		return nil, nil
+	}
+	return r.Groups.Groups(ctx, kp)
+}
+
+// giveGroups sets a port's groups to the base groups and want, unless it
+// carries exactly those already.
+func (r *Reconciler) giveGroups(ctx context.Context, port *neutron.Port, want []string) error {
+	if len(want) == 0 {
+		return nil
+	}
+	all := union(r.Settings.SecurityGroups, want)
+	if slices.Equal(union(port.SecurityGroups, nil), all) {
+		return nil
+	}
+	if err := r.GroupPorts.SetPortSecurityGroups(ctx, port.ID, all); err != nil {
+		return err
+	}
+	port.SecurityGroups = all
+	return nil
 }
 
 // groupPorts is the Neutron seam for a port's security groups.
@@ -134,7 +185,7 @@ func (r *Reconciler) ensureGroups(ctx context.Context, kp *kuryrv1.KuryrPort, vi
 	if err != nil {
 		return err
 	}
-	// Ports are created with pod_security_groups only: nothing to add.
+	// A port created with pod_security_groups only has nothing to add.
 	settled := kp.Status.SecurityGroupsApplied || len(want) == 0
 	if slices.Equal(want, kp.Status.SecurityGroups) && settled {
 		return nil

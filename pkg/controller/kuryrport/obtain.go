@@ -20,7 +20,7 @@ func (s settling) Error() string {
 // obtainPort returns the pod's port: the one the ledger knows (re-read if
 // it was not bound when listed), one an unanswered create made, one from
 // the pool, or a new one.
-func (r *Reconciler) obtainPort(ctx context.Context, kp *kuryrv1.KuryrPort, target Target) (neutron.Port, string, error) {
+func (r *Reconciler) obtainPort(ctx context.Context, kp *kuryrv1.KuryrPort, target Target, groups []string) (neutron.Port, string, error) {
 	uid := kp.Spec.PodUID
 	if p, found := r.Ledger.Lookup(uid); found {
 		if !r.Ledger.Doomed(p.ID) {
@@ -50,7 +50,11 @@ func (r *Reconciler) obtainPort(ctx context.Context, kp *kuryrv1.KuryrPort, targ
 			return p, kuryrv1.ReasonPooled, nil
 		}
 	}
-	created, err := r.Neutron.CreatePort(ctx, portSpec(kp, target, r.Settings))
+	settings := r.Settings
+	if len(groups) > 0 {
+		settings.SecurityGroups = union(settings.SecurityGroups, groups)
+	}
+	created, err := r.Neutron.CreatePort(ctx, portSpec(kp, target, settings))
 	if created != nil {
 		// Even a port created with an error after it (tagging) is recorded,
 		// so the retry adopts it rather than making another.
@@ -73,7 +77,7 @@ func (r *Reconciler) bound(ctx context.Context, kp *kuryrv1.KuryrPort, target Ta
 	fresh, err := r.Neutron.GetPort(ctx, p.ID)
 	if neutron.IsNotFound(err) {
 		r.Ledger.Forget(kp.Spec.PodUID)
-		return r.obtainPort(ctx, kp, target)
+		return r.obtainPort(ctx, kp, target, nil)
 	}
 	if err != nil {
 		return p, "", err

@@ -64,7 +64,9 @@ type Reconciler struct {
 	// the LoadBalancer Services they serve, through GroupPorts.
 	Groups     GroupSource
 	GroupPorts groupPorts
-	watch      stopwatch
+	// Watches: what else makes a KuryrPort's groups change.
+	Watches []Watch
+	watch   stopwatch
 }
 
 // Reconcile creates the port of a KuryrPort, or deletes it when the
@@ -84,10 +86,25 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, r.finalize(ctx, &kp)
 	}
 	if vif, done := kp.Status.DefaultVIF(); done {
-		return ctrl.Result{}, r.ensureGroups(ctx, &kp, vif)
+		return waitGroups(r.ensureGroups(ctx, &kp, vif))
 	}
 	r.watch.start(kp.UID)
-	return r.ensurePort(ctx, &kp)
+	res, err := r.ensurePort(ctx, &kp)
+	if errors.Is(err, ErrGroupsNotReady) {
+		return waitGroups(r.setCondition(ctx, &kp, metav1.ConditionFalse, kuryrv1.ReasonWaiting, err.Error()))
+	}
+	return res, err
+}
+
+// groupsRecheck: a port waiting for its groups is looked at again this
+// often, besides when a policy's group appears (a watch).
+const groupsRecheck = time.Second
+
+func waitGroups(err error) (ctrl.Result, error) {
+	if errors.Is(err, ErrGroupsNotReady) {
+		return ctrl.Result{RequeueAfter: groupsRecheck}, nil
+	}
+	return ctrl.Result{}, err
 }
 
 func (r *Reconciler) ensurePort(ctx context.Context, kp *kuryrv1.KuryrPort) (ctrl.Result, error) {
@@ -101,7 +118,11 @@ func (r *Reconciler) ensurePort(ctx context.Context, kp *kuryrv1.KuryrPort) (ctr
 	if !ok {
 		return ctrl.Result{}, r.setCondition(ctx, kp, metav1.ConditionFalse, kuryrv1.ReasonWaiting, "waiting for the namespace's network")
 	}
-	port, reason, err := r.obtainPort(ctx, kp, target)
+	groups, err := r.groupsAtCreation(ctx, kp)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	port, reason, err := r.obtainPort(ctx, kp, target, groups)
 	var wait settling
 	if errors.As(err, &wait) {
 		return ctrl.Result{RequeueAfter: time.Duration(wait)}, r.setCondition(ctx, kp, metav1.ConditionFalse,
@@ -113,6 +134,9 @@ func (r *Reconciler) ensurePort(ctx context.Context, kp *kuryrv1.KuryrPort) (ctr
 	if res, done, err := r.checkBinding(ctx, kp, &port); done {
 		return res, err
 	}
+	if err := r.giveGroups(ctx, &port, groups); err != nil {
+		return ctrl.Result{}, r.fail(ctx, kp, "SetSecurityGroups", err)
+	}
 	r.watch.lap(kp.UID, "port_created")
 	vif, err := r.vif(ctx, &port)
 	if err != nil {
@@ -121,7 +145,7 @@ func (r *Reconciler) ensurePort(ctx context.Context, kp *kuryrv1.KuryrPort) (ctr
 	if reason == kuryrv1.ReasonPooled {
 		vif.Active = false // the pool's copy is old: the activity watcher says
 	}
-	if err := r.writeVIF(ctx, kp, vif, reason); err != nil {
+	if err := r.writeVIF(ctx, kp, vif, reason, groups); err != nil {
 		return ctrl.Result{}, err
 	}
 	r.watch.lap(kp.UID, "status_written")
@@ -196,9 +220,12 @@ func (r *Reconciler) vif(ctx context.Context, p *neutron.Port) (kuryrv1.VIF, err
 // writeVIF records the port, on the KuryrPort as last read: a stale read
 // (another controller wrote meanwhile) fails and is retried, never
 // overwriting a port already recorded.
-func (r *Reconciler) writeVIF(ctx context.Context, kp *kuryrv1.KuryrPort, vif kuryrv1.VIF, reason string) error {
+func (r *Reconciler) writeVIF(ctx context.Context, kp *kuryrv1.KuryrPort, vif kuryrv1.VIF, reason string, groups []string) error {
 	patch := client.MergeFromWithOptions(kp.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	kp.Status.VIFs = map[string]kuryrv1.VIF{kuryrv1.DefaultInterface: vif}
+	if len(groups) > 0 {
+		kp.Status.SecurityGroups, kp.Status.SecurityGroupsApplied = groups, true
+	}
 	meta.SetStatusCondition(&kp.Status.Conditions, metav1.Condition{
 		Type: kuryrv1.ConditionReady, Status: metav1.ConditionTrue, Reason: reason,
 		Message: fmt.Sprintf("port %s (%s) on node %s", vif.PortID, vif.IPs[0].Address, kp.Spec.PodNodeName),

@@ -23,6 +23,13 @@ func RateLimiter() workqueue.TypedRateLimiter[reconcile.Request] {
 	return workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](500*time.Millisecond, 2*time.Minute)
 }
 
+// Watch is a further source of KuryrPorts to reconcile (what other
+// sources of groups depend on).
+type Watch struct {
+	Object  client.Object
+	Handler handler.EventHandler
+}
+
 // SetupWithManager registers the reconciler; workers bounds concurrent
 // Neutron port creations.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
@@ -37,6 +44,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 			return err
 		}
 		b = b.Watches(&kuryrv1.KuryrLoadBalancer{}, h)
+	}
+	for _, w := range r.Watches {
+		b = b.Watches(w.Object, w.Handler)
 	}
 	return b.WithOptions(controller.Options{MaxConcurrentReconciles: workers, RateLimiter: RateLimiter()}).
 		Complete(r)

@@ -9,11 +9,11 @@ import (
 )
 
 // GroupRules are the Neutron rules of a policy's security group: a CIDR
-// rule in its family, a peer rule once per family naming the peer's
-// address group. Peers whose address group is not known yet are returned
-// in missing and their rules left out (a rule less denies, never opens).
+// rule in its family, a peer rule once per family naming the peer's group
+// as its remote group. Peers whose group is not known yet are returned in
+// missing and their rules left out (a rule less denies, never opens).
 // Pure.
-func GroupRules(spec kuryrv1.KuryrNetworkPolicySpec, addressGroups map[string]string) (rules []neutron.Rule, missing []string) {
+func GroupRules(spec kuryrv1.KuryrNetworkPolicySpec, peerGroups map[string]string) (rules []neutron.Rule, missing []string) {
 	seen := map[string]bool{}
 	add := func(r neutron.Rule) {
 		if !seen[r.Key()] {
@@ -26,12 +26,12 @@ func GroupRules(spec kuryrv1.KuryrNetworkPolicySpec, addressGroups map[string]st
 		r := neutron.Rule{Direction: pr.Direction, Protocol: pr.Protocol, PortMin: pr.PortMin, PortMax: pr.PortMax}
 		switch {
 		case pr.Peer != "":
-			ag, ok := addressGroups[pr.Peer]
+			g, ok := peerGroups[pr.Peer]
 			if !ok {
 				lacking[pr.Peer] = true
 				continue
 			}
-			r.RemoteAddressGroup = ag
+			r.RemoteGroup = g
 			for _, eth := range []string{"IPv4", "IPv6"} {
 				r.EtherType = eth
 				add(r)

@@ -14,7 +14,7 @@ func TestGroupRules(t *testing.T) {
 		{Direction: "egress", CIDR: "10.0.0.0/24"},
 		{Direction: "egress", CIDR: "::/0"},
 	}}
-	rules, missing := GroupRules(spec, map[string]string{"p1": "ag-1"})
+	rules, missing := GroupRules(spec, map[string]string{"p1": "sg-1"})
 	if !reflect.DeepEqual(missing, []string{"p2"}) {
 		t.Errorf("missing %v, want [p2]", missing)
 	}
@@ -23,7 +23,7 @@ func TestGroupRules(t *testing.T) {
 		got[r.Key()] = true
 	}
 	if len(rules) != 4 || !got["egress/IPv4//0-0/10.0.0.0/24//"] || !got["egress/IPv6//0-0/::/0//"] ||
-		!got["ingress/IPv4/tcp/80-80///ag-1"] || !got["ingress/IPv6/tcp/80-80///ag-1"] {
+		!got["ingress/IPv4/tcp/80-80//sg-1/"] || !got["ingress/IPv6/tcp/80-80//sg-1/"] {
 		t.Errorf("rules %v", got)
 	}
 }

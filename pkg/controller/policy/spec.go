@@ -48,8 +48,8 @@ func sortedKeys[V any](m map[string]V) []string {
 	return out
 }
 
-// PodsView is what named-port resolution reads: pods, and the labels of
-// their namespaces.
+// PodsView is what the translation reads of the cluster: pods, and the
+// labels of their namespaces.
 type PodsView struct {
 	Pods            []corev1.Pod
 	NamespaceLabels map[string]map[string]string

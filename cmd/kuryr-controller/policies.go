@@ -1,0 +1,37 @@
+package main
+
+import (
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/kuryr-k8s/kuryr/pkg/config"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrport"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/policy"
+	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+)
+
+// policyWorkers bounds concurrent NetworkPolicy and KuryrNetworkPolicy
+// reconciles each.
+const policyWorkers = 8
+
+// wirePolicies: NetworkPolicies become KuryrNetworkPolicy specs, which
+// become security groups and address groups; the KuryrPort reconciler
+// gives pods' ports the groups of the policies that select them. Called
+// before the KuryrPort reconciler is set up.
+func wirePolicies(mgr ctrl.Manager, cfg *config.Config, nc *neutron.Client, rec kuryrport.Recorder, kp *kuryrport.Reconciler) error {
+	nd := cfg.NeutronDefaults
+	open := &policy.OpenGroups{Neutron: nc, Cluster: cfg.Kubernetes.ClusterName, ProjectID: nd.Project,
+		Unrestricted: cfg.NetworkPolicy.UnrestrictedIngress}
+	sources := kuryrport.Sources{policy.PodGroups{Reader: mgr.GetClient(), Open: open}}
+	if kp.Groups != nil {
+		sources = append(sources, kp.Groups)
+	}
+	kp.Groups, kp.GroupPorts = sources, nc
+	kp.Watches = append(kp.Watches, policy.PortWatches(mgr.GetClient())...)
+	spec := &policy.SpecReconciler{Client: mgr.GetClient(), Recorder: rec}
+	if err := spec.SetupWithManager(mgr, policyWorkers); err != nil {
+		return err
+	}
+	groups := &policy.GroupReconciler{Client: mgr.GetClient(), Neutron: nc, Recorder: rec,
+		Settings: policy.Settings{Cluster: cfg.Kubernetes.ClusterName, ProjectID: nd.Project}}
+	return groups.SetupWithManager(mgr, policyWorkers)
+}

@@ -1,0 +1,89 @@
+package cleanup
+
+import (
+	"context"
+	"errors"
+
+	"github.com/go-logr/logr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+)
+
+// policyGroups is the seam for NetworkPolicies' security groups.
+type policyGroups interface {
+	FindSecurityGroups(ctx context.Context, tags []string) ([]neutron.SecurityGroup, error)
+	DeleteSecurityGroup(ctx context.Context, id string) error
+}
+
+// openGroups are the cluster's own groups for pods no policy isolates:
+// tagged like a policy's, owned by none.
+var openGroups = map[string]bool{"kuryr-open-ingress": true, "kuryr-open-egress": true}
+
+// livePolicies are the UIDs of the NetworkPolicies that own a live
+// KuryrNetworkPolicy (and of hand-made ones), and the keys of the peers
+// those name.
+type livePolicies struct {
+	uids, peers map[string]bool
+}
+
+func readPolicies(ctx context.Context, c client.Reader) (livePolicies, error) {
+	l := livePolicies{uids: map[string]bool{}, peers: map[string]bool{}}
+	var knps kuryrv1.KuryrNetworkPolicyList
+	if err := c.List(ctx, &knps); err != nil {
+		return l, err
+	}
+	for _, knp := range knps.Items {
+		l.uids[string(knp.UID)] = true
+		for _, ref := range knp.OwnerReferences {
+			l.uids[string(ref.UID)] = true
+		}
+		if knp.DeletionTimestamp.IsZero() {
+			for _, pp := range knp.Spec.Peers {
+				l.peers[pp.Key] = true
+			}
+		}
+	}
+	return l, nil
+}
+
+// OrphanPolicyGroups are the policy groups whose policy has no
+// KuryrNetworkPolicy, and the peer groups no live KuryrNetworkPolicy
+// names; not young. Pure.
+func OrphanPolicyGroups(groups []neutron.SecurityGroup, l livePolicies, o Owners) []neutron.SecurityGroup {
+	var out []neutron.SecurityGroup
+	for _, g := range groups {
+		if o.young(g.CreatedAt) {
+			continue
+		}
+		uid, peer := neutron.PolicyUIDOf(g.Tags), neutron.PeerKeyOf(g.Tags)
+		if (uid != "" && !openGroups[uid] && !l.uids[uid]) || (peer != "" && !l.peers[peer]) {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// sweepPolicies deletes the groups of policies and peers that are gone.
+// groups were listed before Kubernetes is read.
+func (s *Sweeper) sweepPolicies(ctx context.Context, logger logr.Logger, groups []neutron.SecurityGroup, o Owners) error {
+	if s.Policies == nil {
+		return nil
+	}
+	live, err := readPolicies(ctx, s.Client)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, g := range OrphanPolicyGroups(groups, live, o) {
+		logger.Info("deleting orphaned policy group", "securityGroup", g.ID, "name", g.Name,
+			"policyUid", neutron.PolicyUIDOf(g.Tags), "peer", neutron.PeerKeyOf(g.Tags))
+		// Still on a pod's port (409): the KuryrPort reconciler takes it
+		// off; the next sweep deletes it.
+		if err := s.Policies.DeleteSecurityGroup(ctx, g.ID); err != nil && !neutron.InUse(err) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,34 @@
+package cleanup
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+)
+
+func TestOrphanPolicyGroups(t *testing.T) {
+	now := time.Now()
+	old := now.Add(-time.Hour)
+	policy := func(uid string) []string { return []string{neutron.ClusterTag("c"), neutron.PolicyTag(uid)} }
+	peer := func(key string) []string { return []string{neutron.ClusterTag("c"), neutron.PeerTag(key)} }
+	live := livePolicies{uids: map[string]bool{"np-live": true}, peers: map[string]bool{"peer-live": true}}
+	groups := []neutron.SecurityGroup{
+		{ID: "policy-kept", Tags: policy("np-live"), CreatedAt: old},
+		{ID: "policy-orphan", Tags: policy("np-gone"), CreatedAt: old},
+		{ID: "policy-young", Tags: policy("np-gone"), CreatedAt: now},
+		{ID: "peer-kept", Tags: peer("peer-live"), CreatedAt: old},
+		{ID: "peer-orphan", Tags: peer("peer-gone"), CreatedAt: old},
+		{ID: "peer-young", Tags: peer("peer-gone"), CreatedAt: now},
+		{ID: "open", Tags: policy("kuryr-open-ingress"), CreatedAt: old},
+		{ID: "service-source", Tags: []string{neutron.ClusterTag("c"), neutron.ServiceTag("s")}, CreatedAt: old},
+	}
+	var got []string
+	for _, g := range OrphanPolicyGroups(groups, live, Owners{Cutoff: now.Add(-MinAge)}) {
+		got = append(got, g.ID)
+	}
+	if want := []string{"policy-orphan", "peer-orphan"}; !slices.Equal(got, want) {
+		t.Fatalf("orphans %v, want %v", got, want)
+	}
+}

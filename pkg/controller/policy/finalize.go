@@ -1,0 +1,59 @@
+package policy
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+)
+
+// finalize deletes the policy's security group once no port carries it
+// (the KuryrPort reconciler takes it off the pods' ports as soon as the
+// policy is gone), then the groups of its peers no other policy names,
+// then lets the object go.
+func (r *GroupReconciler) finalize(ctx context.Context, knp *kuryrv1.KuryrNetworkPolicy) (ctrl.Result, error) {
+	if !controllerutil.ContainsFinalizer(knp, kuryrv1.KuryrNetworkPolicyFinalizer) {
+		return ctrl.Result{}, nil
+	}
+	ids := []string{knp.Status.SecurityGroupID}
+	found, err := r.Neutron.FindSecurityGroups(ctx, r.tags(knp))
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	for _, sg := range found {
+		ids = append(ids, sg.ID)
+	}
+	for _, id := range ids {
+		if id == "" {
+			continue
+		}
+		err := r.Neutron.DeleteSecurityGroup(ctx, id)
+		if neutron.InUse(err) {
+			log.FromContext(ctx).V(1).Info("security group still on ports", "group", id)
+			return ctrl.Result{RequeueAfter: inUseRetry}, nil
+		}
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	pending, err := r.releasePeers(ctx, knp, true)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if pending {
+		return ctrl.Result{RequeueAfter: inUseRetry}, nil
+	}
+	patch := client.MergeFrom(knp.DeepCopy())
+	controllerutil.RemoveFinalizer(knp, kuryrv1.KuryrNetworkPolicyFinalizer)
+	if err := r.Patch(ctx, knp, patch); err != nil && !apierrors.IsNotFound(err) {
+		return ctrl.Result{}, fmt.Errorf("remove finalizer: %w", err)
+	}
+	return ctrl.Result{}, nil
+}

@@ -1,0 +1,197 @@
+package policy
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+)
+
+// groupAPI is the Neutron seam of the KuryrNetworkPolicy reconciler.
+type groupAPI interface {
+	FindSecurityGroups(ctx context.Context, tags []string) ([]neutron.SecurityGroup, error)
+	SecurityGroupsNamed(ctx context.Context, name string) ([]neutron.SecurityGroup, error)
+	GetSecurityGroup(ctx context.Context, id string) (*neutron.SecurityGroup, error)
+	CreateSecurityGroup(ctx context.Context, name, description, project string, tags []string) (*neutron.SecurityGroup, error)
+	TagSecurityGroup(ctx context.Context, id string, tags []string) error
+	DeleteSecurityGroup(ctx context.Context, id string) error
+	CreateRules(ctx context.Context, sg, project string, rs []neutron.Rule) error
+	DeleteRule(ctx context.Context, id string) error
+}
+
+// Settings are what the KuryrNetworkPolicy reconciler creates groups with.
+type Settings struct {
+	Cluster   string
+	ProjectID string
+}
+
+// GroupReconciler converges a KuryrNetworkPolicy's spec and its Neutron
+// security group and address groups. It is the only writer of those
+// objects and of the KuryrNetworkPolicy status; the pods' ports get the
+// group from the KuryrPort reconciler.
+type GroupReconciler struct {
+	client.Client
+	Neutron  groupAPI
+	Recorder Recorder
+	Settings Settings
+	locks    keyLocks
+}
+
+// inUseRetry: a group is deleted once no port carries it any more, which
+// the KuryrPort reconciler sees to at the same time.
+const inUseRetry = time.Second
+
+// Reconcile applies a KuryrNetworkPolicy, or takes its groups away once it
+// is being deleted.
+func (r *GroupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var knp kuryrv1.KuryrNetworkPolicy
+	if err := r.Get(ctx, req.NamespacedName, &knp); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !knp.DeletionTimestamp.IsZero() {
+		return r.finalize(ctx, &knp)
+	}
+	if !controllerutil.ContainsFinalizer(&knp, kuryrv1.KuryrNetworkPolicyFinalizer) {
+		patch := client.MergeFrom(knp.DeepCopy())
+		controllerutil.AddFinalizer(&knp, kuryrv1.KuryrNetworkPolicyFinalizer)
+		if err := r.Patch(ctx, &knp, patch); err != nil {
+			return ctrl.Result{}, fmt.Errorf("add finalizer: %w", err)
+		}
+	}
+	res, err := r.apply(ctx, &knp)
+	if err != nil {
+		r.Recorder.Eventf(&knp, nil, corev1.EventTypeWarning, string(neutron.Classify(err)), "ApplyPolicy", "%v", err)
+		if cerr := r.condition(ctx, &knp, metav1.ConditionFalse, string(neutron.Classify(err)), err.Error()); cerr != nil {
+			log.FromContext(ctx).Error(cerr, "could not record the failure")
+		}
+	}
+	return res, err
+}
+
+// apply: the group first (pods wait for its id), then the peers' groups,
+// then the rules naming them, then the peers the rules no longer name.
+func (r *GroupReconciler) apply(ctx context.Context, knp *kuryrv1.KuryrNetworkPolicy) (ctrl.Result, error) {
+	sg, err := r.ensureGroup(ctx, knp)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	peers, err := r.ensurePeers(ctx, knp)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	want, missing := GroupRules(knp.Spec, peers)
+	if len(missing) > 0 {
+		return ctrl.Result{}, fmt.Errorf("the groups of peers %v are missing", missing)
+	}
+	add, del := neutron.DiffRules(want, sg.Rules, Ingress, Egress)
+	for _, id := range del {
+		if err := r.Neutron.DeleteRule(ctx, id); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if err := r.Neutron.CreateRules(ctx, sg.ID, r.Settings.ProjectID, add); err != nil {
+		return ctrl.Result{}, err
+	}
+	if len(add)+len(del) > 0 {
+		log.FromContext(ctx).Info("rules applied", "group", sg.ID, "added", len(add), "deleted", len(del))
+	}
+	pending, err := r.releasePeers(ctx, knp, false)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	res := ctrl.Result{}
+	if pending {
+		res.RequeueAfter = inUseRetry
+	}
+	return res, r.condition(ctx, knp, metav1.ConditionTrue, "Applied",
+		fmt.Sprintf("%d rules, %d peers", len(want), len(knp.Spec.Peers)))
+}
+
+// policyUID is the UID of the NetworkPolicy that owns the object (its own
+// UID for one made by hand).
+func policyUID(knp *kuryrv1.KuryrNetworkPolicy) string {
+	if ref := metav1.GetControllerOf(knp); ref != nil {
+		return string(ref.UID)
+	}
+	return string(knp.UID)
+}
+
+// GroupName is unique to the policy, so a group created by a request that
+// went unanswered (or before a crash) is found again.
+func GroupName(policyUID string) string { return "kuryr-np-" + policyUID }
+
+func (r *GroupReconciler) tags(knp *kuryrv1.KuryrNetworkPolicy) []string {
+	return []string{neutron.ClusterTag(r.Settings.Cluster), neutron.PolicyTag(policyUID(knp))}
+}
+
+// ensureGroup returns the policy's security group: the recorded one, one
+// found by tags or by name (tagged then), or a new one; its id is recorded
+// before anything else is done with it.
+func (r *GroupReconciler) ensureGroup(ctx context.Context, knp *kuryrv1.KuryrNetworkPolicy) (*neutron.SecurityGroup, error) {
+	if id := knp.Status.SecurityGroupID; id != "" {
+		sg, err := r.Neutron.GetSecurityGroup(ctx, id)
+		if err == nil {
+			return sg, nil
+		}
+		if !neutron.IsNotFound(err) {
+			return nil, err
+		}
+	}
+	sg, err := r.findGroup(ctx, knp)
+	if err != nil {
+		return nil, err
+	}
+	if sg == nil {
+		sg, err = r.Neutron.CreateSecurityGroup(ctx, GroupName(policyUID(knp)),
+			fmt.Sprintf("kuryr: NetworkPolicy %s/%s", knp.Namespace, knp.Name), r.Settings.ProjectID, r.tags(knp))
+		if err != nil {
+			return nil, err
+		}
+	}
+	if sg.ID != knp.Status.SecurityGroupID {
+		patch := client.MergeFrom(knp.DeepCopy())
+		knp.Status.SecurityGroupID = sg.ID
+		if err := r.Status().Patch(ctx, knp, patch); err != nil {
+			return nil, fmt.Errorf("record security group %s: %w", sg.ID, err)
+		}
+	}
+	return sg, nil
+}
+
+func (r *GroupReconciler) findGroup(ctx context.Context, knp *kuryrv1.KuryrNetworkPolicy) (*neutron.SecurityGroup, error) {
+	found, err := r.Neutron.FindSecurityGroups(ctx, r.tags(knp))
+	if err != nil {
+		return nil, err
+	}
+	if len(found) > 0 {
+		return &found[0], nil // a duplicate is the sweep's
+	}
+	named, err := r.Neutron.SecurityGroupsNamed(ctx, GroupName(policyUID(knp)))
+	if err != nil || len(named) == 0 {
+		return nil, err
+	}
+	// Created, but its tagging went unanswered.
+	if err := r.Neutron.TagSecurityGroup(ctx, named[0].ID, r.tags(knp)); err != nil {
+		return nil, err
+	}
+	return &named[0], nil
+}
+
+func (r *GroupReconciler) condition(ctx context.Context, knp *kuryrv1.KuryrNetworkPolicy, status metav1.ConditionStatus, reason, msg string) error {
+	patch := client.MergeFrom(knp.DeepCopy())
+	if !meta.SetStatusCondition(&knp.Status.Conditions, metav1.Condition{Type: kuryrv1.ConditionReady, Status: status,
+		Reason: reason, Message: kuryrv1.ConditionMessage(msg), ObservedGeneration: knp.Generation}) {
+		return nil
+	}
+	return client.IgnoreNotFound(r.Status().Patch(ctx, knp, patch))
+}

@@ -1,0 +1,106 @@
+package policy
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"sync"
+
+	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+)
+
+// openAPI is the Neutron seam of the open groups.
+type openAPI interface {
+	FindSecurityGroups(ctx context.Context, tags []string) ([]neutron.SecurityGroup, error)
+	CreateSecurityGroup(ctx context.Context, name, description, project string, tags []string) (*neutron.SecurityGroup, error)
+	CreateRules(ctx context.Context, sg, project string, rs []neutron.Rule) error
+	DeleteRule(ctx context.Context, id string) error
+}
+
+// The open groups of the cluster: a pod that no policy isolates in a
+// direction carries the open group of that direction ("a pod selected by
+// no policy in a direction is unrestricted in that direction").
+const (
+	OpenIngress = "kuryr-open-ingress"
+	OpenEgress  = "kuryr-open-egress"
+)
+
+// OpenGroups ensures the open groups once per process (found by tags, or
+// created) with the rules the configuration gives them, and serves their
+// ids.
+type OpenGroups struct {
+	Neutron   openAPI
+	Cluster   string
+	ProjectID string
+	// Unrestricted: the sources an unrestricted pod admits (CIDRs).
+	Unrestricted []string
+
+	mu       sync.Mutex
+	in, out  string
+	resolved bool
+}
+
+// IDs returns the ids of the open-ingress and open-egress groups.
+func (o *OpenGroups) IDs(ctx context.Context) (in, out string, err error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.resolved {
+		return o.in, o.out, nil
+	}
+	in, err = o.ensure(ctx, OpenIngress, OpenRules(Ingress, o.Unrestricted))
+	if err != nil {
+		return "", "", err
+	}
+	out, err = o.ensure(ctx, OpenEgress, OpenRules(Egress, []string{"0.0.0.0/0", "::/0"}))
+	if err != nil {
+		return "", "", err
+	}
+	o.in, o.out, o.resolved = in, out, true
+	return in, out, nil
+}
+
+// OpenRules admit every protocol from (ingress) or to (egress) each CIDR;
+// a whole family is written as Neutron writes its default rules (no
+// remote). Pure.
+func OpenRules(direction string, cidrs []string) []neutron.Rule {
+	var out []neutron.Rule
+	for _, c := range cidrs {
+		p, err := netip.ParsePrefix(c)
+		if err != nil {
+			continue // the configuration was validated
+		}
+		r := neutron.Rule{Direction: direction, EtherType: "IPv4"}
+		if p.Addr().Is6() {
+			r.EtherType = "IPv6"
+		}
+		if p.Bits() != 0 {
+			r.RemotePrefix = p.Masked().String()
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func (o *OpenGroups) ensure(ctx context.Context, name string, want []neutron.Rule) (string, error) {
+	tags := []string{neutron.ClusterTag(o.Cluster), neutron.PolicyTag(name)}
+	found, err := o.Neutron.FindSecurityGroups(ctx, tags)
+	if err != nil {
+		return "", err
+	}
+	var sg *neutron.SecurityGroup
+	if len(found) > 0 {
+		sg = &found[0]
+	} else if sg, err = o.Neutron.CreateSecurityGroup(ctx, name, "kuryr: pods no NetworkPolicy isolates", o.ProjectID, tags); err != nil {
+		return "", err
+	}
+	add, del := neutron.DiffRules(want, sg.Rules, Ingress, Egress)
+	for _, id := range del {
+		if err := o.Neutron.DeleteRule(ctx, id); err != nil {
+			return "", err
+		}
+	}
+	if err := o.Neutron.CreateRules(ctx, sg.ID, o.ProjectID, add); err != nil {
+		return "", fmt.Errorf("open group %s: %w", name, err)
+	}
+	return sg.ID, nil
+}

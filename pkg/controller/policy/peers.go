@@ -1,0 +1,187 @@
+package policy
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"sync"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+)
+
+// A peer (the pods one NetworkPolicy peer selects) is a security group
+// without rules whose member ports are the peer's pods: the policies'
+// rules name it as their remote group, which ML2/OVN renders as the
+// address set of a port group. A pod joining or leaving the peer is one
+// change of its own port's groups (the KuryrPort reconciler's); no rule
+// changes. Policies with an equal peer share its group.
+//
+// (Neutron address groups would serve too, but ML2/OVN of Neutron 21
+// ignores remote_address_group_id: the ACL it writes admits everyone.)
+
+// PeerGroupName is unique to the peer in the cluster, so a group created
+// by a request that went unanswered (or before a crash) is found again.
+func PeerGroupName(key string) string { return "kuryr-peer-" + key }
+
+// peerOf is the peer a KuryrNetworkPolicy names.
+func peerOf(pp kuryrv1.PolicyPeer) Peer {
+	return Peer{Namespace: pp.Namespace, Namespaces: pp.NamespaceSelector, Pods: pp.PodSelector}
+}
+
+// keyLocks serialises work on one peer group (policies sharing it are
+// reconciled concurrently): at most one group is ever created per peer.
+type keyLocks struct {
+	mu    sync.Mutex
+	locks map[string]*sync.Mutex
+}
+
+func (k *keyLocks) lock(key string) func() {
+	k.mu.Lock()
+	if k.locks == nil {
+		k.locks = map[string]*sync.Mutex{}
+	}
+	l, ok := k.locks[key]
+	if !ok {
+		l = &sync.Mutex{}
+		k.locks[key] = l
+	}
+	k.mu.Unlock()
+	l.Lock()
+	return l.Unlock
+}
+
+// ensurePeers gives every peer of the spec its group and records their
+// ids; it returns them by peer key.
+func (r *GroupReconciler) ensurePeers(ctx context.Context, knp *kuryrv1.KuryrNetworkPolicy) (map[string]string, error) {
+	groups := map[string]string{}
+	for _, pp := range knp.Spec.Peers {
+		id, err := r.peerGroup(ctx, pp.Key, knp.Status.PeerGroups[pp.Key])
+		if err != nil {
+			return nil, err
+		}
+		groups[pp.Key] = id
+	}
+	// Peers the spec no longer names keep their entry until released.
+	for key, id := range knp.Status.PeerGroups {
+		if _, ok := groups[key]; !ok {
+			groups[key] = id
+		}
+	}
+	return groups, r.recordPeers(ctx, knp, groups)
+}
+
+// peerGroup returns the id of the peer's group: the recorded one if it
+// still exists, one found by tags or name, or a new one.
+func (r *GroupReconciler) peerGroup(ctx context.Context, key, recorded string) (string, error) {
+	defer r.locks.lock(key)()
+	if recorded != "" {
+		_, err := r.Neutron.GetSecurityGroup(ctx, recorded)
+		if err == nil {
+			return recorded, nil
+		}
+		if !neutron.IsNotFound(err) {
+			return "", err
+		}
+	}
+	tags := []string{neutron.ClusterTag(r.Settings.Cluster), neutron.PeerTag(key)}
+	found, err := r.Neutron.FindSecurityGroups(ctx, tags)
+	if err != nil {
+		return "", err
+	}
+	if len(found) > 0 {
+		return found[0].ID, nil // a duplicate is the sweep's
+	}
+	named, err := r.Neutron.SecurityGroupsNamed(ctx, PeerGroupName(key))
+	if err != nil {
+		return "", err
+	}
+	if len(named) > 0 {
+		// Created, but its tagging went unanswered.
+		return named[0].ID, r.Neutron.TagSecurityGroup(ctx, named[0].ID, tags)
+	}
+	sg, err := r.Neutron.CreateSecurityGroup(ctx, PeerGroupName(key), "kuryr: the pods of a NetworkPolicy peer",
+		r.Settings.ProjectID, tags)
+	if err != nil {
+		return "", err
+	}
+	// Neutron's default egress rules would let every member out.
+	for _, rule := range sg.Rules {
+		if err := r.Neutron.DeleteRule(ctx, rule.ID); err != nil {
+			return "", err
+		}
+	}
+	return sg.ID, nil
+}
+
+// releasePeers drops the peers the spec no longer names (all of them for
+// a policy being deleted): their groups are deleted unless another policy
+// names them too. pending: a group is still on ports (the KuryrPort
+// reconciler is taking it off); retry shortly.
+func (r *GroupReconciler) releasePeers(ctx context.Context, knp *kuryrv1.KuryrNetworkPolicy, all bool) (pending bool, err error) {
+	named := map[string]bool{}
+	if !all {
+		for _, pp := range knp.Spec.Peers {
+			named[pp.Key] = true
+		}
+	}
+	left := maps.Clone(knp.Status.PeerGroups)
+	for key, id := range knp.Status.PeerGroups {
+		if named[key] {
+			continue
+		}
+		done, err := r.releasePeer(ctx, knp, key, id)
+		if err != nil {
+			return false, err
+		}
+		if !done {
+			pending = true
+			continue
+		}
+		delete(left, key)
+	}
+	return pending, r.recordPeers(ctx, knp, left)
+}
+
+// releasePeer deletes a peer's group unless another live policy names
+// the peer; done is false while ports still carry it.
+func (r *GroupReconciler) releasePeer(ctx context.Context, knp *kuryrv1.KuryrNetworkPolicy, key, id string) (done bool, err error) {
+	defer r.locks.lock(key)()
+	var knps kuryrv1.KuryrNetworkPolicyList
+	if err := r.List(ctx, &knps, client.UnsafeDisableDeepCopy); err != nil {
+		return false, fmt.Errorf("list KuryrNetworkPolicies: %w", err)
+	}
+	for _, other := range knps.Items {
+		if other.UID != knp.UID && other.DeletionTimestamp.IsZero() && namesPeer(&other, key) {
+			return true, nil
+		}
+	}
+	err = r.Neutron.DeleteSecurityGroup(ctx, id)
+	if neutron.InUse(err) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+func namesPeer(knp *kuryrv1.KuryrNetworkPolicy, key string) bool {
+	for _, pp := range knp.Spec.Peers {
+		if pp.Key == key {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *GroupReconciler) recordPeers(ctx context.Context, knp *kuryrv1.KuryrNetworkPolicy, groups map[string]string) error {
+	if maps.Equal(groups, knp.Status.PeerGroups) {
+		return nil
+	}
+	patch := client.MergeFrom(knp.DeepCopy())
+	knp.Status.PeerGroups = groups
+	if err := r.Status().Patch(ctx, knp, patch); err != nil {
+		return fmt.Errorf("record peer groups: %w", err)
+	}
+	return nil
+}

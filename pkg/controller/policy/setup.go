@@ -1,0 +1,53 @@
+package policy
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrport"
+)
+
+// specOrResync passes spec changes (and deletion), and the periodic
+// resync, not the reconciler's own status writes.
+var specOrResync = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		return e.ObjectOld.GetGeneration() != e.ObjectNew.GetGeneration() ||
+			e.ObjectOld.GetResourceVersion() == e.ObjectNew.GetResourceVersion() ||
+			!e.ObjectNew.GetDeletionTimestamp().IsZero()
+	},
+}
+
+// SetupWithManager registers the NetworkPolicy reconciler.
+func (r *SpecReconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
+	c := mgr.GetClient()
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("networkpolicy").
+		For(&networkingv1.NetworkPolicy{}, builder.WithPredicates(specOrResync)).
+		Owns(&kuryrv1.KuryrNetworkPolicy{}, builder.WithPredicates(specOrResync)).
+		Watches(&corev1.Pod{}, onChange(policiesReadingPods(c), labelsChanged)).
+		Watches(&corev1.Namespace{}, onChange(policiesReadingPods(c), labelsChanged)).
+		Watches(&kuryrv1.KuryrLoadBalancer{}, onChange(policiesReadingPods(c), generationChanged)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers, RateLimiter: kuryrport.RateLimiter()}).
+		Complete(r)
+}
+
+// SetupWithManager registers the KuryrNetworkPolicy reconciler: its
+// Neutron objects depend on its spec alone.
+func (r *GroupReconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("kuryrnetworkpolicy").
+		For(&kuryrv1.KuryrNetworkPolicy{}, builder.WithPredicates(specOrResync)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers, RateLimiter: kuryrport.RateLimiter()}).
+		Complete(r)
+}
+
+func generationChanged(old, new client.Object) bool {
+	return old.GetGeneration() != new.GetGeneration()
+}
