@@ -2,8 +2,9 @@
 # Runs the benchmarks on a running local cloud (make up), twice: with a
 # Neutron port per pod created on demand (the default), and with ready-port
 # pools (vif_pool_driver = neutron, 25 ports per node, the original's main
-# start-up optimisation); then Services (Octavia load balancers) with the
-# controller in its default configuration. Prints figures; asserts nothing.
+# start-up optimisation); then Services (Octavia load balancers) and
+# NetworkPolicies (security groups and peer groups) with the controller
+# in its default configuration. Prints figures; asserts nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . _output/local-cloud.env
@@ -45,3 +46,8 @@ echo
 echo "=== Services: Octavia load balancers (the controller in its default configuration)"
 settle
 bin/kuryr-bench services
+
+echo
+echo "=== NetworkPolicies: security groups and peer groups (the controller in its default configuration)"
+settle
+bin/kuryr-bench policy

@@ -40,7 +40,7 @@ const (
 	// load balancer and floating IP are gone.
 	KuryrLoadBalancerFinalizer = "kuryr.openstack.org/kuryrloadbalancer-finalizers"
 	// KuryrNetworkPolicyFinalizer holds a KuryrNetworkPolicy until its
-	// security group and address groups are gone.
+	// security group, and the peer groups no other policy names, are gone.
 	KuryrNetworkPolicyFinalizer = "kuryr.openstack.org/networkpolicy-finalizer"
 	// NodeNameLabel lets each node's daemon watch only its own KuryrPorts.
 	NodeNameLabel = "kuryr.openstack.org/nodeName"

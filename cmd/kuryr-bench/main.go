@@ -4,6 +4,8 @@
 //	kuryr-bench ports [-pods 50]   pod burst -> Neutron port -> KuryrPort status
 //	kuryr-bench pods  [-pods 50] [-timeline]   Deployment -> all pods Running, CNI ADD by stage
 //	kuryr-bench services [-services 20] [-backends 3]   Services -> VIPs answer (Octavia as yardstick), endpoint change, restart, clean-up
+//	kuryr-bench policy [-pods 200] [-namespaces 10] [-policies 50] [-samples 20] [-direct 10]
+//	                   NetworkPolicy and pod label changes -> probe flips (direct Neutron changes as yardstick), Neutron rules and peer memberships
 //
 // It reads the environment `make up` writes (_output/local-cloud.env).
 package main
@@ -79,15 +81,27 @@ func connect() (*env, error) {
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: kuryr-bench ports|pods [-pods N] | services [-services N] [-backends N]")
+		fmt.Fprintln(os.Stderr, "usage: kuryr-bench ports|pods [-pods N] | services [-services N] [-backends N] |\n"+
+			"       policy [-pods N] [-namespaces N] [-policies N] [-samples N] [-direct N]")
 		os.Exit(2)
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
-	pods := fs.Int("pods", 50, "pods in the burst")
+	pods := fs.Int("pods", 50, "pods in the burst (policy: pods in all, default 200)")
 	services := fs.Int("services", 20, "services: Services created at once")
 	backends := fs.Int("backends", 3, "services: backend pods (endpoints of every Service)")
+	var policy policySizes
+	fs.IntVar(&policy.namespaces, "namespaces", 10, "policy: namespaces the pods and policies are spread over")
+	fs.IntVar(&policy.policies, "policies", 50, "policy: NetworkPolicies standing during the measurements")
+	fs.IntVar(&policy.samples, "samples", 20, "policy: timed policy changes, and as many pod label changes")
+	fs.IntVar(&policy.direct, "direct", 10, "policy: timed direct Neutron changes of each yardstick (0: none)")
 	fs.BoolVar(&timeline, "timeline", false, "pods: print, each second, how many pods have port data, a sandbox and run")
 	_ = fs.Parse(os.Args[2:])
+	policy.pods = 200
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "pods" {
+			policy.pods = *pods
+		}
+	})
 	e, err := connect()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "connect:", err)
@@ -101,6 +115,8 @@ func main() {
 		err = benchPods(ctx, e, *pods)
 	case "services":
 		err = benchServices(ctx, e, *services, *backends)
+	case "policy":
+		err = benchPolicy(ctx, e, policy)
 	default:
 		err = fmt.Errorf("unknown benchmark %q", os.Args[1])
 	}

@@ -14,8 +14,9 @@ import (
 const policyWorkers = 8
 
 // wirePolicies: NetworkPolicies become KuryrNetworkPolicy specs, which
-// become security groups and address groups; the KuryrPort reconciler
-// gives pods' ports the groups of the policies that select them. Called
+// become a security group each and peer groups; the KuryrPort reconciler
+// gives pods' ports the groups of the policies that select them and of the
+// peers they are one of. Called
 // before the KuryrPort reconciler is set up.
 func wirePolicies(mgr ctrl.Manager, cfg *config.Config, nc *neutron.Client, rec kuryrport.Recorder, kp *kuryrport.Reconciler) error {
 	nd := cfg.NeutronDefaults

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"net/netip"
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -40,6 +41,9 @@ func wireServices(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients, 
 	lb := &loadbalancer.Reconciler{Client: mgr.GetClient(), Octavia: octavia.New(osc.LoadBalancer), Neutron: nc, Groups: nc, Recorder: rec,
 		Settings: loadbalancer.Settings{Cluster: cfg.Kubernetes.ClusterName, ExtraTags: nd.ResourceTags,
 			ExternalNetwork: nd.ExternalSvcNet, ExternalSubnet: nd.ExternalSvcSubnet, CreateSettle: 2 * cfg.Neutron.Timeout}}
+	if cfg.NetworkPolicy.Enabled {
+		lb.Settings.Internal = internalPrefixes(nc, cfg)
+	}
 	return lb.SetupWithManager(mgr, cfg.Controller.ServiceWorkers)
 }
 
@@ -57,4 +61,40 @@ func podExposure(nc *neutron.Client, groups []string, externalNet string) string
 		ctrl.Log.Info("loadBalancerSourceRanges are not enforced", "reason", e)
 	}
 	return e
+}
+
+// internalPrefixes reads once, at start, the pods' and Services' networks
+// (pod subnet or subnet pool, service subnet): with NetworkPolicies on,
+// they are cut out of loadBalancerSourceRanges. Neutron unreachable then
+// is logged, and the ranges are applied as written.
+func internalPrefixes(nc *neutron.Client, cfg *config.Config) []netip.Prefix {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var cidrs []string
+	for _, id := range []string{cfg.NeutronDefaults.PodSubnet, cfg.NeutronDefaults.ServiceSubnet} {
+		if id == "" {
+			continue
+		}
+		s, err := nc.GetSubnet(ctx, id)
+		if err != nil {
+			ctrl.Log.Error(err, "cannot read the cluster's networks: loadBalancerSourceRanges apply to pods too")
+			return nil
+		}
+		cidrs = append(cidrs, s.CIDR)
+	}
+	if pool := cfg.NamespaceSubnet.PodSubnetPool; pool != "" {
+		prefixes, err := nc.SubnetPoolPrefixes(ctx, pool)
+		if err != nil {
+			ctrl.Log.Error(err, "cannot read the pods' subnet pool: loadBalancerSourceRanges apply to pods too")
+			return nil
+		}
+		cidrs = append(cidrs, prefixes...)
+	}
+	var out []netip.Prefix
+	for _, c := range cidrs {
+		if p, err := netip.ParsePrefix(c); err == nil {
+			out = append(out, p.Masked())
+		}
+	}
+	return out
 }

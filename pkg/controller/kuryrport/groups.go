@@ -228,6 +228,23 @@ func (r *Reconciler) recordGroups(ctx context.Context, kp *kuryrv1.KuryrPort, gr
 	return nil
 }
 
+// baseGroupsBack gives a port about to return to the pool the groups it
+// was created with, pod_security_groups, unless it carries no other
+// (false: it cannot be pooled; it is deleted instead).
+func (r *Reconciler) baseGroupsBack(ctx context.Context, kp *kuryrv1.KuryrPort, portID string) bool {
+	if len(kp.Status.SecurityGroups) == 0 {
+		return true
+	}
+	if r.GroupPorts == nil || len(r.Settings.SecurityGroups) == 0 {
+		return false
+	}
+	if err := r.GroupPorts.SetPortSecurityGroups(ctx, portID, r.Settings.SecurityGroups); err != nil {
+		log.FromContext(ctx).Info("port not pooled: its groups could not be reset", "port", portID, "error", err.Error())
+		return false
+	}
+	return true
+}
+
 // union returns the sorted, de-duplicated groups of a and b.
 func union(a, b []string) []string {
 	out := append(slices.Clone(a), b...)

@@ -244,9 +244,10 @@ func (r *Reconciler) finalize(ctx context.Context, kp *kuryrv1.KuryrPort) error 
 		return nil
 	}
 	for _, p := range r.portsOf(kp) {
-		// A port that carries a Service's source group is not pooled (the
-		// next pod would inherit the group), nor is one given up.
-		if r.Pool != nil && len(kp.Status.SecurityGroups) == 0 && !r.Ledger.Doomed(p.ID) &&
+		// A port given up is not pooled, nor one whose groups cannot be
+		// taken back to pod_security_groups first (the next pod would
+		// inherit them).
+		if r.Pool != nil && !r.Ledger.Doomed(p.ID) && r.baseGroupsBack(ctx, kp, p.ID) &&
 			r.Pool.Release(p, kp.Spec.PodUID) != Retire {
 			continue // back in its node's pool, or another pod's now
 		}

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -63,6 +64,9 @@ type Settings struct {
 	// is looked for before it is made again: Octavia serializes creates, and
 	// may commit one long after its client gave up.
 	CreateSettle time.Duration
+	// Internal are cut out of loadBalancerSourceRanges (the pods' and
+	// Services' networks, when NetworkPolicies decide what they reach).
+	Internal []netip.Prefix
 }
 
 // Reconciler converges KuryrLoadBalancers and Octavia.

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/netip"
 	"slices"
 	"sort"
 	"strings"
 
+	"go4.org/netipx"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -42,8 +44,10 @@ func groupName(uid string) string { return "kuryr-lb-" + uid }
 // sourceRules are the ingress rules of the Service's source group: one per
 // source range and member target port; none unless the Service is of type
 // LoadBalancer. Ranges that do not parse were reported by the Service
-// reconciler and are skipped.
-func sourceRules(spec kuryrv1.KuryrLoadBalancerSpec) []neutron.Rule {
+// reconciler and are skipped. The internal prefixes (the pods' and
+// Services' own networks, with NetworkPolicies on) are cut out of the
+// ranges: traffic from inside the cluster is the policies' to decide.
+func sourceRules(spec kuryrv1.KuryrLoadBalancerSpec, internal []netip.Prefix) []neutron.Rule {
 	if spec.Type != string(corev1.ServiceTypeLoadBalancer) {
 		return nil
 	}
@@ -51,6 +55,7 @@ func sourceRules(spec kuryrv1.KuryrLoadBalancerSpec) []neutron.Rule {
 	if len(ranges) == 0 {
 		ranges = []string{"0.0.0.0/0", "::/0"}
 	}
+	ranges = without(ranges, internal)
 	seen := map[string]neutron.Rule{}
 	for _, p := range spec.Ports {
 		for _, m := range p.Members {
@@ -73,6 +78,35 @@ func sourceRules(spec kuryrv1.KuryrLoadBalancerSpec) []neutron.Rule {
 		out = append(out, r)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Key() < out[j].Key() })
+	return out
+}
+
+// without is ranges minus the internal prefixes, as CIDRs (ranges that do
+// not parse are kept, to be skipped by the caller).
+func without(ranges []string, internal []netip.Prefix) []string {
+	if len(internal) == 0 {
+		return ranges
+	}
+	var out []string
+	for _, r := range ranges {
+		p, err := netip.ParsePrefix(strings.TrimSpace(r))
+		if err != nil {
+			out = append(out, r)
+			continue
+		}
+		var b netipx.IPSetBuilder
+		b.AddPrefix(p.Masked())
+		for _, in := range internal {
+			b.RemovePrefix(in)
+		}
+		set, err := b.IPSet()
+		if err != nil {
+			continue
+		}
+		for _, q := range set.Prefixes() {
+			out = append(out, q.String())
+		}
+	}
 	return out
 }
 
@@ -114,7 +148,7 @@ func (r *Reconciler) sourceGroup(ctx context.Context, klb *kuryrv1.KuryrLoadBala
 		}
 	}
 	klb.Status.SecurityGroup = sg.ID
-	add, del := neutron.DiffRules(sourceRules(klb.Spec), sg.Rules, "ingress")
+	add, del := neutron.DiffRules(sourceRules(klb.Spec, r.Settings.Internal), sg.Rules, "ingress")
 	for _, id := range del {
 		if err := r.Groups.DeleteRule(ctx, id); err != nil {
 			return err

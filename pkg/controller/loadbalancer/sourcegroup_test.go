@@ -1,6 +1,7 @@
 package loadbalancer
 
 import (
+	"net/netip"
 	"reflect"
 	"sort"
 	"testing"
@@ -18,22 +19,29 @@ func TestSourceRules(t *testing.T) {
 		return neutron.Rule{Direction: "ingress", EtherType: eth, Protocol: proto, PortMin: port, PortMax: port, RemotePrefix: prefix}
 	}
 	for _, tc := range []struct {
-		name string
-		spec kuryrv1.KuryrLoadBalancerSpec
-		want []neutron.Rule
+		name     string
+		spec     kuryrv1.KuryrLoadBalancerSpec
+		want     []neutron.Rule
+		internal []netip.Prefix
 	}{
-		{"ClusterIP: none", kuryrv1.KuryrLoadBalancerSpec{Type: "ClusterIP", Ports: ports}, nil},
+		{"ClusterIP: none", kuryrv1.KuryrLoadBalancerSpec{Type: "ClusterIP", Ports: ports}, nil, nil},
 		{"no ranges: everyone, both families", kuryrv1.KuryrLoadBalancerSpec{Type: "LoadBalancer", Ports: ports}, []neutron.Rule{
 			in("tcp", 8080, "0.0.0.0/0", "IPv4"), in("tcp", 8080, "::/0", "IPv6"),
-			in("udp", 5353, "0.0.0.0/0", "IPv4"), in("udp", 5353, "::/0", "IPv6")}},
+			in("udp", 5353, "0.0.0.0/0", "IPv4"), in("udp", 5353, "::/0", "IPv6")}, nil},
 		{"ranges normalized, bad one skipped", kuryrv1.KuryrLoadBalancerSpec{Type: "LoadBalancer", Ports: ports[:1],
 			SourceRanges: []string{" 172.24.4.7/24", "nonsense", "2001:db8::1/64"}}, []neutron.Rule{
-			in("tcp", 8080, "172.24.4.0/24", "IPv4"), in("tcp", 8080, "2001:db8::/64", "IPv6")}},
+			in("tcp", 8080, "172.24.4.0/24", "IPv4"), in("tcp", 8080, "2001:db8::/64", "IPv6")}, nil},
+		{"internal networks cut out of the ranges", kuryrv1.KuryrLoadBalancerSpec{Type: "LoadBalancer", Ports: ports[:1],
+			SourceRanges: []string{"10.0.0.0/8"}}, []neutron.Rule{
+			in("tcp", 8080, "10.0.0.0/13", "IPv4"), in("tcp", 8080, "10.8.0.0/15", "IPv4"), in("tcp", 8080, "10.12.0.0/14", "IPv4"),
+			in("tcp", 8080, "10.16.0.0/12", "IPv4"), in("tcp", 8080, "10.32.0.0/11", "IPv4"),
+			in("tcp", 8080, "10.64.0.0/10", "IPv4"), in("tcp", 8080, "10.128.0.0/9", "IPv4")},
+			[]netip.Prefix{netip.MustParsePrefix("10.10.0.0/16"), netip.MustParsePrefix("10.11.0.0/16")}},
 		{"no members: no rules", kuryrv1.KuryrLoadBalancerSpec{Type: "LoadBalancer",
-			Ports: []kuryrv1.LoadBalancerPort{{Protocol: "SCTP", Port: 9}}}, []neutron.Rule{}},
+			Ports: []kuryrv1.LoadBalancerPort{{Protocol: "SCTP", Port: 9}}}, []neutron.Rule{}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := sourceRules(tc.spec)
+			got := sourceRules(tc.spec, tc.internal)
 			if tc.want == nil && got != nil || tc.want != nil && !reflect.DeepEqual(got, sortedRules(tc.want)) {
 				t.Fatalf("got %+v\nwant %+v", got, tc.want)
 			}

@@ -36,9 +36,10 @@ type Settings struct {
 }
 
 // GroupReconciler converges a KuryrNetworkPolicy's spec and its Neutron
-// security group and address groups. It is the only writer of those
-// objects and of the KuryrNetworkPolicy status; the pods' ports get the
-// group from the KuryrPort reconciler.
+// security group and peer groups. It is the only writer of those objects
+// (peer groups are shared: a per-peer lock serialises their creation and
+// deletion) and of the KuryrNetworkPolicy status; the pods' ports get the
+// groups from the KuryrPort reconciler.
 type GroupReconciler struct {
 	client.Client
 	Neutron  groupAPI

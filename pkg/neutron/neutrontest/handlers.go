@@ -4,50 +4,47 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
 
+// singular is the body key of one object of a collection.
 func singular(collection string) string {
 	if collection == "subnetpools" {
 		return "subnetpool"
 	}
-	return strings.TrimSuffix(collection, "s")
+	return strings.TrimSuffix(jsonKey(collection), "s")
 }
 
 func (f *Fake) list(w http.ResponseWriter, r *http.Request, collection string) {
-	q := r.URL.Query()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	out := []Object{}
-	for _, o := range f.objects[collection] {
-		if matches(o, q) {
-			out = append(out, o)
-		}
-	}
-	writeJSON(w, 200, Object{collection: out})
+	f.listLocked(w, collection, r.URL.Query())
 }
 
-// matches applies Neutron's filters: tags (all of), and exact field values.
+// matches applies Neutron's filters: tags (tags, tags-any, not-tags,
+// not-tags-any), and exact field values.
 func matches(o Object, q map[string][]string) bool {
 	for k, vs := range q {
-		switch k {
-		case "fields", "limit", "marker":
+		if slices.Contains(listParams, k) {
 			continue
-		case "tags":
-			have := map[string]bool{}
-			for _, t := range tagsOf(o) {
-				have[t] = true
-			}
-			for _, t := range strings.Split(vs[0], ",") {
-				if t != "" && !have[t] {
-					return false
-				}
-			}
-		default:
-			if fmt.Sprint(o[k]) != vs[0] {
+		}
+		if match, ok := tagFilter(o, k, vs[0]); ok {
+			if !match {
 				return false
 			}
+			continue
+		}
+		if b, ok := o[k].(bool); ok {
+			if want, err := strconv.ParseBool(vs[0]); err != nil || want != b {
+				return false
+			}
+			continue
+		}
+		if fmt.Sprint(o[k]) != vs[0] {
+			return false
 		}
 	}
 	return true
@@ -67,33 +64,48 @@ func tagsOf(o Object) []string {
 }
 
 func (f *Fake) create(w http.ResponseWriter, r *http.Request, collection string) {
-	var body map[string]json.RawMessage
-	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
-		writeJSON(w, 400, Object{"NeutronError": Object{"message": err.Error()}})
+	body, aerr := decodeBody(r)
+	if aerr != nil {
+		aerr.write(w)
 		return
 	}
-	if raw, bulk := body[collection]; bulk { // bulk create: {"ports": [...]}
-		var items []Object
+	var items []Object
+	raw, bulk := body[collection] // bulk create: {"ports": [...]}
+	if bulk {
 		_ = json.Unmarshal(raw, &items)
-		out := []Object{}
-		for _, o := range items {
-			out = append(out, f.createOne(collection, o))
+	} else {
+		var o Object
+		_ = json.Unmarshal(body[singular(collection)], &o)
+		if o == nil {
+			writeJSON(w, 400, Object{"NeutronError": Object{"message": "missing " + singular(collection)}})
+			return
 		}
+		items = []Object{o}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	// Neutron's bulk create is atomic: one refusal creates nothing.
+	for _, o := range items {
+		if collection == "ports" {
+			if aerr := f.checkPort(o); aerr != nil {
+				aerr.write(w)
+				return
+			}
+		}
+	}
+	out := []Object{}
+	for _, o := range items {
+		out = append(out, f.createOne(collection, o))
+	}
+	if bulk {
 		writeJSON(w, 201, Object{collection: out})
 		return
 	}
-	var o Object
-	_ = json.Unmarshal(body[singular(collection)], &o)
-	if o == nil {
-		writeJSON(w, 400, Object{"NeutronError": Object{"message": "missing " + singular(collection)}})
-		return
-	}
-	writeJSON(w, 201, Object{singular(collection): f.createOne(collection, o)})
+	writeJSON(w, 201, Object{singular(collection): out[0]})
 }
 
+// createOne stores a new object; the caller holds f.mu.
 func (f *Fake) createOne(collection string, o Object) Object {
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	switch collection {
 	case "ports":
 		f.completePort(o)
@@ -131,10 +143,10 @@ func (f *Fake) completePort(o Object) {
 
 func (f *Fake) show(w http.ResponseWriter, collection, id string) {
 	f.mu.Lock()
+	defer f.mu.Unlock()
 	o, ok := f.objects[collection][id]
-	f.mu.Unlock()
 	if !ok {
-		writeJSON(w, 404, Object{"NeutronError": Object{"type": "NotFound", "message": id}})
+		notFound(collection, id).write(w)
 		return
 	}
 	writeJSON(w, 200, Object{singular(collection): o})
@@ -146,28 +158,10 @@ func (f *Fake) remove(w http.ResponseWriter, collection, id string) {
 	delete(f.objects[collection], id)
 	f.mu.Unlock()
 	if !ok {
-		writeJSON(w, 404, Object{"NeutronError": Object{"type": "NotFound", "message": id}})
+		notFound(collection, id).write(w)
 		return
 	}
 	w.WriteHeader(204)
-}
-
-func (f *Fake) replaceTags(w http.ResponseWriter, r *http.Request, collection, id string) {
-	var body struct {
-		Tags []string `json:"tags"`
-	}
-	_ = json.NewDecoder(r.Body).Decode(&body)
-	f.mu.Lock()
-	o, ok := f.objects[collection][id]
-	if ok {
-		o["tags"] = body.Tags
-	}
-	f.mu.Unlock()
-	if !ok {
-		writeJSON(w, 404, Object{"NeutronError": Object{"type": "NotFound", "message": id}})
-		return
-	}
-	writeJSON(w, 200, Object{"tags": body.Tags})
 }
 
 // routerInterface attaches or detaches a subnet as Neutron does: a port on

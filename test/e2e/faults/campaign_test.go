@@ -39,8 +39,9 @@ func setup(t *testing.T, prefix string, flags ...string) (*framework.Cloud, *fra
 
 // TestChurnUnderNeutronFaults: 10 % of the controller's Neutron calls fail
 // (5xx), are dropped, or commit without an answer, while 100 pods are
-// churned with pools on and the sweep running every 3 s. Once the faults
-// stop, everything converges.
+// churned with pools on and the sweep running every 3 s, and policies are
+// created, changed and deleted and pods relabelled. Once the faults stop,
+// everything converges.
 func TestChurnUnderNeutronFaults(t *testing.T) {
 	proxy, err := faultproxy.New(os.Getenv("NEUTRON_URL"), time.Now().UnixNano())
 	if err != nil {
@@ -57,7 +58,7 @@ func TestChurnUnderNeutronFaults(t *testing.T) {
 		"--set", fmt.Sprintf("vif_pool.ports_pool_min=%d", min), "--set", fmt.Sprintf("vif_pool.ports_pool_batch=%d", batch),
 		"--set", fmt.Sprintf("vif_pool.ports_pool_max=%d", maxFree))
 	proxy.Set(faultproxy.Faults{ErrorRate: 0.03, DropRate: 0.02, CommitDropRate: 0.03, CommitHangRate: 0.02, HangFor: 8 * time.Second})
-	live := churn(t, c, ns, waves, perWave, nil)
+	live := churn(t, c, ns, waves, perWave, func(w int) { churnPolicies(t, c, ns, w) })
 	proxy.Set(faultproxy.Faults{})
 	t.Logf("faults injected: %+v", proxy.Stats())
 	converged(t, c, k, live, max(maxFree, min-1+batch), convergeTimeout)
@@ -68,8 +69,9 @@ func TestChurnUnderNeutronFaults(t *testing.T) {
 }
 
 // TestChurnWithCrashes: the controller and the daemons are killed (SIGKILL)
-// at random moments, 10 times, while 100 pods are churned; their
-// supervisors restart them. Everything converges.
+// at random moments, 10 times, while 100 pods and their policies and
+// labels are churned; their supervisors restart them. Everything
+// converges.
 func TestChurnWithCrashes(t *testing.T) {
 	c, k, ns := setup(t, "e2e-crash")
 	victims := []string{"kuryr-controller"}
@@ -77,7 +79,8 @@ func TestChurnWithCrashes(t *testing.T) {
 		victims = append(victims, n+"-kuryr-daemon")
 	}
 	kills := 0
-	live := churn(t, c, ns, waves, perWave, func(int) {
+	live := churn(t, c, ns, waves, perWave, func(w int) {
+		churnPolicies(t, c, ns, w)
 		for i := 0; i < 10/waves+1 && kills < 10; i++ {
 			time.Sleep(time.Duration(500+rand.Intn(2500)) * time.Millisecond)
 			v := victims[kills%len(victims)]

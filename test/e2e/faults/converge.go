@@ -55,8 +55,10 @@ func churn(t *testing.T, c *framework.Cloud, ns string, waves, perWave int, betw
 
 // converged waits until every live pod is Ready and Neutron holds exactly
 // what they need: one port each (bound to its node, the one its KuryrPort
-// names), no pod port without a live pod, and at most poolBound unused
-// pooled ports per node, all of them known to the pool.
+// names) carrying exactly the groups its policies give it, no pod port
+// without a live pod, no policy or peer group without a live policy, and
+// at most poolBound unused pooled ports per node, all of them known to the
+// pool.
 func converged(t *testing.T, c *framework.Cloud, k *framework.Kuryr, live []*corev1.Pod, poolBound int, timeout time.Duration) {
 	t.Helper()
 	start := time.Now()
@@ -113,6 +115,9 @@ func check(t *testing.T, c *framework.Cloud, k *framework.Kuryr, live []*corev1.
 		}
 	}
 	if err := checkNodePorts(t, c, k); err != nil {
+		return err
+	}
+	if err := checkPolicyGroups(t, c, k, live, byID, kps.Items); err != nil {
 		return err
 	}
 	return checkPool(freePool, poolBound)
