@@ -18,8 +18,13 @@ const policyWorkers = 8
 // gives pods' ports the groups of the policies that select them and of the
 // peers they are one of. Called
 // before the KuryrPort reconciler is set up.
-func wirePolicies(mgr ctrl.Manager, cfg *config.Config, nc *neutron.Client, rec kuryrport.Recorder, kp *kuryrport.Reconciler) error {
+func wirePolicies(mgr ctrl.Manager, cfg *config.Config, nc *neutron.Client, rec kuryrport.Recorder, kp *kuryrport.Reconciler) (*policy.GroupReconciler, error) {
 	nd := cfg.NeutronDefaults
+	if len(nd.PodSecurityGroups) == 0 {
+		ctrl.Log.Info("WARNING: [neutron_defaults] pod_security_groups is empty: with NetworkPolicies on, pods carry only " +
+			"policy and open groups, so nothing admits the nodes' health checks to pods a policy isolates; " +
+			"give pods a group admitting the nodes (and the service subnet, for hairpin traffic)")
+	}
 	open := &policy.OpenGroups{Neutron: nc, Cluster: cfg.Kubernetes.ClusterName, ProjectID: nd.Project,
 		Unrestricted: cfg.NetworkPolicy.UnrestrictedIngress}
 	sources := kuryrport.Sources{policy.PodGroups{Reader: mgr.GetClient(), Open: open}}
@@ -30,9 +35,9 @@ func wirePolicies(mgr ctrl.Manager, cfg *config.Config, nc *neutron.Client, rec 
 	kp.Watches = append(kp.Watches, policy.PortWatches(mgr.GetClient())...)
 	spec := &policy.SpecReconciler{Client: mgr.GetClient(), Recorder: rec}
 	if err := spec.SetupWithManager(mgr, policyWorkers); err != nil {
-		return err
+		return nil, err
 	}
 	groups := &policy.GroupReconciler{Client: mgr.GetClient(), Neutron: nc, Recorder: rec,
 		Settings: policy.Settings{Cluster: cfg.Kubernetes.ClusterName, ProjectID: nd.Project}}
-	return groups.SetupWithManager(mgr, policyWorkers)
+	return groups, groups.SetupWithManager(mgr, policyWorkers)
 }

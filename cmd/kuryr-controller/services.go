@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/netip"
+	"sync"
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -63,13 +65,35 @@ func podExposure(nc *neutron.Client, groups []string, externalNet string) string
 	return e
 }
 
-// internalPrefixes reads once, at start, the pods' and Services' networks
-// (pod subnet or subnet pool, service subnet): with NetworkPolicies on,
-// they are cut out of loadBalancerSourceRanges. Neutron unreachable then
-// is logged, and the ranges are applied as written.
-func internalPrefixes(nc *neutron.Client, cfg *config.Config) []netip.Prefix {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
+// internalPrefixes gives the pods' and Services' networks (pod subnet or
+// subnet pool, service subnet), read from Neutron once: with
+// NetworkPolicies on, they are cut out of loadBalancerSourceRanges. Until
+// they are read, source groups wait (the reconcile fails and is retried).
+func internalPrefixes(nc *neutron.Client, cfg *config.Config) func(ctx context.Context) ([]netip.Prefix, error) {
+	var mu sync.Mutex
+	var known []netip.Prefix
+	return func(ctx context.Context) ([]netip.Prefix, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if known != nil {
+			return known, nil
+		}
+		cidrs, err := clusterCIDRs(ctx, nc, cfg)
+		if err != nil {
+			return nil, err
+		}
+		out := []netip.Prefix{}
+		for _, c := range cidrs {
+			if p, err := netip.ParsePrefix(c); err == nil {
+				out = append(out, p.Masked())
+			}
+		}
+		known = out
+		return known, nil
+	}
+}
+
+func clusterCIDRs(ctx context.Context, nc *neutron.Client, cfg *config.Config) ([]string, error) {
 	var cidrs []string
 	for _, id := range []string{cfg.NeutronDefaults.PodSubnet, cfg.NeutronDefaults.ServiceSubnet} {
 		if id == "" {
@@ -77,24 +101,16 @@ func internalPrefixes(nc *neutron.Client, cfg *config.Config) []netip.Prefix {
 		}
 		s, err := nc.GetSubnet(ctx, id)
 		if err != nil {
-			ctrl.Log.Error(err, "cannot read the cluster's networks: loadBalancerSourceRanges apply to pods too")
-			return nil
+			return nil, fmt.Errorf("the cluster's networks: %w", err)
 		}
 		cidrs = append(cidrs, s.CIDR)
 	}
 	if pool := cfg.NamespaceSubnet.PodSubnetPool; pool != "" {
 		prefixes, err := nc.SubnetPoolPrefixes(ctx, pool)
 		if err != nil {
-			ctrl.Log.Error(err, "cannot read the pods' subnet pool: loadBalancerSourceRanges apply to pods too")
-			return nil
+			return nil, fmt.Errorf("the pods' subnet pool: %w", err)
 		}
 		cidrs = append(cidrs, prefixes...)
 	}
-	var out []netip.Prefix
-	for _, c := range cidrs {
-		if p, err := netip.ParsePrefix(c); err == nil {
-			out = append(out, p.Masked())
-		}
-	}
-	return out
+	return cidrs, nil
 }

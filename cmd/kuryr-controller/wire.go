@@ -21,6 +21,7 @@ import (
 	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrport"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/node"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/pod"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/policy"
 	"github.com/kuryr-k8s/kuryr/pkg/health"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/octavia"
@@ -90,8 +91,10 @@ func wire(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients, hs *heal
 		// LoadBalancer Services' source groups go onto their pods' ports.
 		kp.Groups, kp.GroupPorts = kuryrport.ServiceGroups{Reader: mgr.GetClient()}, nc
 	}
+	var policies *policy.GroupReconciler
 	if cfg.NetworkPolicy.Enabled {
-		if err := wirePolicies(mgr, cfg, nc, rec, kp); err != nil {
+		var err error
+		if policies, err = wirePolicies(mgr, cfg, nc, rec, kp); err != nil {
 			return err
 		}
 	}
@@ -127,8 +130,8 @@ func wire(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients, hs *heal
 	if cfg.Services() {
 		sweeper.Octavia, sweeper.FloatingIPs, sweeper.Groups = octavia.New(osc.LoadBalancer), nc, nc
 	}
-	if cfg.NetworkPolicy.Enabled {
-		sweeper.Policies = nc
+	if policies != nil {
+		sweeper.Policies, sweeper.Peers = nc, policies
 	}
 	runnables := []manager.Runnable{start, sweeper}
 	if cfg.Controller.ActivePoll > 0 {

@@ -3,6 +3,7 @@ package cleanup
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/go-logr/logr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -10,6 +11,12 @@ import (
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
+
+// PeerSweeper deletes an orphaned peer group unless a policy names its
+// peer again (the policy package's, under its per-peer lock).
+type PeerSweeper interface {
+	SweepPeer(ctx context.Context, key, id string) error
+}
 
 // policyGroups is the seam for NetworkPolicies' security groups.
 type policyGroups interface {
@@ -32,7 +39,7 @@ func readPolicies(ctx context.Context, c client.Reader) (livePolicies, error) {
 	l := livePolicies{uids: map[string]bool{}, peers: map[string]bool{}}
 	var knps kuryrv1.KuryrNetworkPolicyList
 	if err := c.List(ctx, &knps); err != nil {
-		return l, err
+		return l, fmt.Errorf("list KuryrNetworkPolicies: %w", err)
 	}
 	for _, knp := range knps.Items {
 		l.uids[string(knp.UID)] = true
@@ -79,6 +86,12 @@ func (s *Sweeper) sweepPolicies(ctx context.Context, logger logr.Logger, groups 
 	for _, g := range OrphanPolicyGroups(groups, live, o) {
 		logger.Info("deleting orphaned policy group", "securityGroup", g.ID, "name", g.Name,
 			"policyUid", neutron.PolicyUIDOf(g.Tags), "peer", neutron.PeerKeyOf(g.Tags))
+		if key := neutron.PeerKeyOf(g.Tags); key != "" && s.Peers != nil {
+			// Under the peer's lock: a policy made since Kubernetes was
+			// read may have found the group again.
+			errs = append(errs, s.Peers.SweepPeer(ctx, key, g.ID))
+			continue
+		}
 		// Still on a pod's port (409): the KuryrPort reconciler takes it
 		// off; the next sweep deletes it.
 		if err := s.Policies.DeleteSecurityGroup(ctx, g.ID); err != nil && !neutron.InUse(err) {

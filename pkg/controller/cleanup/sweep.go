@@ -85,8 +85,10 @@ type Sweeper struct {
 	FloatingIPs floatingIPs
 	// Groups, when set, are swept of Services' source groups.
 	Groups securityGroups
-	// Policies, when set, are swept of NetworkPolicies' groups.
+	// Policies, when set, are swept of NetworkPolicies' groups; peer
+	// groups through Peers.
 	Policies policyGroups
+	Peers    PeerSweeper
 	// Ready is closed once the sweep may trust the cache (it is synced and
 	// the ledger loaded).
 	Ready <-chan struct{}

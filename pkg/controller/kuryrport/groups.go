@@ -32,21 +32,44 @@ type GroupSource interface {
 // neither created nor changed until the source can tell.
 var ErrGroupsNotReady = errors.New("security groups not known yet")
 
+// GroupsNotReady is ErrGroupsNotReady with the groups a running port
+// carries meanwhile: what is known, failing closed on what is not (a
+// policy whose group is not ready isolates without admitting). A new port
+// waits instead.
+type GroupsNotReady struct {
+	Groups []string
+	Cause  error
+}
+
+func (e *GroupsNotReady) Error() string        { return fmt.Sprintf("%v: %v", ErrGroupsNotReady, e.Cause) }
+func (e *GroupsNotReady) Is(target error) bool { return target == ErrGroupsNotReady }
+func (e *GroupsNotReady) Unwrap() error        { return e.Cause }
+
 // Sources are several sources of groups: a port carries them all.
 type Sources []GroupSource
 
-// Groups returns the sorted union of every source's groups.
+// Groups returns the sorted union of every source's groups (a
+// GroupsNotReady with the union when one of them is not ready).
 func (s Sources) Groups(ctx context.Context, kp *kuryrv1.KuryrPort) ([]string, error) {
 	var out []string
+	var notReady *GroupsNotReady
 	for _, src := range s {
 		gs, err := src.Groups(ctx, kp)
-		if err != nil {
+		var nr *GroupsNotReady
+		switch {
+		case errors.As(err, &nr):
+			notReady, gs = nr, nr.Groups
+		case err != nil:
 			return nil, err
 		}
 		out = append(out, gs...)
 	}
 	slices.Sort(out)
-	return slices.Compact(out), nil
+	out = slices.Compact(out)
+	if notReady != nil {
+		return nil, &GroupsNotReady{Groups: out, Cause: notReady.Cause}
+	}
+	return out, nil
 }
 
 // groupsAtCreation are the groups a new port is created with, or a taken
@@ -174,17 +197,29 @@ func watchServiceGroups(ctx context.Context, mgr ctrl.Manager) (handler.EventHan
 	}, nil
 }
 
-// ensureGroups gives a plugged pod's port the groups its Services need
-// (and takes away those they no longer need), and records them: a restart
-// that finds them recorded writes nothing.
+// ensureGroups gives a plugged pod's port the groups its sources give it
+// (policies, Services) and takes away those they no longer give, and
+// records them: a restart that finds them recorded writes nothing.
 func (r *Reconciler) ensureGroups(ctx context.Context, kp *kuryrv1.KuryrPort, vif kuryrv1.VIF) error {
 	if r.Groups == nil {
 		return nil
 	}
 	want, err := r.Groups.Groups(ctx, kp)
+	var notReady *GroupsNotReady
+	if errors.As(err, &notReady) {
+		// Fail closed meanwhile; retried until ready.
+		if err := r.applyGroups(ctx, kp, vif, notReady.Groups); err != nil {
+			return err
+		}
+		return notReady
+	}
 	if err != nil {
 		return err
 	}
+	return r.applyGroups(ctx, kp, vif, want)
+}
+
+func (r *Reconciler) applyGroups(ctx context.Context, kp *kuryrv1.KuryrPort, vif kuryrv1.VIF, want []string) error {
 	// A port created with pod_security_groups only has nothing to add.
 	settled := kp.Status.SecurityGroupsApplied || len(want) == 0
 	if slices.Equal(want, kp.Status.SecurityGroups) && settled {
@@ -212,7 +247,7 @@ func (r *Reconciler) ensureGroups(ctx context.Context, kp *kuryrv1.KuryrPort, vi
 	if err := r.recordGroups(ctx, kp, want, true); err != nil {
 		return err
 	}
-	log.FromContext(ctx).Info("security groups", "port", vif.PortID, "services", want)
+	log.FromContext(ctx).Info("security groups", "port", vif.PortID, "groups", want)
 	return nil
 }
 
@@ -228,14 +263,16 @@ func (r *Reconciler) recordGroups(ctx context.Context, kp *kuryrv1.KuryrPort, gr
 	return nil
 }
 
-// baseGroupsBack gives a port about to return to the pool the groups it
-// was created with, pod_security_groups, unless it carries no other
-// (false: it cannot be pooled; it is deleted instead).
-func (r *Reconciler) baseGroupsBack(ctx context.Context, kp *kuryrv1.KuryrPort, portID string) bool {
-	if len(kp.Status.SecurityGroups) == 0 {
+// poolable says whether a port the pod releases may go back to the pool:
+// one the pool does not record as this pod's is left to Release to judge
+// (never touched: another pod may hold it now); one it does is first
+// given back pod_security_groups, the groups it was created with, when
+// sources give ports other groups (false: it cannot be; it is deleted).
+func (r *Reconciler) poolable(ctx context.Context, podUID, portID string) bool {
+	if r.Groups == nil || !r.Pool.Holds(portID, podUID) {
 		return true
 	}
-	if r.GroupPorts == nil || len(r.Settings.SecurityGroups) == 0 {
+	if len(r.Settings.SecurityGroups) == 0 {
 		return false
 	}
 	if err := r.GroupPorts.SetPortSecurityGroups(ctx, portID, r.Settings.SecurityGroups); err != nil {

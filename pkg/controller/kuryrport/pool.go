@@ -113,6 +113,14 @@ func (p *Pool) Take(node, podUID string) (neutron.Port, bool) {
 	return e.port, true
 }
 
+// Holds says whether the pool records the port as held by the pod.
+func (p *Pool) Holds(portID, podUID string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	e, ok := p.ports[portID]
+	return ok && e.state == stateHeld && e.holder == podUID
+}
+
 // Release takes back a port the pod podUID held.
 func (p *Pool) Release(port neutron.Port, podUID string) Release {
 	p.mu.Lock()

@@ -60,8 +60,8 @@ type Reconciler struct {
 	Pool *Pool
 	// Started reports that start-up (ledger, pool) has completed.
 	Started interface{ Completed() bool }
-	// Groups, when set, gives plugged pods' ports the security groups of
-	// the LoadBalancer Services they serve, through GroupPorts.
+	// Groups, when set, gives pods' ports further security groups (their
+	// policies', their LoadBalancer Services'), through GroupPorts.
 	Groups     GroupSource
 	GroupPorts groupPorts
 	// Watches: what else makes a KuryrPort's groups change.
@@ -247,7 +247,7 @@ func (r *Reconciler) finalize(ctx context.Context, kp *kuryrv1.KuryrPort) error 
 		// A port given up is not pooled, nor one whose groups cannot be
 		// taken back to pod_security_groups first (the next pod would
 		// inherit them).
-		if r.Pool != nil && !r.Ledger.Doomed(p.ID) && r.baseGroupsBack(ctx, kp, p.ID) &&
+		if r.Pool != nil && !r.Ledger.Doomed(p.ID) && r.poolable(ctx, kp.Spec.PodUID, p.ID) &&
 			r.Pool.Release(p, kp.Spec.PodUID) != Retire {
 			continue // back in its node's pool, or another pod's now
 		}

@@ -64,9 +64,10 @@ type Settings struct {
 	// is looked for before it is made again: Octavia serializes creates, and
 	// may commit one long after its client gave up.
 	CreateSettle time.Duration
-	// Internal are cut out of loadBalancerSourceRanges (the pods' and
-	// Services' networks, when NetworkPolicies decide what they reach).
-	Internal []netip.Prefix
+	// Internal, when set, gives the prefixes cut out of
+	// loadBalancerSourceRanges (the pods' and Services' networks, when
+	// NetworkPolicies decide what they reach).
+	Internal func(ctx context.Context) ([]netip.Prefix, error)
 }
 
 // Reconciler converges KuryrLoadBalancers and Octavia.

@@ -148,7 +148,13 @@ func (r *Reconciler) sourceGroup(ctx context.Context, klb *kuryrv1.KuryrLoadBala
 		}
 	}
 	klb.Status.SecurityGroup = sg.ID
-	add, del := neutron.DiffRules(sourceRules(klb.Spec, r.Settings.Internal), sg.Rules, "ingress")
+	var internal []netip.Prefix
+	if r.Settings.Internal != nil {
+		if internal, err = r.Settings.Internal(ctx); err != nil {
+			return err
+		}
+	}
+	add, del := neutron.DiffRules(sourceRules(klb.Spec, internal), sg.Rules, "ingress")
 	for _, id := range del {
 		if err := r.Groups.DeleteRule(ctx, id); err != nil {
 			return err

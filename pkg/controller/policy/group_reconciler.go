@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -79,15 +80,29 @@ func (r *GroupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	return res, err
 }
 
-// apply: the group first (pods wait for its id), then the peers' groups,
-// then the rules naming them, then the peers the rules no longer name.
+// apply: the group and the peers' groups; the rules the policy no longer
+// has (a new group's default egress rules among them) are deleted; then
+// the group's id is recorded, so pods' ports get it only once it admits
+// nothing the policy does not (at worst less, until its rules are
+// added), while its rules are added; then the peers the rules no longer
+// name are released. A group made but not recorded yet (a crash) is found
+// again by its tags.
 func (r *GroupReconciler) apply(ctx context.Context, knp *kuryrv1.KuryrNetworkPolicy) (ctrl.Result, error) {
-	sg, err := r.ensureGroup(ctx, knp)
+	// The group and the peers' groups are made at the same time.
+	var sg *neutron.SecurityGroup
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) {
+		sg, err = r.ensureGroup(gctx, knp)
+		return err
+	})
+	peers, err := r.ensurePeers(gctx, knp)
+	if werr := g.Wait(); err == nil {
+		err = werr
+	}
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	peers, err := r.ensurePeers(ctx, knp)
-	if err != nil {
+	if err := r.recordPeers(ctx, knp, peers); err != nil {
 		return ctrl.Result{}, err
 	}
 	want, missing := GroupRules(knp.Spec, peers)
@@ -95,10 +110,11 @@ func (r *GroupReconciler) apply(ctx context.Context, knp *kuryrv1.KuryrNetworkPo
 		return ctrl.Result{}, fmt.Errorf("the groups of peers %v are missing", missing)
 	}
 	add, del := neutron.DiffRules(want, sg.Rules, Ingress, Egress)
-	for _, id := range del {
-		if err := r.Neutron.DeleteRule(ctx, id); err != nil {
-			return ctrl.Result{}, err
-		}
+	if err := deleteRules(ctx, r.Neutron, del); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.recordGroup(ctx, knp, sg.ID); err != nil {
+		return ctrl.Result{}, err
 	}
 	if err := r.Neutron.CreateRules(ctx, sg.ID, r.Settings.ProjectID, add); err != nil {
 		return ctrl.Result{}, err
@@ -136,8 +152,7 @@ func (r *GroupReconciler) tags(knp *kuryrv1.KuryrNetworkPolicy) []string {
 }
 
 // ensureGroup returns the policy's security group: the recorded one, one
-// found by tags or by name (tagged then), or a new one; its id is recorded
-// before anything else is done with it.
+// found by tags or by name (tagged then), or a new one.
 func (r *GroupReconciler) ensureGroup(ctx context.Context, knp *kuryrv1.KuryrNetworkPolicy) (*neutron.SecurityGroup, error) {
 	if id := knp.Status.SecurityGroupID; id != "" {
 		sg, err := r.Neutron.GetSecurityGroup(ctx, id)
@@ -149,24 +164,38 @@ func (r *GroupReconciler) ensureGroup(ctx context.Context, knp *kuryrv1.KuryrNet
 		}
 	}
 	sg, err := r.findGroup(ctx, knp)
-	if err != nil {
-		return nil, err
+	if err != nil || sg != nil {
+		return sg, err
 	}
-	if sg == nil {
-		sg, err = r.Neutron.CreateSecurityGroup(ctx, GroupName(policyUID(knp)),
-			fmt.Sprintf("kuryr: NetworkPolicy %s/%s", knp.Namespace, knp.Name), r.Settings.ProjectID, r.tags(knp))
-		if err != nil {
-			return nil, err
-		}
+	return r.Neutron.CreateSecurityGroup(ctx, GroupName(policyUID(knp)),
+		fmt.Sprintf("kuryr: NetworkPolicy %s/%s", knp.Namespace, knp.Name), r.Settings.ProjectID, r.tags(knp))
+}
+
+func (r *GroupReconciler) recordGroup(ctx context.Context, knp *kuryrv1.KuryrNetworkPolicy, id string) error {
+	if id == knp.Status.SecurityGroupID {
+		return nil
 	}
-	if sg.ID != knp.Status.SecurityGroupID {
-		patch := client.MergeFrom(knp.DeepCopy())
-		knp.Status.SecurityGroupID = sg.ID
-		if err := r.Status().Patch(ctx, knp, patch); err != nil {
-			return nil, fmt.Errorf("record security group %s: %w", sg.ID, err)
-		}
+	patch := client.MergeFrom(knp.DeepCopy())
+	knp.Status.SecurityGroupID = id
+	if err := r.Status().Patch(ctx, knp, patch); err != nil {
+		return fmt.Errorf("record security group %s: %w", id, err)
 	}
-	return sg, nil
+	return nil
+}
+
+// ruleDeletes bounds the deletes of one reconcile in flight at once.
+const ruleDeletes = 4
+
+// deleteRules deletes rules, several at a time.
+func deleteRules(ctx context.Context, n interface {
+	DeleteRule(ctx context.Context, id string) error
+}, ids []string) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(ruleDeletes)
+	for _, id := range ids {
+		g.Go(func() error { return n.DeleteRule(ctx, id) })
+	}
+	return g.Wait()
 }
 
 func (r *GroupReconciler) findGroup(ctx context.Context, knp *kuryrv1.KuryrNetworkPolicy) (*neutron.SecurityGroup, error) {
@@ -175,7 +204,7 @@ func (r *GroupReconciler) findGroup(ctx context.Context, knp *kuryrv1.KuryrNetwo
 		return nil, err
 	}
 	if len(found) > 0 {
-		return &found[0], nil // a duplicate is the sweep's
+		return oldest(found), nil
 	}
 	named, err := r.Neutron.SecurityGroupsNamed(ctx, GroupName(policyUID(knp)))
 	if err != nil || len(named) == 0 {

@@ -50,9 +50,14 @@ func (peer Peer) Matches(p Pod, nsLabels map[string]string) bool {
 // Groups are the security groups a pod's port carries for policies:
 // the groups of the policies that select it, plus the open group of each
 // direction no selecting policy isolates ("a pod selected by no policy in
-// a direction is unrestricted in that direction"). Pure.
+// a direction is unrestricted in that direction"). A selecting policy
+// whose group is not ready yet isolates its directions without admitting
+// anything (fail closed): the groups are returned with an error naming
+// it, for the caller to apply to a running pod, or to wait with a new one.
+// Pure.
 func Groups(p Pod, policies []*networkingv1.NetworkPolicy, groupOf func(*networkingv1.NetworkPolicy) string, openIngress, openEgress string) ([]string, error) {
 	var out []string
+	var notReady error
 	isolatedIn, isolatedOut := false, false
 	for _, np := range policies {
 		if !Selects(np, p) {
@@ -60,13 +65,11 @@ func Groups(p Pod, policies []*networkingv1.NetworkPolicy, groupOf func(*network
 		}
 		in, eg := policyTypes(np)
 		isolatedIn, isolatedOut = isolatedIn || in, isolatedOut || eg
-		g := groupOf(np)
-		if g == "" {
-			// Its group does not exist yet: giving the pod the others
-			// would open or close it wrongly in the meantime.
-			return nil, fmt.Errorf("the security group of NetworkPolicy %s/%s is not ready", np.Namespace, np.Name)
+		if g := groupOf(np); g != "" {
+			out = append(out, g)
+		} else if notReady == nil {
+			notReady = fmt.Errorf("the security group of NetworkPolicy %s/%s is not ready", np.Namespace, np.Name)
 		}
-		out = append(out, g)
 	}
 	if !isolatedIn {
 		out = append(out, openIngress)
@@ -74,5 +77,5 @@ func Groups(p Pod, policies []*networkingv1.NetworkPolicy, groupOf func(*network
 	if !isolatedOut {
 		out = append(out, openEgress)
 	}
-	return out, nil
+	return out, notReady
 }

@@ -64,7 +64,11 @@ func TestGroups(t *testing.T) {
 			}
 		})
 	}
-	if _, err := Groups(Pod{"shop", nil}, all, func(*networkingv1.NetworkPolicy) string { return "" }, "oi", "oe"); err == nil {
-		t.Fatal("a selecting policy without its group must hold the pod back")
+	got, err := Groups(Pod{"shop", nil}, all, func(*networkingv1.NetworkPolicy) string { return "" }, "oi", "oe")
+	if err == nil {
+		t.Fatal("a selecting policy without its group must hold a new pod back")
+	}
+	if !reflect.DeepEqual(got, []string{"oe"}) {
+		t.Fatalf("not ready: groups %v, want only the open egress group (ingress isolated, nothing admitted)", got)
 	}
 }

@@ -87,10 +87,11 @@ func (o *OpenGroups) ensure(ctx context.Context, name string, want []neutron.Rul
 	if err != nil {
 		return "", err
 	}
-	var sg *neutron.SecurityGroup
-	if len(found) > 0 {
-		sg = &found[0]
-	} else if sg, err = o.Neutron.CreateSecurityGroup(ctx, name, "kuryr: pods no NetworkPolicy isolates", o.ProjectID, tags); err != nil {
+	sg := oldest(found)
+	if sg == nil {
+		sg, err = o.Neutron.CreateSecurityGroup(ctx, name, "kuryr: pods no NetworkPolicy isolates", o.ProjectID, tags)
+	}
+	if err != nil {
 		return "", err
 	}
 	add, del := neutron.DiffRules(want, sg.Rules, Ingress, Egress)

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"sync"
 
+	"golang.org/x/sync/errgroup"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
@@ -53,67 +54,79 @@ func (k *keyLocks) lock(key string) func() {
 	return l.Unlock
 }
 
-// ensurePeers gives every peer of the spec its group and records their
-// ids; it returns them by peer key.
+// ensurePeers gives every peer of the spec its group (several at once) and
+// returns their ids by peer key, with those of the peers the spec no
+// longer names (kept until released). It records nothing.
 func (r *GroupReconciler) ensurePeers(ctx context.Context, knp *kuryrv1.KuryrNetworkPolicy) (map[string]string, error) {
-	groups := map[string]string{}
+	var mu sync.Mutex
+	groups := maps.Clone(knp.Status.PeerGroups)
+	if groups == nil {
+		groups = map[string]string{}
+	}
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(ruleDeletes)
 	for _, pp := range knp.Spec.Peers {
-		id, err := r.peerGroup(ctx, pp.Key, knp.Status.PeerGroups[pp.Key])
-		if err != nil {
-			return nil, err
-		}
-		groups[pp.Key] = id
+		recorded := knp.Status.PeerGroups[pp.Key]
+		g.Go(func() error {
+			id, err := r.peerGroup(ctx, pp.Key, recorded)
+			mu.Lock()
+			defer mu.Unlock()
+			groups[pp.Key] = id
+			return err
+		})
 	}
-	// Peers the spec no longer names keep their entry until released.
-	for key, id := range knp.Status.PeerGroups {
-		if _, ok := groups[key]; !ok {
-			groups[key] = id
-		}
-	}
-	return groups, r.recordPeers(ctx, knp, groups)
+	return groups, g.Wait()
 }
 
 // peerGroup returns the id of the peer's group: the recorded one if it
 // still exists, one found by tags or name, or a new one.
 func (r *GroupReconciler) peerGroup(ctx context.Context, key, recorded string) (string, error) {
 	defer r.locks.lock(key)()
+	sg, err := r.findPeerGroup(ctx, key, recorded)
+	if err != nil {
+		return "", err
+	}
+	if sg == nil {
+		if sg, err = r.Neutron.CreateSecurityGroup(ctx, PeerGroupName(key), "kuryr: the pods of a NetworkPolicy peer",
+			r.Settings.ProjectID, r.peerTags(key)); err != nil {
+			return "", err
+		}
+	}
+	// Without rules: Neutron's default egress rules (left by a crash
+	// between the create and their delete too) would let every member out.
+	ids := make([]string, 0, len(sg.Rules))
+	for _, rule := range sg.Rules {
+		ids = append(ids, rule.ID)
+	}
+	return sg.ID, deleteRules(ctx, r.Neutron, ids)
+}
+
+func (r *GroupReconciler) peerTags(key string) []string {
+	return []string{neutron.ClusterTag(r.Settings.Cluster), neutron.PeerTag(key)}
+}
+
+// findPeerGroup returns the peer's group: the recorded one if it still
+// exists, one found by tags, or by name (created, but its tagging went
+// unanswered: tagged now); nil if there is none.
+func (r *GroupReconciler) findPeerGroup(ctx context.Context, key, recorded string) (*neutron.SecurityGroup, error) {
 	if recorded != "" {
-		_, err := r.Neutron.GetSecurityGroup(ctx, recorded)
+		sg, err := r.Neutron.GetSecurityGroup(ctx, recorded)
 		if err == nil {
-			return recorded, nil
+			return sg, nil
 		}
 		if !neutron.IsNotFound(err) {
-			return "", err
+			return nil, err
 		}
 	}
-	tags := []string{neutron.ClusterTag(r.Settings.Cluster), neutron.PeerTag(key)}
-	found, err := r.Neutron.FindSecurityGroups(ctx, tags)
-	if err != nil {
-		return "", err
-	}
-	if len(found) > 0 {
-		return found[0].ID, nil // a duplicate is the sweep's
+	found, err := r.Neutron.FindSecurityGroups(ctx, r.peerTags(key))
+	if err != nil || len(found) > 0 {
+		return oldest(found), err
 	}
 	named, err := r.Neutron.SecurityGroupsNamed(ctx, PeerGroupName(key))
-	if err != nil {
-		return "", err
+	if err != nil || len(named) == 0 {
+		return nil, err
 	}
-	if len(named) > 0 {
-		// Created, but its tagging went unanswered.
-		return named[0].ID, r.Neutron.TagSecurityGroup(ctx, named[0].ID, tags)
-	}
-	sg, err := r.Neutron.CreateSecurityGroup(ctx, PeerGroupName(key), "kuryr: the pods of a NetworkPolicy peer",
-		r.Settings.ProjectID, tags)
-	if err != nil {
-		return "", err
-	}
-	// Neutron's default egress rules would let every member out.
-	for _, rule := range sg.Rules {
-		if err := r.Neutron.DeleteRule(ctx, rule.ID); err != nil {
-			return "", err
-		}
-	}
-	return sg.ID, nil
+	return &named[0], r.Neutron.TagSecurityGroup(ctx, named[0].ID, r.peerTags(key))
 }
 
 // releasePeers drops the peers the spec no longer names (all of them for
@@ -184,4 +197,41 @@ func (r *GroupReconciler) recordPeers(ctx context.Context, knp *kuryrv1.KuryrNet
 		return fmt.Errorf("record peer groups: %w", err)
 	}
 	return nil
+}
+
+// SweepPeer deletes an orphaned peer group for the sweep, under the peer's
+// lock and only if no live KuryrNetworkPolicy names the peer now: one made
+// since the sweep read them may have just found the group again.
+func (r *GroupReconciler) SweepPeer(ctx context.Context, key, id string) error {
+	defer r.locks.lock(key)()
+	var knps kuryrv1.KuryrNetworkPolicyList
+	if err := r.List(ctx, &knps, client.UnsafeDisableDeepCopy); err != nil {
+		return fmt.Errorf("list KuryrNetworkPolicies: %w", err)
+	}
+	for i := range knps.Items {
+		if knps.Items[i].DeletionTimestamp.IsZero() && namesPeer(&knps.Items[i], key) {
+			return nil
+		}
+	}
+	if err := r.Neutron.DeleteSecurityGroup(ctx, id); err != nil && !neutron.InUse(err) {
+		return err
+	}
+	return nil
+}
+
+// oldest picks one of several groups found for one owner (a duplicate
+// made by a create that went unanswered): the oldest, so that every
+// reconciler, and a restarted one, picks the same. nil for none.
+func oldest(groups []neutron.SecurityGroup) *neutron.SecurityGroup {
+	if len(groups) == 0 {
+		return nil
+	}
+	best := &groups[0]
+	for i := range groups[1:] {
+		g := &groups[i+1]
+		if g.CreatedAt.Before(best.CreatedAt) || (g.CreatedAt.Equal(best.CreatedAt) && g.ID < best.ID) {
+			best = g
+		}
+	}
+	return best
 }

@@ -24,9 +24,10 @@ type PodGroups struct {
 	Open   *OpenGroups
 }
 
-// Groups implements kuryrport.GroupSource. While a policy that selects
-// the pod has no group yet, or the pod is not in the cache yet, it answers
-// kuryrport.ErrGroupsNotReady: the port waits rather than open.
+// Groups implements kuryrport.GroupSource. While the pod is not in the
+// cache yet it answers kuryrport.ErrGroupsNotReady (the port waits); while
+// a policy that selects it has no group yet, a kuryrport.GroupsNotReady
+// with the groups that fail closed on that policy's directions.
 func (s PodGroups) Groups(ctx context.Context, kp *kuryrv1.KuryrPort) ([]string, error) {
 	var pod corev1.Pod
 	err := s.Reader.Get(ctx, types.NamespacedName{Namespace: kp.Namespace, Name: kp.Name}, &pod)
@@ -59,13 +60,14 @@ func (s PodGroups) Groups(ctx context.Context, kp *kuryrv1.KuryrPort) ([]string,
 		}
 	}
 	p := Pod{Namespace: pod.Namespace, Labels: pod.Labels}
-	groups, err := Groups(p, policies, groupOf(knps.Items), in, out)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", kuryrport.ErrGroupsNotReady, err)
-	}
+	groups, notReady := Groups(p, policies, groupOf(kp.Namespace, knps.Items), in, out)
 	groups = append(groups, PeerGroupsOf(p, ns.Labels, knps.Items)...)
 	slices.Sort(groups)
-	return slices.Compact(groups), nil
+	groups = slices.Compact(groups)
+	if notReady != nil {
+		return nil, &kuryrport.GroupsNotReady{Groups: groups, Cause: notReady}
+	}
+	return groups, nil
 }
 
 // PeerGroupsOf are the groups of the peers a pod is one of, among the
@@ -88,12 +90,14 @@ func PeerGroupsOf(p Pod, nsLabels map[string]string, knps []kuryrv1.KuryrNetwork
 	return out
 }
 
-// groupOf finds a policy's security group in the KuryrNetworkPolicy it
-// owns ("" while there is none).
-func groupOf(knps []kuryrv1.KuryrNetworkPolicy) func(*networkingv1.NetworkPolicy) string {
+// groupOf finds a policy of the namespace's security group in the
+// KuryrNetworkPolicy it owns ("" while there is none).
+func groupOf(namespace string, knps []kuryrv1.KuryrNetworkPolicy) func(*networkingv1.NetworkPolicy) string {
 	byName := map[string]*kuryrv1.KuryrNetworkPolicy{}
 	for i := range knps {
-		byName[knps[i].Name] = &knps[i]
+		if knps[i].Namespace == namespace {
+			byName[knps[i].Name] = &knps[i]
+		}
 	}
 	return func(np *networkingv1.NetworkPolicy) string {
 		knp, ok := byName[np.Name]

@@ -49,7 +49,7 @@ func (r *SpecReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 		return ctrl.Result{}, err
 	}
 	var klbs kuryrv1.KuryrLoadBalancerList
-	if err := r.List(ctx, &klbs); err != nil {
+	if err := r.List(ctx, &klbs, client.UnsafeDisableDeepCopy); err != nil {
 		return ctrl.Result{}, fmt.Errorf("list KuryrLoadBalancers: %w", err)
 	}
 	d := Translate(&np, NamedPortsIn(&np, view))

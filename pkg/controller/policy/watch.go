@@ -45,6 +45,15 @@ func labelsChanged(old, new client.Object) bool { return !maps.Equal(old.GetLabe
 
 func always(_, _ client.Object) bool { return true }
 
+// groupsChanged: what pods' groups read of a KuryrNetworkPolicy (its
+// selectors and peers, its group, its peers' groups, its deletion), not
+// its conditions.
+func groupsChanged(old, new client.Object) bool {
+	o, n := old.(*kuryrv1.KuryrNetworkPolicy), new.(*kuryrv1.KuryrNetworkPolicy)
+	return o.Generation != n.Generation || o.Status.SecurityGroupID != n.Status.SecurityGroupID ||
+		!maps.Equal(o.Status.PeerGroups, n.Status.PeerGroups) || !o.DeletionTimestamp.Equal(n.DeletionTimestamp)
+}
+
 func request(ns, name string) reconcile.Request {
 	return reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}
 }
@@ -76,7 +85,7 @@ func PortWatches(c client.Reader) []kuryrport.Watch {
 		{Object: &corev1.Pod{}, Handler: onChange(samePod, labelsChanged)},
 		{Object: &corev1.Namespace{}, Handler: onChange(namespacePorts, labelsChanged)},
 		{Object: &networkingv1.NetworkPolicy{}, Handler: onChange(namespacePorts, always)},
-		{Object: &kuryrv1.KuryrNetworkPolicy{}, Handler: onChange(podsOfPolicies(c), always)},
+		{Object: &kuryrv1.KuryrNetworkPolicy{}, Handler: onChange(podsOfPolicies(c), groupsChanged)},
 	}
 }
 

@@ -13,6 +13,8 @@ import (
 	"github.com/containernetworking/plugins/pkg/ns"
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/portsbinding"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/groups"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/rules"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
 	"github.com/vishvananda/netlink"
@@ -32,15 +34,18 @@ type BoundPort struct {
 }
 
 // CreateBoundPort creates a port on the pod network bound to node, the way a
-// Nova VM or a kuryr pod port would be, and deletes it at cleanup.
+// Nova VM or a kuryr pod port would be, open to everyone as a VM's group
+// would make it (the pods' own group admits only the nodes), and deletes
+// it at cleanup.
 func (c *Cloud) CreateBoundPort(t testing.TB, node, name string) ports.Port {
 	t.Helper()
 	ctx := context.Background()
 	up := true
+	open := c.openGroup(t)
 	opts := portsbinding.CreateOptsExt{
 		CreateOptsBuilder: ports.CreateOpts{
 			Name: name, NetworkID: c.PodNet, ProjectID: c.ProjectID, AdminStateUp: &up,
-			DeviceOwner: "compute:kuryr-e2e", SecurityGroups: &[]string{c.PodSG},
+			DeviceOwner: "compute:kuryr-e2e", SecurityGroups: &[]string{c.PodSG, open},
 		},
 		HostID: node,
 	}
@@ -55,6 +60,30 @@ func (c *Cloud) CreateBoundPort(t testing.TB, node, name string) ports.Port {
 		}
 	})
 	return *p
+}
+
+// openGroup creates a security group admitting everything (egress by
+// Neutron's default rules) and deletes it at cleanup, after the ports
+// created later.
+func (c *Cloud) openGroup(t testing.TB) string {
+	t.Helper()
+	ctx := context.Background()
+	sg, err := groups.Create(ctx, c.OS.Network, groups.CreateOpts{Name: Name("e2e-open"), ProjectID: c.ProjectID}).Extract()
+	if err != nil {
+		t.Fatalf("create security group: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := groups.Delete(context.Background(), c.OS.Network, sg.ID).ExtractErr(); err != nil {
+			t.Errorf("delete security group %s: %v", sg.ID, err)
+		}
+	})
+	for _, eth := range []rules.RuleEtherType{rules.EtherType4, rules.EtherType6} {
+		if _, err := rules.Create(ctx, c.OS.Network, rules.CreateOpts{SecGroupID: sg.ID, ProjectID: c.ProjectID,
+			Direction: rules.DirIngress, EtherType: eth}).Extract(); err != nil {
+			t.Fatalf("open security group %s: %v", sg.ID, err)
+		}
+	}
+	return sg.ID
 }
 
 // PlugPort wires port into node's br-int through a veth whose other end,

@@ -16,9 +16,6 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/pools"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/groups"
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/rules"
-	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -176,7 +173,6 @@ func TestFloatingIPFromOutside(t *testing.T) {
 	c := framework.Connect(t)
 	bp := plugOn(t, c, c.Nodes[len(c.Nodes)-1], "fip")
 	framework.ServeTCP(t, bp.Netns, 8080, "hello from behind a floating IP")
-	openToOutside(t, c, bp.Port.ID)
 	fip, err := floatingips.Create(context.Background(), c.OS.Network, floatingips.CreateOpts{
 		FloatingNetworkID: c.PublicNet, PortID: bp.Port.ID, ProjectID: c.ProjectID,
 	}).Extract()
@@ -197,34 +193,4 @@ func TestFloatingIPFromOutside(t *testing.T) {
 	if err != nil || got != "hello from behind a floating IP" {
 		t.Fatalf("TCP to %s:8080 from outside: got %q, %v", fip.FloatingIP, got, err)
 	}
-}
-
-// openToOutside adds a security group open to everyone to a port: the
-// pods' group admits only the cluster's own addresses.
-func openToOutside(t *testing.T, c *framework.Cloud, portID string) {
-	t.Helper()
-	ctx := context.Background()
-	sg, err := groups.Create(ctx, c.OS.Network, groups.CreateOpts{Name: framework.Name("smoke-open"), ProjectID: c.ProjectID}).Extract()
-	if err != nil {
-		t.Fatalf("create security group: %v", err)
-	}
-	if _, err := rules.Create(ctx, c.OS.Network, rules.CreateOpts{SecGroupID: sg.ID, ProjectID: c.ProjectID,
-		Direction: rules.DirIngress, EtherType: rules.EtherType4}).Extract(); err != nil {
-		t.Fatalf("open security group %s: %v", sg.ID, err)
-	}
-	set := func(sgs []string) error {
-		_, err := ports.Update(context.Background(), c.OS.Network, portID, ports.UpdateOpts{SecurityGroups: &sgs}).Extract()
-		return err
-	}
-	if err := set([]string{c.PodSG, sg.ID}); err != nil {
-		t.Fatalf("add security group %s to port %s: %v", sg.ID, portID, err)
-	}
-	t.Cleanup(func() {
-		if err := set([]string{c.PodSG}); err != nil {
-			t.Errorf("take security group %s off port %s: %v", sg.ID, portID, err)
-		}
-		if err := groups.Delete(context.Background(), c.OS.Network, sg.ID).ExtractErr(); err != nil {
-			t.Errorf("delete security group %s: %v", sg.ID, err)
-		}
-	})
 }
