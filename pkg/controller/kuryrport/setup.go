@@ -9,7 +9,9 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
@@ -21,6 +23,17 @@ import (
 // for minutes once fixed.
 func RateLimiter() workqueue.TypedRateLimiter[reconcile.Request] {
 	return workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](500*time.Millisecond, 2*time.Minute)
+}
+
+// SpecOrResync passes spec changes (and deletion, which bumps the
+// generation) and the periodic resync, not a reconciler's own status
+// writes.
+var SpecOrResync = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		return e.ObjectOld.GetGeneration() != e.ObjectNew.GetGeneration() ||
+			e.ObjectOld.GetResourceVersion() == e.ObjectNew.GetResourceVersion() ||
+			!e.ObjectNew.GetDeletionTimestamp().IsZero()
+	},
 }
 
 // Watch is a further source of KuryrPorts to reconcile (what other

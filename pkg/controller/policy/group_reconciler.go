@@ -81,12 +81,11 @@ func (r *GroupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 }
 
 // apply: the group and the peers' groups; the rules the policy no longer
-// has (a new group's default egress rules among them) are deleted; then
-// the group's id is recorded, so pods' ports get it only once it admits
-// nothing the policy does not (at worst less, until its rules are
-// added), while its rules are added; then the peers the rules no longer
-// name are released. A group made but not recorded yet (a crash) is found
-// again by its tags.
+// has are deleted (a new group's default egress rules among them: a rule
+// less denies, never opens), its new rules added; then the group's id is
+// recorded, so pods' ports get a new group only once it is exactly the
+// policy's; then the peers the rules no longer name are released. A group
+// made but not recorded yet (a crash) is found again by its tags.
 func (r *GroupReconciler) apply(ctx context.Context, knp *kuryrv1.KuryrNetworkPolicy) (ctrl.Result, error) {
 	// The group and the peers' groups are made at the same time.
 	var sg *neutron.SecurityGroup
@@ -113,10 +112,10 @@ func (r *GroupReconciler) apply(ctx context.Context, knp *kuryrv1.KuryrNetworkPo
 	if err := deleteRules(ctx, r.Neutron, del); err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := r.recordGroup(ctx, knp, sg.ID); err != nil {
+	if err := r.Neutron.CreateRules(ctx, sg.ID, r.Settings.ProjectID, add); err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := r.Neutron.CreateRules(ctx, sg.ID, r.Settings.ProjectID, add); err != nil {
+	if err := r.recordGroup(ctx, knp, sg.ID); err != nil {
 		return ctrl.Result{}, err
 	}
 	if len(add)+len(del) > 0 {
@@ -183,15 +182,16 @@ func (r *GroupReconciler) recordGroup(ctx context.Context, knp *kuryrv1.KuryrNet
 	return nil
 }
 
-// ruleDeletes bounds the deletes of one reconcile in flight at once.
-const ruleDeletes = 4
+// neutronCalls bounds the Neutron calls of one reconcile in flight at
+// once.
+const neutronCalls = 4
 
 // deleteRules deletes rules, several at a time.
 func deleteRules(ctx context.Context, n interface {
 	DeleteRule(ctx context.Context, id string) error
 }, ids []string) error {
 	g, ctx := errgroup.WithContext(ctx)
-	g.SetLimit(ruleDeletes)
+	g.SetLimit(neutronCalls)
 	for _, id := range ids {
 		g.Go(func() error { return n.DeleteRule(ctx, id) })
 	}

@@ -64,15 +64,18 @@ func (r *GroupReconciler) ensurePeers(ctx context.Context, knp *kuryrv1.KuryrNet
 		groups = map[string]string{}
 	}
 	g, ctx := errgroup.WithContext(ctx)
-	g.SetLimit(ruleDeletes)
+	g.SetLimit(neutronCalls)
 	for _, pp := range knp.Spec.Peers {
 		recorded := knp.Status.PeerGroups[pp.Key]
 		g.Go(func() error {
 			id, err := r.peerGroup(ctx, pp.Key, recorded)
+			if err != nil {
+				return err
+			}
 			mu.Lock()
 			defer mu.Unlock()
 			groups[pp.Key] = id
-			return err
+			return nil
 		})
 	}
 	return groups, g.Wait()

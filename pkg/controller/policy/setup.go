@@ -7,30 +7,18 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrport"
 )
-
-// specOrResync passes spec changes (and deletion), and the periodic
-// resync, not the reconciler's own status writes.
-var specOrResync = predicate.Funcs{
-	UpdateFunc: func(e event.UpdateEvent) bool {
-		return e.ObjectOld.GetGeneration() != e.ObjectNew.GetGeneration() ||
-			e.ObjectOld.GetResourceVersion() == e.ObjectNew.GetResourceVersion() ||
-			!e.ObjectNew.GetDeletionTimestamp().IsZero()
-	},
-}
 
 // SetupWithManager registers the NetworkPolicy reconciler.
 func (r *SpecReconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	c := mgr.GetClient()
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("networkpolicy").
-		For(&networkingv1.NetworkPolicy{}, builder.WithPredicates(specOrResync)).
-		Owns(&kuryrv1.KuryrNetworkPolicy{}, builder.WithPredicates(specOrResync)).
+		For(&networkingv1.NetworkPolicy{}, builder.WithPredicates(kuryrport.SpecOrResync)).
+		Owns(&kuryrv1.KuryrNetworkPolicy{}, builder.WithPredicates(kuryrport.SpecOrResync)).
 		Watches(&corev1.Pod{}, onChange(policiesReadingPods(c), labelsChanged)).
 		Watches(&corev1.Namespace{}, onChange(policiesReadingPods(c), labelsChanged)).
 		Watches(&kuryrv1.KuryrLoadBalancer{}, onChange(policiesReadingPods(c), generationChanged)).
@@ -43,7 +31,7 @@ func (r *SpecReconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 func (r *GroupReconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("kuryrnetworkpolicy").
-		For(&kuryrv1.KuryrNetworkPolicy{}, builder.WithPredicates(specOrResync)).
+		For(&kuryrv1.KuryrNetworkPolicy{}, builder.WithPredicates(kuryrport.SpecOrResync)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers, RateLimiter: kuryrport.RateLimiter()}).
 		Complete(r)
 }

@@ -71,7 +71,10 @@ func NamedPortsIn(np *networkingv1.NetworkPolicy, v PodsView) NamedPorts {
 			case dir == Egress && peer != nil && !peer.Matches(p, v.NamespaceLabels[pod.Namespace]):
 				continue
 			}
-			for _, c := range pod.Spec.Containers {
+			if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+				continue
+			}
+			for _, c := range servingContainers(pod) {
 				for _, cp := range c.Ports {
 					proto := cp.Protocol
 					if proto == "" {
@@ -87,4 +90,16 @@ func NamedPortsIn(np *networkingv1.NetworkPolicy, v PodsView) NamedPorts {
 		}
 		return out
 	}
+}
+
+// servingContainers are the containers that may serve a port: the app
+// containers and the sidecars (init containers that keep running).
+func servingContainers(pod *corev1.Pod) []corev1.Container {
+	out := slices.Clone(pod.Spec.Containers)
+	for _, c := range pod.Spec.InitContainers {
+		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+			out = append(out, c)
+		}
+	}
+	return out
 }

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
@@ -96,6 +97,7 @@ func portsIn(ctx context.Context, c client.Reader, namespaces []string) []reconc
 	for _, ns := range slices.Compact(namespaces) {
 		var kps kuryrv1.KuryrPortList
 		if err := c.List(ctx, &kps, client.InNamespace(ns), client.UnsafeDisableDeepCopy); err != nil {
+			log.FromContext(ctx).Error(err, "list KuryrPorts", "namespace", ns)
 			continue
 		}
 		for _, kp := range kps.Items {
@@ -112,6 +114,7 @@ func podsOfPolicies(c client.Reader) func(ctx context.Context, objs ...client.Ob
 	return func(ctx context.Context, objs ...client.Object) []reconcile.Request {
 		view, err := readView(ctx, c)
 		if err != nil {
+			log.FromContext(ctx).Error(err, "read pods for a KuryrNetworkPolicy change")
 			return nil
 		}
 		var out []reconcile.Request
@@ -151,6 +154,7 @@ func policiesReadingPods(c client.Reader) func(ctx context.Context, objs ...clie
 	return func(ctx context.Context, _ ...client.Object) []reconcile.Request {
 		var nps networkingv1.NetworkPolicyList
 		if err := c.List(ctx, &nps, client.UnsafeDisableDeepCopy); err != nil {
+			log.FromContext(ctx).Error(err, "list NetworkPolicies")
 			return nil
 		}
 		var out []reconcile.Request
