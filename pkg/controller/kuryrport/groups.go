@@ -83,9 +83,10 @@ func (r *Reconciler) groupsAtCreation(ctx context.Context, kp *kuryrv1.KuryrPort
 }
 
 // giveGroups sets a port's groups to the base groups and want, unless it
-// carries exactly those already.
+// carries exactly those already (a pooled or adopted port may carry
+// another pod's).
 func (r *Reconciler) giveGroups(ctx context.Context, port *neutron.Port, want []string) error {
-	if len(want) == 0 {
+	if r.Groups == nil || len(want)+len(r.Settings.SecurityGroups) == 0 {
 		return nil
 	}
 	all := union(r.Settings.SecurityGroups, want)
@@ -280,6 +281,23 @@ func (r *Reconciler) poolable(ctx context.Context, podUID, portID string) bool {
 		return false
 	}
 	return true
+}
+
+// failClosed: a pod whose groups cannot be told yet already has a port
+// (made or taken before a policy changed): the port gets the groups that
+// fail closed meanwhile, so it never keeps a group that is going away
+// (whose policy would wait for it forever) nor an open one.
+func (r *Reconciler) failClosed(ctx context.Context, kp *kuryrv1.KuryrPort, err error) error {
+	var nr *GroupsNotReady
+	p, held := r.Ledger.Lookup(kp.Spec.PodUID)
+	if !errors.As(err, &nr) || !held || r.Ledger.Doomed(p.ID) {
+		return nil
+	}
+	if err := r.giveGroups(ctx, &p, nr.Groups); err != nil {
+		return err
+	}
+	r.Ledger.Record(kp.Spec.PodUID, p)
+	return nil
 }
 
 // union returns the sorted, de-duplicated groups of a and b.

@@ -91,6 +91,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	r.watch.start(kp.UID)
 	res, err := r.ensurePort(ctx, &kp)
 	if errors.Is(err, ErrGroupsNotReady) {
+		if err := r.failClosed(ctx, &kp, err); err != nil {
+			return ctrl.Result{}, err
+		}
 		return waitGroups(r.setCondition(ctx, &kp, metav1.ConditionFalse, kuryrv1.ReasonWaiting, err.Error()))
 	}
 	return res, err
@@ -137,6 +140,7 @@ func (r *Reconciler) ensurePort(ctx context.Context, kp *kuryrv1.KuryrPort) (ctr
 	if err := r.giveGroups(ctx, &port, groups); err != nil {
 		return ctrl.Result{}, r.fail(ctx, kp, "SetSecurityGroups", err)
 	}
+	r.Ledger.Record(kp.Spec.PodUID, port) // with the groups it carries now
 	r.watch.lap(kp.UID, "port_created")
 	vif, err := r.vif(ctx, &port)
 	if err != nil {

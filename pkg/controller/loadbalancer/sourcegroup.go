@@ -154,7 +154,9 @@ func (r *Reconciler) sourceGroup(ctx context.Context, klb *kuryrv1.KuryrLoadBala
 			return err
 		}
 	}
-	add, del := neutron.DiffRules(sourceRules(klb.Spec, internal), sg.Rules, "ingress")
+	// Only ingress: Neutron's default egress rules would let every member
+	// pod out, whatever its policies say.
+	add, del := neutron.DiffRules(sourceRules(klb.Spec, internal), sg.Rules, "ingress", "egress")
 	for _, id := range del {
 		if err := r.Groups.DeleteRule(ctx, id); err != nil {
 			return err
