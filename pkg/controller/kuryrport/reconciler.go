@@ -94,7 +94,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if err := r.failClosed(ctx, &kp, err); err != nil {
 			return ctrl.Result{}, err
 		}
-		return waitGroups(r.setCondition(ctx, &kp, metav1.ConditionFalse, kuryrv1.ReasonWaiting, err.Error()))
+		if err := r.setCondition(ctx, &kp, metav1.ConditionFalse, kuryrv1.ReasonWaiting, err.Error()); err != nil {
+			return ctrl.Result{}, err
+		}
+		return ctrl.Result{RequeueAfter: groupsRecheck}, nil
 	}
 	return res, err
 }
