@@ -24,18 +24,21 @@ type PodGroups struct {
 	Open   *OpenGroups
 }
 
-// Groups implements kuryrport.GroupSource. While the pod is not in the
-// cache yet it answers kuryrport.ErrGroupsNotReady (the port waits); while
-// a policy that selects it has no group yet, a kuryrport.GroupsNotReady
-// with the groups that fail closed on that policy's directions.
+// Groups implements kuryrport.GroupSource. While a policy that selects
+// the pod has no group yet, it answers a kuryrport.GroupsNotReady with the
+// groups that fail closed on that policy's directions.
 func (s PodGroups) Groups(ctx context.Context, kp *kuryrv1.KuryrPort) ([]string, error) {
+	// A KuryrPort is made for a pod already in the cache; one without its
+	// pod (made by hand, or its pod gone) is an unlabelled pod of its
+	// namespace: the namespace's policies that select every pod apply.
 	var pod corev1.Pod
 	err := s.Reader.Get(ctx, types.NamespacedName{Namespace: kp.Namespace, Name: kp.Name}, &pod)
 	switch {
 	case apierrors.IsNotFound(err) || (err == nil && string(pod.UID) != kp.Spec.PodUID):
-		return nil, fmt.Errorf("pod %s/%s %s not seen yet: %w", kp.Namespace, kp.Name, kp.Spec.PodUID, kuryrport.ErrGroupsNotReady)
+		pod = corev1.Pod{}
+		pod.Namespace = kp.Namespace
 	case err != nil:
-		return nil, err
+		return nil, fmt.Errorf("pod of KuryrPort %s/%s: %w", kp.Namespace, kp.Name, err)
 	}
 	var nps networkingv1.NetworkPolicyList
 	if err := s.Reader.List(ctx, &nps, client.InNamespace(kp.Namespace)); err != nil {
