@@ -6,21 +6,34 @@ package plug
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"os/exec"
+	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/kuryr-k8s/kuryr/pkg/batch"
+	"github.com/kuryr-k8s/kuryr/pkg/cni/plug/ovsdb"
 )
 
-// OVS talks to the node's ovsdb-server through ovs-vsctl, which ships with
-// Open vSwitch on every node that can run kuryr.
+// opTimeout bounds each call as ovs-vsctl's --timeout=30 did; connectWait
+// is how long a call waits for a session with ovsdb-server (ovs-vsctl
+// failed at once on a refused connection).
+const (
+	opTimeout   = 30 * time.Second
+	connectWait = 2 * time.Second
+)
+
+// OVS talks OVSDB (RFC 7047) to the node's ovsdb-server itself, through
+// one long-lived session that monitors the tables it reads: no ovs-vsctl
+// binary, no client connection per call.
 type OVS struct {
 	db     string
 	noWait bool
 	adds   *batch.Group[Port, struct{}]
+
+	once   sync.Once
+	client *ovsdb.Client
 }
 
 // NewOVS talks to the ovsdb-server at db, e.g.
@@ -29,6 +42,7 @@ type OVS struct {
 // whose next wait implies that anyway (ovn-installed is set only on an
 // interface vswitchd has applied). Under a burst of pods each waiting
 // add-port otherwise waits for a reconfiguration of the whole bridge.
+// The session starts at the first call.
 func NewOVS(db string, noWait bool) *OVS {
 	o := &OVS{db: db, noWait: noWait}
 	one := func(ctx context.Context, p Port) (struct{}, error) {
@@ -55,40 +69,45 @@ const (
 	extPod       = "kuryr-pod"
 )
 
-func (o *OVS) vsctl(ctx context.Context, args ...string) (string, error) {
-	full := append([]string{"--timeout=30", "--db=" + o.db}, args...)
-	out, err := exec.CommandContext(ctx, "ovs-vsctl", full...).CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("ovs-vsctl %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+func (o *OVS) ovsdb() *ovsdb.Client {
+	o.once.Do(func() { o.client = ovsdb.New(o.db, "Open_vSwitch", monitored) })
+	return o.client
+}
+
+// Close ends the session with ovsdb-server, if any.
+func (o *OVS) Close() {
+	o.once.Do(func() {})
+	if o.client != nil {
+		o.client.Close()
 	}
-	return string(out), nil
 }
 
 // AddPort (re)creates the OVS port of p in one transaction. The ports
-// asked for while an ovs-vsctl is running go together in the next one: a
+// asked for while a transaction is running go together in the next one: a
 // burst of pods on a node otherwise costs ovsdb-server (single-threaded)
-// one client connection and transaction per pod.
+// one transaction per pod.
 func (o *OVS) AddPort(ctx context.Context, p Port) error {
 	_, err := o.adds.Do(ctx, p)
 	return err
 }
 
 func (o *OVS) addPorts(ctx context.Context, ps []Port) ([]struct{}, error) {
-	var args []string
-	if o.noWait {
-		args = append(args, "--no-wait")
+	names := make([]string, len(ps))
+	build := func(t ovsdb.Tables) ([]ovsdb.Op, error) {
+		var ops []ovsdb.Op
+		for i, p := range ps {
+			names[i] = p.Name
+			if _, ok := findBridge(t, p.Bridge); !ok {
+				return nil, fmt.Errorf("no bridge named %s", p.Bridge)
+			}
+			ops = append(ops, delPortOps(t, p.Name)...)
+			ops = append(ops, addPortOps(p.Bridge, p.Name, fmt.Sprint(i),
+				map[string]any{"external_ids": ovsdb.Map(podExternalIDs(p))})...)
+		}
+		return ops, nil
 	}
-	for _, p := range ps {
-		args = append(args, "--", "--if-exists", "del-port", p.Name,
-			"--", "add-port", p.Bridge, p.Name,
-			"--", "set", "Interface", p.Name,
-			"external_ids:iface-id="+p.PortID, "external_ids:attached-mac="+p.MAC,
-			"external_ids:iface-status=active", "external_ids:vm-uuid="+p.PodUID,
-			"external_ids:"+extContainer+"="+p.ContainerID, "external_ids:"+extIfName+"="+p.IfName,
-			"external_ids:"+extPod+"="+p.PodName)
-	}
-	if _, err := o.vsctl(ctx, args...); err != nil {
-		return nil, err
+	if err := o.transact(ctx, build); err != nil {
+		return nil, fmt.Errorf("add OVS ports %s: %w", strings.Join(names, ","), err)
 	}
 	return make([]struct{}, len(ps)), nil
 }
@@ -97,68 +116,76 @@ func (o *OVS) addPorts(ctx context.Context, ps []Port) ([]struct{}, error) {
 // the Neutron port portID with the port's MAC (what ovn-controller binds),
 // in one transaction; what exists is updated in place.
 func (o *OVS) EnsureInternalPort(ctx context.Context, bridge, name, portID, mac string) error {
-	_, err := o.vsctl(ctx, "--may-exist", "add-port", bridge, name,
-		"--", "set", "Interface", name, "type=internal", fmt.Sprintf("mac=%q", mac),
-		"external_ids:iface-id="+portID, "external_ids:attached-mac="+mac, "external_ids:iface-status=active")
-	return err
+	cols := map[string]any{"type": "internal", "mac": mac}
+	ext := internalExternalIDs(portID, mac)
+	build := func(t ovsdb.Tables) ([]ovsdb.Op, error) {
+		if _, b, ok := findPort(t, name); ok {
+			if b.Name != bridge {
+				return nil, fmt.Errorf("port %s already exists on bridge %s", name, b.Name)
+			}
+			if _, ok := findIface(t, name); !ok {
+				return nil, fmt.Errorf("no row %s in table Interface", name)
+			}
+			return setIfaceOps(name, cols, ext), nil
+		}
+		if _, ok := findBridge(t, bridge); !ok {
+			return nil, fmt.Errorf("no bridge named %s", bridge)
+		}
+		cols["external_ids"] = ovsdb.Map(ext)
+		return addPortOps(bridge, name, "0", cols), nil
+	}
+	if err := o.transact(ctx, build); err != nil {
+		return fmt.Errorf("ensure internal OVS port %s on %s: %w", name, bridge, err)
+	}
+	return nil
 }
 
 // DelPort removes an OVS port; absent is fine.
 func (o *OVS) DelPort(ctx context.Context, name string) error {
-	_, err := o.vsctl(ctx, "--if-exists", "del-port", name)
-	return err
+	build := func(t ovsdb.Tables) ([]ovsdb.Op, error) { return delPortOps(t, name), nil }
+	if err := o.transact(ctx, build); err != nil {
+		return fmt.Errorf("delete OVS port %s: %w", name, err)
+	}
+	return nil
 }
 
-// Ports lists the OVS interfaces kuryr plugged.
+// Ports lists the OVS interfaces kuryr plugged (those with a non-empty
+// kuryr-container-id), by name.
 func (o *OVS) Ports(ctx context.Context) ([]Port, error) {
-	out, err := o.vsctl(ctx, "--format=json", "--columns=name,external_ids", "find", "Interface",
-		"external_ids:"+extContainer+"!=\"\"")
-	if err != nil {
-		return nil, err
+	c := o.ovsdb()
+	if err := c.Connected(ctx, connectWait); err != nil {
+		return nil, fmt.Errorf("list OVS ports: %w", err)
 	}
-	return parsePorts(out)
+	var ports []Port
+	c.Cache().View(func(t ovsdb.Tables) {
+		for _, r := range t[tIface] {
+			if i := ifaceOf(r); i.ExternalIDs[extContainer] != "" {
+				ports = append(ports, portOfIface(i))
+			}
+		}
+	})
+	sort.Slice(ports, func(a, b int) bool { return ports[a].Name < ports[b].Name })
+	return ports, nil
 }
 
 // WaitInstalled blocks until ovn-controller has installed the flows of an
 // interface (it sets external_ids:ovn-installed), watching OVSDB rather
-// than polling.
+// than polling. The interface need not exist yet. The wait lasts timeout,
+// at least a second, within ctx.
 func (o *OVS) WaitInstalled(ctx context.Context, name string, timeout time.Duration) error {
 	secs := max(1, int(timeout.Seconds()))
-	_, err := o.vsctl(ctx, fmt.Sprintf("--timeout=%d", secs), "wait-until", "Interface", name,
-		"external_ids:ovn-installed=true")
-	return err
-}
-
-// parsePorts reads ovs-vsctl's JSON table: rows of [name, ["map", [[k, v]...]]].
-func parsePorts(out string) ([]Port, error) {
-	var table struct {
-		Data [][]json.RawMessage `json:"data"`
-	}
-	if err := json.Unmarshal([]byte(out), &table); err != nil {
-		return nil, fmt.Errorf("parse ovs-vsctl output: %w", err)
-	}
-	var ports []Port
-	for _, row := range table.Data {
-		if len(row) != 2 {
-			continue
-		}
-		var name string
-		var ext []json.RawMessage
-		if json.Unmarshal(row[0], &name) != nil || json.Unmarshal(row[1], &ext) != nil || len(ext) != 2 {
-			continue
-		}
-		var pairs [][2]string
-		if err := json.Unmarshal(ext[1], &pairs); err != nil {
-			continue
-		}
-		m := map[string]string{}
-		for _, kv := range pairs {
-			m[kv[0]] = kv[1]
-		}
-		ports = append(ports, Port{
-			Name: name, PortID: m["iface-id"], MAC: m["attached-mac"], PodUID: m["vm-uuid"],
-			ContainerID: m[extContainer], IfName: m[extIfName], PodName: m[extPod],
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(secs)*time.Second)
+	defer cancel()
+	c := o.ovsdb()
+	err := c.Connected(ctx, connectWait)
+	if err == nil {
+		err = c.Cache().WaitFor(ctx, func(t ovsdb.Tables) bool {
+			i, ok := findIface(t, name)
+			return ok && i.ExternalIDs["ovn-installed"] == "true"
 		})
 	}
-	return ports, nil
+	if err != nil {
+		return fmt.Errorf("wait for ovn-installed on %s (%ds): %w", name, secs, err)
+	}
+	return nil
 }

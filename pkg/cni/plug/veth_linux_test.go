@@ -107,18 +107,6 @@ func TestRemovePodIfToleratesMissingNetns(t *testing.T) {
 	}
 }
 
-func TestParsePorts(t *testing.T) {
-	out := `{"data":[["tapabc",["map",[["attached-mac","fa:16:3e:00:00:01"],["iface-id","port-1"],["kuryr-container-id","c1"],["kuryr-ifname","eth0"],["kuryr-pod","ns/p"],["vm-uuid","u1"]]]]],"headings":["name","external_ids"]}`
-	got, err := parsePorts(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := Port{Name: "tapabc", PortID: "port-1", MAC: "fa:16:3e:00:00:01", PodUID: "u1", ContainerID: "c1", IfName: "eth0", PodName: "ns/p"}
-	if len(got) != 1 || got[0] != want {
-		t.Errorf("got %+v", got)
-	}
-}
-
 func contains(list []string, s string) bool {
 	for _, l := range list {
 		if l == s {
