@@ -1,11 +1,9 @@
 package plug
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"os"
-	"os/exec"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -15,52 +13,18 @@ import (
 	"github.com/kuryr-k8s/kuryr/pkg/cni/plug/ovsdb"
 )
 
-const vswitchSchema = "/usr/share/openvswitch/vswitch.ovsschema"
-
-// startOVSDB runs an ovsdb-server of the Open_vSwitch schema in a temporary
-// directory, with its root row and bridge br-int (no ovs-vswitchd: callers
-// use noWait), and returns an OVS talking to it.
-func startOVSDB(t *testing.T) *OVS {
+// startOVSDB starts an ovsdb-server with its root row and bridge br-int (no
+// ovs-vswitchd: callers use noWait) and returns an OVS talking to it.
+func startOVSDB(t *testing.T) (*OVS, *ovsdbServer) {
 	t.Helper()
-	for _, bin := range []string{"ovsdb-server", "ovsdb-tool"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			t.Skipf("%s not installed: %v", bin, err)
-		}
-	}
-	dir := t.TempDir()
-	db, sock := filepath.Join(dir, "conf.db"), filepath.Join(dir, "db.sock")
-	if out, err := exec.Command("ovsdb-tool", "create", db, vswitchSchema).CombinedOutput(); err != nil {
-		t.Fatalf("ovsdb-tool create: %v: %s", err, out)
-	}
-	var logs bytes.Buffer
-	srv := exec.Command("ovsdb-server", db, "--remote=punix:"+sock,
-		"--unixctl="+filepath.Join(dir, "ctl"), "--no-chdir", "-vconsole:off")
-	srv.Stdout, srv.Stderr = &logs, &logs
-	if err := srv.Start(); err != nil {
-		t.Fatalf("start ovsdb-server: %v", err)
-	}
-	o := NewOVS("unix:"+sock, true)
-	t.Cleanup(func() {
-		o.Close()
-		_ = srv.Process.Kill()
-		_ = srv.Wait()
-		if t.Failed() {
-			t.Logf("ovsdb-server: %s", logs.String())
-		}
-	})
-	for i := 0; ; i++ {
-		if _, err := os.Stat(sock); err == nil {
-			break
-		} else if i > 100 {
-			t.Fatalf("ovsdb-server socket: %v", err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	srv := newOVSDBServer(t)
+	o := NewOVS("unix:"+srv.sock, true)
+	t.Cleanup(o.Close)
 	transact(t, o, ovsdb.Op{"op": "insert", "table": tBridge, "uuid-name": "br",
 		"row": map[string]any{"name": "br-int"}},
 		ovsdb.Op{"op": "insert", "table": tRoot,
 			"row": map[string]any{"bridges": ovsdb.Set(ovsdb.NamedUUID("br"))}})
-	return o
+	return o, srv
 }
 
 func transact(t *testing.T, o *OVS, ops ...ovsdb.Op) {
@@ -72,7 +36,7 @@ func transact(t *testing.T, o *OVS, ops ...ovsdb.Op) {
 	}
 }
 
-// row reads a table's rows from the cache once it holds ok.
+// waitCache waits for the cache's rows from the cache once it holds ok.
 func waitCache(t *testing.T, o *OVS, ok func(ovsdb.Tables) bool) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -88,7 +52,7 @@ func pod(i string) Port {
 }
 
 func TestOVSAddPortsTogether(t *testing.T) {
-	o := startOVSDB(t)
+	o, _ := startOVSDB(t)
 	ctx := context.Background()
 	var wg sync.WaitGroup
 	errs := make([]error, 5)
@@ -123,7 +87,7 @@ func TestOVSAddPortsTogether(t *testing.T) {
 }
 
 func TestOVSAddPortReplacesAndDelPort(t *testing.T) {
-	o := startOVSDB(t)
+	o, _ := startOVSDB(t)
 	ctx := context.Background()
 	p := pod("1")
 	if err := o.AddPort(ctx, p); err != nil {
@@ -154,7 +118,7 @@ func TestOVSAddPortReplacesAndDelPort(t *testing.T) {
 }
 
 func TestOVSEnsureInternalPort(t *testing.T) {
-	o := startOVSDB(t)
+	o, _ := startOVSDB(t)
 	ctx := context.Background()
 	for _, mac := range []string{"fa:16:3e:aa:00:01", "fa:16:3e:aa:00:01", "fa:16:3e:aa:00:02"} {
 		if err := o.EnsureInternalPort(ctx, "br-int", "kuryr-np", "np-port", mac); err != nil {
@@ -199,7 +163,7 @@ func selectIface(t *testing.T, o *OVS, name string) map[string]json.RawMessage {
 }
 
 func TestOVSWaitInstalled(t *testing.T) {
-	o := startOVSDB(t)
+	o, _ := startOVSDB(t)
 	ctx := context.Background()
 	if err := o.AddPort(ctx, pod("1")); err != nil {
 		t.Fatal(err)
@@ -229,5 +193,129 @@ func TestOVSNoServer(t *testing.T) {
 	defer o.Close()
 	if _, err := o.Ports(context.Background()); err == nil || !strings.Contains(err.Error(), "not connected") {
 		t.Fatalf("Ports without a server: %v", err)
+	}
+}
+
+// The cache holds what a transaction did once its call returns (the server
+// sends the monitor's update before the transaction's reply): a port added
+// again at once is replaced, not refused by the name index.
+func TestOVSCacheFollowsOwnWrites(t *testing.T) {
+	o, _ := startOVSDB(t)
+	ctx := context.Background()
+	for i := range 30 {
+		p := pod("1")
+		p.ContainerID = fmt.Sprint("c", i)
+		if err := o.AddPort(ctx, p); err != nil {
+			t.Fatalf("AddPort #%d: %v", i, err)
+		}
+		o.ovsdb().Cache().View(func(tb ovsdb.Tables) {
+			if i, ok := findIface(tb, "tap1"); !ok || i.ExternalIDs[extContainer] != p.ContainerID {
+				t.Fatalf("cache behind the reply: %+v", i)
+			}
+		})
+		if i%3 == 0 {
+			if err := o.DelPort(ctx, "tap1"); err != nil {
+				t.Fatal(err)
+			}
+			o.ovsdb().Cache().View(func(tb ovsdb.Tables) {
+				if _, ok := findIface(tb, "tap1"); ok {
+					t.Fatal("cache behind the reply of a delete")
+				}
+			})
+		}
+	}
+}
+
+// A restarted ovsdb-server is reached again, and the cache filled anew.
+func TestOVSReconnects(t *testing.T) {
+	o, srv := startOVSDB(t)
+	ctx := context.Background()
+	if err := o.AddPort(ctx, pod("1")); err != nil {
+		t.Fatal(err)
+	}
+	srv.restart(t)
+	if err := o.AddPort(ctx, pod("2")); err != nil {
+		t.Fatalf("AddPort after a restart: %v", err)
+	}
+	if got, err := o.Ports(ctx); err != nil || len(got) != 2 {
+		t.Fatalf("Ports after a restart: %+v, %v", got, err)
+	}
+}
+
+// Several ports go in one transaction; one the server refuses makes the
+// others go alone, and only it fails.
+func TestOVSBulkAndRetry(t *testing.T) {
+	o, _ := startOVSDB(t)
+	ctx := context.Background()
+	if err := o.AddPort(ctx, pod("1")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.addPorts(ctx, []Port{pod("1"), pod("2"), pod("3")}); err != nil {
+		t.Fatalf("bulk add: %v", err)
+	}
+	bad := pod("9")
+	bad.Bridge = "br-none"
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	for i, p := range []Port{pod("4"), bad, pod("5"), pod("6")} {
+		wg.Add(1)
+		go func() { defer wg.Done(); errs[i] = o.AddPort(ctx, p) }()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if (err != nil) != (i == 1) {
+			t.Errorf("port %d: %v", i, err)
+		}
+	}
+	if got, err := o.Ports(ctx); err != nil || len(got) != 6 {
+		t.Fatalf("Ports: %+v, %v", got, err)
+	}
+}
+
+// Without noWait a change waits for ovs-vswitchd to apply it: here a fake
+// that copies next_cfg to cur_cfg, then none (a timeout).
+func TestOVSWaitsForVswitchd(t *testing.T) {
+	fake, srv := startOVSDB(t)
+	o := NewOVS("unix:"+srv.sock, false)
+	t.Cleanup(o.Close)
+	ctx, stop := context.WithCancel(context.Background())
+	vswitchd := make(chan struct{})
+	go func() { defer close(vswitchd); fakeVswitchd(ctx, fake) }()
+	if err := o.AddPort(ctx, pod("1")); err != nil {
+		t.Fatalf("AddPort with a vswitchd: %v", err)
+	}
+	if err := o.EnsureInternalPort(ctx, "br-int", "np", "p", "fa:16:3e:00:00:09"); err != nil {
+		t.Fatalf("EnsureInternalPort with a vswitchd: %v", err)
+	}
+	stop()
+	<-vswitchd
+	tctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	if err := o.DelPort(tctx, "tap1"); err == nil || !strings.Contains(err.Error(), "wait for ovs-vswitchd") {
+		t.Fatalf("DelPort without a vswitchd: %v", err)
+	}
+	if err := o.DelPort(context.Background(), "tap-absent"); err != nil {
+		t.Fatalf("DelPort of an absent port changes nothing, waits for nothing: %v", err)
+	}
+}
+
+func fakeVswitchd(ctx context.Context, o *OVS) {
+	c := o.ovsdb()
+	for {
+		var uuid string
+		var next int64
+		err := c.Cache().WaitFor(ctx, func(tb ovsdb.Tables) bool {
+			for u, r := range tb[tRoot] {
+				uuid, next = u, ovsdb.Int(r.Cols["next_cfg"])
+				return next != ovsdb.Int(r.Cols["cur_cfg"])
+			}
+			return false
+		})
+		if err != nil {
+			return
+		}
+		_, _ = c.Transact(ctx, time.Second, ovsdb.Op{"op": "update", "table": tRoot,
+			"where": ovsdb.Where(ovsdb.Cond("_uuid", "==", ovsdb.UUID(uuid))),
+			"row":   map[string]any{"cur_cfg": next}})
 	}
 }
