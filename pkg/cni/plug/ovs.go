@@ -6,14 +6,17 @@ package plug
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/ovn-org/libovsdb/client"
+	"github.com/ovn-org/libovsdb/ovsdb"
+
 	"github.com/kuryr-k8s/kuryr/pkg/batch"
-	"github.com/kuryr-k8s/kuryr/pkg/cni/plug/ovsdb"
 )
 
 // opTimeout bounds each call as ovs-vsctl's --timeout=30 did; connectWait
@@ -24,7 +27,7 @@ const (
 	connectWait = 2 * time.Second
 )
 
-// OVS talks OVSDB (RFC 7047) to the node's ovsdb-server itself, through
+// OVS talks OVSDB (RFC 7047) to the node's ovsdb-server through libovsdb,
 // one long-lived session that monitors the tables it reads: no ovs-vsctl
 // binary, no client connection per call.
 type OVS struct {
@@ -32,8 +35,8 @@ type OVS struct {
 	noWait bool
 	adds   *batch.Group[Port, struct{}]
 
-	once   sync.Once
-	client *ovsdb.Client
+	once sync.Once
+	sess *session
 }
 
 // NewOVS talks to the ovsdb-server at db, e.g.
@@ -69,16 +72,16 @@ const (
 	extPod       = "kuryr-pod"
 )
 
-func (o *OVS) ovsdb() *ovsdb.Client {
-	o.once.Do(func() { o.client = ovsdb.New(o.db, "Open_vSwitch", monitored) })
-	return o.client
+func (o *OVS) session() *session {
+	o.once.Do(func() { o.sess = newSession(o.db) })
+	return o.sess
 }
 
 // Close ends the session with ovsdb-server, if any.
 func (o *OVS) Close() {
 	o.once.Do(func() {})
-	if o.client != nil {
-		o.client.Close()
+	if o.sess != nil {
+		o.sess.Close()
 	}
 }
 
@@ -93,16 +96,24 @@ func (o *OVS) AddPort(ctx context.Context, p Port) error {
 
 func (o *OVS) addPorts(ctx context.Context, ps []Port) ([]struct{}, error) {
 	names := make([]string, len(ps))
-	build := func(t ovsdb.Tables) ([]ovsdb.Op, error) {
-		var ops []ovsdb.Op
+	for i, p := range ps {
+		names[i] = p.Name
+	}
+	build := func(ctx context.Context, c client.Client) ([]ovsdb.Operation, error) {
+		var ops []ovsdb.Operation
 		for i, p := range ps {
-			names[i] = p.Name
-			if _, ok := findBridge(t, p.Bridge); !ok {
-				return nil, fmt.Errorf("no bridge named %s", p.Bridge)
+			if _, ok, err := findBridge(ctx, c, p.Bridge); err != nil || !ok {
+				return nil, noBridge(p.Bridge, err)
 			}
-			ops = append(ops, delPortOps(t, p.Name)...)
-			ops = append(ops, addPortOps(p.Bridge, p.Name, fmt.Sprint(i),
-				map[string]any{"external_ids": ovsdb.Map(podExternalIDs(p))})...)
+			del, err := delPortOps(ctx, c, p.Name)
+			if err != nil {
+				return nil, err
+			}
+			add, err := addPortOps(c, p.Bridge, p.Name, fmt.Sprint(i), &ovsIface{ExternalIDs: podExternalIDs(p)})
+			if err != nil {
+				return nil, err
+			}
+			ops = append(append(ops, del...), add...)
 		}
 		return ops, nil
 	}
@@ -116,23 +127,25 @@ func (o *OVS) addPorts(ctx context.Context, ps []Port) ([]struct{}, error) {
 // the Neutron port portID with the port's MAC (what ovn-controller binds),
 // in one transaction; what exists is updated in place.
 func (o *OVS) EnsureInternalPort(ctx context.Context, bridge, name, portID, mac string) error {
-	cols := map[string]any{"type": "internal", "mac": mac}
 	ext := internalExternalIDs(portID, mac)
-	build := func(t ovsdb.Tables) ([]ovsdb.Op, error) {
-		if _, b, ok := findPort(t, name); ok {
+	build := func(ctx context.Context, c client.Client) ([]ovsdb.Operation, error) {
+		_, b, ok, err := findPort(ctx, c, name)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
 			if b.Name != bridge {
 				return nil, fmt.Errorf("port %s already exists on bridge %s", name, b.Name)
 			}
-			if _, ok := findIface(t, name); !ok {
-				return nil, fmt.Errorf("no row %s in table Interface", name)
+			if _, ok, err := findIface(ctx, c, name); err != nil || !ok {
+				return nil, errors.Join(fmt.Errorf("no row %s in table Interface", name), err)
 			}
-			return setIfaceOps(name, cols, ext), nil
+			return setIfaceOps(c, name, "internal", mac, ext)
 		}
-		if _, ok := findBridge(t, bridge); !ok {
-			return nil, fmt.Errorf("no bridge named %s", bridge)
+		if _, ok, err := findBridge(ctx, c, bridge); err != nil || !ok {
+			return nil, noBridge(bridge, err)
 		}
-		cols["external_ids"] = ovsdb.Map(ext)
-		return addPortOps(bridge, name, "0", cols), nil
+		return addPortOps(c, bridge, name, "0", &ovsIface{Type: "internal", MAC: &mac, ExternalIDs: ext})
 	}
 	if err := o.transact(ctx, build); err != nil {
 		return fmt.Errorf("ensure internal OVS port %s on %s: %w", name, bridge, err)
@@ -142,7 +155,9 @@ func (o *OVS) EnsureInternalPort(ctx context.Context, bridge, name, portID, mac 
 
 // DelPort removes an OVS port; absent is fine.
 func (o *OVS) DelPort(ctx context.Context, name string) error {
-	build := func(t ovsdb.Tables) ([]ovsdb.Op, error) { return delPortOps(t, name), nil }
+	build := func(ctx context.Context, c client.Client) ([]ovsdb.Operation, error) {
+		return delPortOps(ctx, c, name)
+	}
 	if err := o.transact(ctx, build); err != nil {
 		return fmt.Errorf("delete OVS port %s: %w", name, err)
 	}
@@ -152,18 +167,19 @@ func (o *OVS) DelPort(ctx context.Context, name string) error {
 // Ports lists the OVS interfaces kuryr plugged (those with a non-empty
 // kuryr-container-id), by name.
 func (o *OVS) Ports(ctx context.Context) ([]Port, error) {
-	c := o.ovsdb()
-	if err := c.Connected(ctx, connectWait); err != nil {
+	s := o.session()
+	if err := s.connected(ctx, connectWait); err != nil {
+		return nil, fmt.Errorf("list OVS ports: %w", err)
+	}
+	var ifaces []*ovsIface
+	err := s.cl.WhereCache(func(i *ovsIface) bool { return i.ExternalIDs[extContainer] != "" }).List(ctx, &ifaces)
+	if err != nil {
 		return nil, fmt.Errorf("list OVS ports: %w", err)
 	}
 	var ports []Port
-	c.Cache().View(func(t ovsdb.Tables) {
-		for _, r := range t[tIface] {
-			if i := ifaceOf(r); i.ExternalIDs[extContainer] != "" {
-				ports = append(ports, portOfIface(i))
-			}
-		}
-	})
+	for _, i := range ifaces {
+		ports = append(ports, portOfIface(i))
+	}
 	sort.Slice(ports, func(a, b int) bool { return ports[a].Name < ports[b].Name })
 	return ports, nil
 }
@@ -176,16 +192,21 @@ func (o *OVS) WaitInstalled(ctx context.Context, name string, timeout time.Durat
 	secs := max(1, int(timeout.Seconds()))
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(secs)*time.Second)
 	defer cancel()
-	c := o.ovsdb()
-	err := c.Connected(ctx, connectWait)
+	s := o.session()
+	err := s.connected(ctx, connectWait)
 	if err == nil {
-		err = c.Cache().WaitFor(ctx, func(t ovsdb.Tables) bool {
-			i, ok := findIface(t, name)
-			return ok && i.ExternalIDs["ovn-installed"] == "true"
+		err = s.waitFor(ctx, func(ctx context.Context, c client.Client) (bool, error) {
+			i, ok, err := findIface(ctx, c, name)
+			return ok && i.ExternalIDs["ovn-installed"] == "true", err
 		})
 	}
 	if err != nil {
 		return fmt.Errorf("wait for ovn-installed on %s (%ds): %w", name, secs, err)
 	}
 	return nil
+}
+
+// noBridge is ovs-vsctl's error for a bridge the cache does not hold.
+func noBridge(bridge string, err error) error {
+	return errors.Join(fmt.Errorf("no bridge named %s", bridge), err)
 }

@@ -2,7 +2,6 @@ package plug
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -10,7 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kuryr-k8s/kuryr/pkg/cni/plug/ovsdb"
+	"github.com/ovn-org/libovsdb/client"
+	"github.com/ovn-org/libovsdb/model"
+	"github.com/ovn-org/libovsdb/ovsdb"
 )
 
 // startOVSDB starts an ovsdb-server with its root row and bridge br-int (no
@@ -20,30 +21,61 @@ func startOVSDB(t *testing.T) (*OVS, *ovsdbServer) {
 	srv := newOVSDBServer(t)
 	o := NewOVS("unix:"+srv.sock, true)
 	t.Cleanup(o.Close)
-	transact(t, o, ovsdb.Op{"op": "insert", "table": tBridge, "uuid-name": "br",
-		"row": map[string]any{"name": "br-int"}},
-		ovsdb.Op{"op": "insert", "table": tRoot,
-			"row": map[string]any{"bridges": ovsdb.Set(ovsdb.NamedUUID("br"))}})
+	// The model has no Open_vSwitch.bridges: the root row is inserted raw.
+	transact(t, o, ovsdb.Operation{Op: ovsdb.OperationInsert, Table: tBridge, UUIDName: "br",
+		Row: ovsdb.Row{"name": "br-int"}},
+		ovsdb.Operation{Op: ovsdb.OperationInsert, Table: tRoot,
+			Row: ovsdb.Row{"bridges": ovsdb.OvsSet{GoSet: []any{ovsdb.UUID{GoUUID: "br"}}}}})
 	return o, srv
 }
 
-func transact(t *testing.T, o *OVS, ops ...ovsdb.Op) {
+func transact(t *testing.T, o *OVS, ops ...ovsdb.Operation) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := o.ovsdb().Transact(ctx, 5*time.Second, ops...); err != nil {
+	if _, err := o.session().transact(ctx, 5*time.Second, ops...); err != nil {
 		t.Fatalf("transact: %v", err)
 	}
 }
 
-// waitCache waits for the cache's rows from the cache once it holds ok.
-func waitCache(t *testing.T, o *OVS, ok func(ovsdb.Tables) bool) {
+// ops builds operations with the client's API, failing the test on error.
+func ops(t *testing.T, o *OVS, build func(client.Client) ([]ovsdb.Operation, error)) []ovsdb.Operation {
+	t.Helper()
+	res, err := build(o.session().cl)
+	if err != nil {
+		t.Fatalf("build operations: %v", err)
+	}
+	return res
+}
+
+// waitCache waits for the cache to hold ok.
+func waitCache(t *testing.T, o *OVS, ok func(context.Context, client.Client) (bool, error)) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := o.ovsdb().Cache().WaitFor(ctx, ok); err != nil {
+	if err := o.session().waitFor(ctx, ok); err != nil {
 		t.Fatalf("cache never got there: %v", err)
 	}
+}
+
+// count is the number of rows of a table in the cache.
+func count[T any](t *testing.T, o *OVS) int {
+	t.Helper()
+	var rows []T
+	if err := o.session().cl.List(context.Background(), &rows); err != nil {
+		t.Fatal(err)
+	}
+	return len(rows)
+}
+
+// cachedIface is the interface name as the cache holds it, if it does.
+func cachedIface(t *testing.T, o *OVS, name string) (*ovsIface, bool) {
+	t.Helper()
+	i, ok, err := findIface(context.Background(), o.session().cl, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return i, ok
 }
 
 func pod(i string) Port {
@@ -74,16 +106,12 @@ func TestOVSAddPortsTogether(t *testing.T) {
 		PodUID: "uid-1", ContainerID: "c1", IfName: "eth0", PodName: "ns/p1"}) {
 		t.Fatalf("Ports: %+v", got)
 	}
-	o.ovsdb().Cache().View(func(tb ovsdb.Tables) {
-		b, _ := findBridge(tb, "br-int")
-		if len(b.Ports) != 5 {
-			t.Errorf("br-int holds %d ports, want 5", len(b.Ports))
-		}
-		i, _ := findIface(tb, "tap3")
-		if i.ExternalIDs["iface-status"] != "active" || i.ExternalIDs["vm-uuid"] != "uid-3" {
-			t.Errorf("tap3 external_ids: %v", i.ExternalIDs)
-		}
-	})
+	if b, _, err := findBridge(ctx, o.session().cl, "br-int"); err != nil || len(b.Ports) != 5 {
+		t.Errorf("br-int holds %d ports, want 5 (%v)", len(b.Ports), err)
+	}
+	if i, _ := cachedIface(t, o, "tap3"); i.ExternalIDs["iface-status"] != "active" || i.ExternalIDs["vm-uuid"] != "uid-3" {
+		t.Errorf("tap3 external_ids: %v", i.ExternalIDs)
+	}
 }
 
 func TestOVSAddPortReplacesAndDelPort(t *testing.T) {
@@ -111,7 +139,9 @@ func TestOVSAddPortReplacesAndDelPort(t *testing.T) {
 	if err := o.DelPort(ctx, "tap1"); err != nil {
 		t.Fatalf("DelPort of an absent port: %v", err)
 	}
-	waitCache(t, o, func(tb ovsdb.Tables) bool { return len(tb[tPort]) == 0 && len(tb[tIface]) == 0 })
+	waitCache(t, o, func(context.Context, client.Client) (bool, error) {
+		return count[ovsPort](t, o) == 0 && count[ovsIface](t, o) == 0, nil
+	})
 	if got, err := o.Ports(ctx); err != nil || len(got) != 0 {
 		t.Fatalf("Ports after DelPort: %+v, %v", got, err)
 	}
@@ -126,40 +156,47 @@ func TestOVSEnsureInternalPort(t *testing.T) {
 		}
 	}
 	// A key kuryr does not set survives an update in place.
-	transact(t, o, ovsdb.Op{"op": "mutate", "table": tIface,
-		"where":     ovsdb.Where(ovsdb.Cond("name", "==", "kuryr-np")),
-		"mutations": []any{[]any{"external_ids", "insert", ovsdb.Map(map[string]string{"other": "x"})}}})
+	transact(t, o, insertExternalID(t, o, "kuryr-np", "other", "x")...)
 	if err := o.EnsureInternalPort(ctx, "br-int", "kuryr-np", "np-port-2", "fa:16:3e:aa:00:03"); err != nil {
 		t.Fatal(err)
 	}
 	got := selectIface(t, o, "kuryr-np")
-	var typ, mac string
-	_ = json.Unmarshal(got["type"], &typ)
-	mac = ovsdb.String(got["mac"])
-	ext := ovsdb.StringMap(got["external_ids"])
+	typ, _ := got["type"].(string)
+	mac, _ := got["mac"].(string)
+	ext := map[any]any{}
+	if m, ok := got["external_ids"].(ovsdb.OvsMap); ok {
+		ext = m.GoMap
+	}
 	if typ != "internal" || mac != "fa:16:3e:aa:00:03" || ext["iface-id"] != "np-port-2" ||
 		ext["attached-mac"] != mac || ext["iface-status"] != "active" || ext["other"] != "x" {
 		t.Fatalf("kuryr-np: type %q mac %q external_ids %v", typ, mac, ext)
 	}
-	o.ovsdb().Cache().View(func(tb ovsdb.Tables) {
-		if len(tb[tPort]) != 1 {
-			t.Errorf("%d ports, want 1", len(tb[tPort]))
-		}
-	})
+	if n := count[ovsPort](t, o); n != 1 {
+		t.Errorf("%d ports, want 1", n)
+	}
 	if ports, _ := o.Ports(ctx); len(ports) != 0 {
 		t.Errorf("an internal port is no pod's: %+v", ports)
 	}
 }
 
 // selectIface reads the columns the cache does not hold.
-func selectIface(t *testing.T, o *OVS, name string) map[string]json.RawMessage {
+func selectIface(t *testing.T, o *OVS, name string) ovsdb.Row {
 	t.Helper()
-	res, err := o.ovsdb().Transact(context.Background(), time.Second, ovsdb.Op{"op": "select",
-		"table": tIface, "where": ovsdb.Where(ovsdb.Cond("name", "==", name))})
+	res, err := o.session().transact(context.Background(), time.Second, ovsdb.Operation{Op: ovsdb.OperationSelect,
+		Table: tIface, Where: []ovsdb.Condition{{Column: "name", Function: ovsdb.ConditionEqual, Value: name}}})
 	if err != nil || len(res) != 1 || len(res[0].Rows) != 1 {
 		t.Fatalf("select %s: %+v, %v", name, res, err)
 	}
 	return res[0].Rows[0]
+}
+
+// insertExternalID sets external_ids:key=value on the interface name.
+func insertExternalID(t *testing.T, o *OVS, name, key, value string) []ovsdb.Operation {
+	return ops(t, o, func(c client.Client) ([]ovsdb.Operation, error) {
+		m := &ovsIface{Name: name}
+		return c.Where(m).Mutate(m, model.Mutation{Field: &m.ExternalIDs, Mutator: ovsdb.MutateOperationInsert,
+			Value: map[string]string{key: value}})
+	})
 }
 
 func TestOVSWaitInstalled(t *testing.T) {
@@ -175,9 +212,7 @@ func TestOVSWaitInstalled(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- o.WaitInstalled(ctx, "tap1", 10*time.Second) }()
 	time.Sleep(100 * time.Millisecond)
-	transact(t, o, ovsdb.Op{"op": "mutate", "table": tIface,
-		"where":     ovsdb.Where(ovsdb.Cond("name", "==", "tap1")),
-		"mutations": []any{[]any{"external_ids", "insert", ovsdb.Map(map[string]string{"ovn-installed": "true"})}}})
+	transact(t, o, insertExternalID(t, o, "tap1", "ovn-installed", "true")...)
 	select {
 	case err := <-done:
 		if err != nil {
@@ -208,20 +243,16 @@ func TestOVSCacheFollowsOwnWrites(t *testing.T) {
 		if err := o.AddPort(ctx, p); err != nil {
 			t.Fatalf("AddPort #%d: %v", i, err)
 		}
-		o.ovsdb().Cache().View(func(tb ovsdb.Tables) {
-			if i, ok := findIface(tb, "tap1"); !ok || i.ExternalIDs[extContainer] != p.ContainerID {
-				t.Fatalf("cache behind the reply: %+v", i)
-			}
-		})
+		if i, ok := cachedIface(t, o, "tap1"); !ok || i.ExternalIDs[extContainer] != p.ContainerID {
+			t.Fatalf("cache behind the reply: %+v", i)
+		}
 		if i%3 == 0 {
 			if err := o.DelPort(ctx, "tap1"); err != nil {
 				t.Fatal(err)
 			}
-			o.ovsdb().Cache().View(func(tb ovsdb.Tables) {
-				if _, ok := findIface(tb, "tap1"); ok {
-					t.Fatal("cache behind the reply of a delete")
-				}
-			})
+			if _, ok := cachedIface(t, o, "tap1"); ok {
+				t.Fatal("cache behind the reply of a delete")
+			}
 		}
 	}
 }
@@ -300,22 +331,22 @@ func TestOVSWaitsForVswitchd(t *testing.T) {
 }
 
 func fakeVswitchd(ctx context.Context, o *OVS) {
-	c := o.ovsdb()
+	s := o.session()
 	for {
-		var uuid string
-		var next int64
-		err := c.Cache().WaitFor(ctx, func(tb ovsdb.Tables) bool {
-			for u, r := range tb[tRoot] {
-				uuid, next = u, ovsdb.Int(r.Cols["next_cfg"])
-				return next != ovsdb.Int(r.Cols["cur_cfg"])
-			}
-			return false
+		var r *ovsRoot
+		err := s.waitFor(ctx, func(ctx context.Context, c client.Client) (bool, error) {
+			got, ok, err := root(ctx, c)
+			r = got
+			return ok && r.NextCfg != r.CurCfg, err
 		})
 		if err != nil {
 			return
 		}
-		_, _ = c.Transact(ctx, time.Second, ovsdb.Op{"op": "update", "table": tRoot,
-			"where": ovsdb.Where(ovsdb.Cond("_uuid", "==", ovsdb.UUID(uuid))),
-			"row":   map[string]any{"cur_cfg": next}})
+		m := &ovsRoot{UUID: r.UUID, CurCfg: r.NextCfg}
+		up, err := s.cl.Where(m).Update(m, &m.CurCfg)
+		if err != nil {
+			return
+		}
+		_, _ = s.transact(ctx, time.Second, up...)
 	}
 }
