@@ -164,7 +164,7 @@ func (c *Client) CreateRules(ctx context.Context, sg, project string, rs []Rule)
 // ruleExists: Neutron refused a rule because the same one exists (409
 // SecurityGroupRuleExists; a 409 for a quota is an error).
 func ruleExists(err error) bool {
-	return InUse(err) && Classify(err) == KindConflict && strings.Contains(err.Error(), "SecurityGroupRuleExists")
+	return InUse(err) && strings.Contains(err.Error(), "SecurityGroupRuleExists")
 }
 
 func ruleOpts(sg, project string, r Rule) rules.CreateOpts {

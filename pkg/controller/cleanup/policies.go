@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrport"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
 
@@ -92,8 +93,15 @@ func (s *Sweeper) sweepPolicies(ctx context.Context, logger logr.Logger, groups 
 			errs = append(errs, s.Peers.SweepPeer(ctx, key, g.ID))
 			continue
 		}
-		// Still on a pod's port (409): the KuryrPort reconciler takes it
-		// off; the next sweep deletes it.
+		// Still named by a KuryrPort (kuryrport.GroupOnPorts) or on a
+		// pod's port (409): the KuryrPort reconciler takes it off; the next
+		// sweep deletes it.
+		if busy, err := kuryrport.GroupOnPorts(ctx, s.Client, g.ID); err != nil || busy {
+			if err != nil {
+				errs = append(errs, err)
+			}
+			continue
+		}
 		if err := s.Policies.DeleteSecurityGroup(ctx, g.ID); err != nil && !neutron.InUse(err) {
 			errs = append(errs, err)
 		}

@@ -61,8 +61,8 @@ func (r *Reconciler) finalize(ctx context.Context, klb *kuryrv1.KuryrLoadBalance
 		if err != nil {
 			return ctrl.Result{}, err
 		}
-		// One still on a port (409) is left to the sweep, which deletes
-		// it once the KuryrPorts have let go of it.
+		// One still on a port (409) or named by a KuryrPort is left to
+		// the sweep, which deletes it under the same two conditions.
 		if err := r.dropGroups(ctx, klb, groups); err != nil && !errors.Is(err, errGroupInUse) {
 			return ctrl.Result{}, err
 		}

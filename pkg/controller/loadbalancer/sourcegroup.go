@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrport"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
 
@@ -184,17 +185,26 @@ func (r *Reconciler) findGroups(ctx context.Context, uid string) ([]neutron.Secu
 	return r.Groups.SecurityGroupsNamed(ctx, groupName(uid))
 }
 
-// dropGroups deletes groups the Service no longer needs. Neutron refuses
-// while a port still carries one (409): the KuryrPort reconciler takes it
-// off the pods' ports once the Service no longer needs it, and a later
-// reconcile deletes it (errGroupInUse requeues without an error).
+// dropGroups deletes groups the Service no longer needs, once no
+// KuryrPort names them (kuryrport.GroupOnPorts) and Neutron agrees (409
+// while a port carries one): the KuryrPort reconciler takes them off the
+// pods' ports once the Service no longer needs them, and a later
+// reconcile deletes them (errGroupInUse requeues without an error).
 func (r *Reconciler) dropGroups(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, groups []neutron.SecurityGroup) error {
 	inUse := false
 	for _, g := range groups {
 		if klb.Status.SecurityGroup == g.ID {
 			klb.Status.SecurityGroup = ""
 		}
-		err := r.Groups.DeleteSecurityGroup(ctx, g.ID)
+		busy, err := kuryrport.GroupOnPorts(ctx, r.Client, g.ID)
+		if err != nil {
+			return err
+		}
+		if busy {
+			inUse = true
+			continue
+		}
+		err = r.Groups.DeleteSecurityGroup(ctx, g.ID)
 		switch {
 		case neutron.InUse(err):
 			inUse = true

@@ -199,22 +199,22 @@ func deleteRules(ctx context.Context, n interface {
 }
 
 func (r *GroupReconciler) findGroup(ctx context.Context, knp *kuryrv1.KuryrNetworkPolicy) (*neutron.SecurityGroup, error) {
-	found, err := r.Neutron.FindSecurityGroups(ctx, r.tags(knp))
-	if err != nil {
-		return nil, err
+	return findTagged(ctx, r.Neutron, r.tags(knp), GroupName(policyUID(knp)))
+}
+
+// findTagged returns the group carrying tags (the oldest of several), or
+// the one called name, tagged now (created, but its tagging went
+// unanswered); nil if there is none.
+func findTagged(ctx context.Context, n groupAPI, tags []string, name string) (*neutron.SecurityGroup, error) {
+	found, err := n.FindSecurityGroups(ctx, tags)
+	if err != nil || len(found) > 0 {
+		return oldest(found), err
 	}
-	if len(found) > 0 {
-		return oldest(found), nil
-	}
-	named, err := r.Neutron.SecurityGroupsNamed(ctx, GroupName(policyUID(knp)))
+	named, err := n.SecurityGroupsNamed(ctx, name)
 	if err != nil || len(named) == 0 {
 		return nil, err
 	}
-	// Created, but its tagging went unanswered.
-	if err := r.Neutron.TagSecurityGroup(ctx, named[0].ID, r.tags(knp)); err != nil {
-		return nil, err
-	}
-	return &named[0], nil
+	return &named[0], n.TagSecurityGroup(ctx, named[0].ID, tags)
 }
 
 func (r *GroupReconciler) condition(ctx context.Context, knp *kuryrv1.KuryrNetworkPolicy, status metav1.ConditionStatus, reason, msg string) error {

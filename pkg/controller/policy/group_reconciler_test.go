@@ -110,3 +110,36 @@ func TestGroupReconcilerApplies(t *testing.T) {
 		}
 	}
 }
+
+// TestGroupKeptWhileKuryrPortsNameIt: a deleted policy's group is not
+// deleted while a KuryrPort's status names it (its port carries it, or an
+// update of the port may be in flight), even though Neutron would allow
+// it; once the status no longer names it, it goes.
+func TestGroupKeptWhileKuryrPortsNameIt(t *testing.T) {
+	r, _ := newGroupEnv(t, knpFor("a", "uid-a"))
+	reconcileKNP(t, r, "a")
+	group := getKNP(t, r, "a").Status.SecurityGroupID
+	kp := &kuryrv1.KuryrPort{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"},
+		Status: kuryrv1.KuryrPortStatus{SecurityGroups: []string{group}}}
+	ctx := context.Background()
+	if err := r.Create(ctx, kp); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Delete(ctx, getKNP(t, r, "a")); err != nil {
+		t.Fatal(err)
+	}
+	if res := reconcileKNP(t, r, "a"); res.RequeueAfter == 0 {
+		t.Fatal("finalized while a KuryrPort names the group")
+	}
+	if _, err := r.Neutron.GetSecurityGroup(ctx, group); err != nil {
+		t.Fatalf("group deleted while a KuryrPort names it: %v", err)
+	}
+	kp.Status.SecurityGroups = nil
+	if err := r.Update(ctx, kp); err != nil {
+		t.Fatal(err)
+	}
+	reconcileKNP(t, r, "a")
+	if _, err := r.Neutron.GetSecurityGroup(ctx, group); !neutron.IsNotFound(err) {
+		t.Fatalf("group still there once no KuryrPort names it: %v", err)
+	}
+}

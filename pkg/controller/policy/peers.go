@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrport"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
 
@@ -121,15 +122,7 @@ func (r *GroupReconciler) findPeerGroup(ctx context.Context, key, recorded strin
 			return nil, err
 		}
 	}
-	found, err := r.Neutron.FindSecurityGroups(ctx, r.peerTags(key))
-	if err != nil || len(found) > 0 {
-		return oldest(found), err
-	}
-	named, err := r.Neutron.SecurityGroupsNamed(ctx, PeerGroupName(key))
-	if err != nil || len(named) == 0 {
-		return nil, err
-	}
-	return &named[0], r.Neutron.TagSecurityGroup(ctx, named[0].ID, r.peerTags(key))
+	return findTagged(ctx, r.Neutron, r.peerTags(key), PeerGroupName(key))
 }
 
 // releasePeers drops the peers the spec no longer names (all of them for
@@ -174,6 +167,9 @@ func (r *GroupReconciler) releasePeer(ctx context.Context, knp *kuryrv1.KuryrNet
 			return true, nil
 		}
 	}
+	if busy, err := kuryrport.GroupOnPorts(ctx, r.Client, id); err != nil || busy {
+		return false, err
+	}
 	err = r.Neutron.DeleteSecurityGroup(ctx, id)
 	if neutron.InUse(err) {
 		return false, nil
@@ -215,6 +211,9 @@ func (r *GroupReconciler) SweepPeer(ctx context.Context, key, id string) error {
 		if knps.Items[i].DeletionTimestamp.IsZero() && namesPeer(&knps.Items[i], key) {
 			return nil
 		}
+	}
+	if busy, err := kuryrport.GroupOnPorts(ctx, r.Client, id); err != nil || busy {
+		return err
 	}
 	if err := r.Neutron.DeleteSecurityGroup(ctx, id); err != nil && !neutron.InUse(err) {
 		return err

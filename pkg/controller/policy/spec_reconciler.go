@@ -10,7 +10,6 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -18,12 +17,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrport"
 )
 
-// Recorder emits Kubernetes Events (events.k8s.io).
-type Recorder interface {
-	Eventf(regarding, related runtime.Object, eventtype, reason, action, note string, args ...any)
-}
+// Recorder emits Kubernetes Events, as for the other reconcilers.
+type Recorder = kuryrport.Recorder
 
 // SpecReconciler keeps one KuryrNetworkPolicy per NetworkPolicy, its spec
 // the policy as kuryr computes it. It is the only writer of that spec; it
