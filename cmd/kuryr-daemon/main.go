@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/kuryr-k8s/kuryr/pkg/cni/api"
 	"github.com/kuryr-k8s/kuryr/pkg/cni/daemon"
 	"github.com/kuryr-k8s/kuryr/pkg/cni/nodeport"
 	"github.com/kuryr-k8s/kuryr/pkg/cni/plug"
@@ -30,6 +31,9 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "attachments" {
+		os.Exit(attachments(os.Args[2:], os.Stdout, os.Stderr))
+	}
 	opts := startup.Bind(flag.CommandLine)
 	flag.Parse()
 	logger := opts.Logger("kuryr-daemon")
@@ -69,7 +73,8 @@ func run(ctx context.Context, logger logr.Logger, opts *startup.Options) error {
 	ctx = ctrl.LoggerInto(ctx, logger.WithValues("node", c.NodeName))
 	ovs := plug.NewOVS(c.OVSDBConnection, daemon.Usable(c.WaitForUsable) == daemon.UsableOVNInstalled)
 	ready := &daemon.Readiness{OVS: ovs}
-	if err := serveHealth(ctx, cfg, ready); err != nil {
+	reg := daemon.NewRegistry()
+	if err := serveHealth(ctx, cfg, ready, daemon.AttachmentsHandler(c.NodeName, ovs, reg)); err != nil {
 		return err
 	}
 	restCfg, err := startup.RESTConfig(cfg.Kubernetes)
@@ -83,7 +88,6 @@ func run(ctx context.Context, logger logr.Logger, opts *startup.Options) error {
 	if err != nil {
 		return err
 	}
-	reg := daemon.NewRegistry()
 	if err := daemon.WatchKuryrPorts(ctx, informers, reg); err != nil {
 		return err
 	}
@@ -123,11 +127,15 @@ func run(ctx context.Context, logger logr.Logger, opts *startup.Options) error {
 	return srv.Shutdown(context.Background())
 }
 
-// serveHealth serves /livez and /readyz from the start, and the metrics.
-func serveHealth(ctx context.Context, cfg *config.Config, ready *daemon.Readiness) error {
+// serveHealth serves /livez, /readyz and the read-only /attachments from
+// the start, and the metrics.
+func serveHealth(ctx context.Context, cfg *config.Config, ready *daemon.Readiness, attachments http.Handler) error {
 	hs := health.New()
 	hs.AddReadyz("cni", ready.Ready)
-	if err := health.Start(ctx, fmt.Sprintf(":%d", cfg.CNIHealthServer.Port), hs.Handler()); err != nil {
+	hmux := http.NewServeMux()
+	hmux.Handle("/", hs.Handler())
+	hmux.Handle("GET "+api.AttachmentsPath, attachments)
+	if err := health.Start(ctx, fmt.Sprintf(":%d", cfg.CNIHealthServer.Port), hmux); err != nil {
 		return err
 	}
 	reg := prometheus.NewRegistry()

@@ -54,3 +54,15 @@ func (c *Client) routerHasSubnet(ctx context.Context, router, subnet string) (bo
 	}
 	return false, nil
 }
+
+// RouterExists reports whether router exists (a read, for diagnostics).
+func (c *Client) RouterExists(ctx context.Context, router string) (bool, error) {
+	_, err := routers.Get(ctx, c.sc, router).Extract()
+	if IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("get router %s: %w", router, err)
+	}
+	return true, nil
+}

@@ -15,6 +15,7 @@ type Listener struct {
 	Port               int32
 	DefaultPoolID      string
 	ProvisioningStatus string
+	OperatingStatus    string
 }
 
 // Pool is what kuryr reads of a pool.
@@ -24,6 +25,7 @@ type Pool struct {
 	Algorithm          string
 	ListenerIDs        []string
 	ProvisioningStatus string
+	OperatingStatus    string
 }
 
 // Member is what kuryr reads of a pool member.
@@ -33,6 +35,7 @@ type Member struct {
 	Port               int32
 	SubnetID           string
 	ProvisioningStatus string
+	OperatingStatus    string
 }
 
 // ListenerSpec is a listener with its default pool.
@@ -74,7 +77,7 @@ func (c *Client) Listeners(ctx context.Context, lbID string) ([]Listener, error)
 	out := make([]Listener, 0, len(all))
 	for _, l := range all {
 		out = append(out, Listener{ID: l.ID, Name: l.Name, Protocol: l.Protocol, Port: int32(l.ProtocolPort),
-			DefaultPoolID: l.DefaultPoolID, ProvisioningStatus: l.ProvisioningStatus})
+			DefaultPoolID: l.DefaultPoolID, ProvisioningStatus: l.ProvisioningStatus, OperatingStatus: l.OperatingStatus})
 	}
 	return out, nil
 }
@@ -91,7 +94,8 @@ func (c *Client) Pools(ctx context.Context, lbID string) ([]Pool, error) {
 	}
 	out := make([]Pool, 0, len(all))
 	for _, p := range all {
-		pl := Pool{ID: p.ID, Name: p.Name, Protocol: p.Protocol, Algorithm: p.LBMethod, ProvisioningStatus: p.ProvisioningStatus}
+		pl := Pool{ID: p.ID, Name: p.Name, Protocol: p.Protocol, Algorithm: p.LBMethod, ProvisioningStatus: p.ProvisioningStatus,
+			OperatingStatus: p.OperatingStatus}
 		for _, l := range p.Listeners {
 			pl.ListenerIDs = append(pl.ListenerIDs, l.ID)
 		}
@@ -113,7 +117,7 @@ func (c *Client) Members(ctx context.Context, poolID string) ([]Member, error) {
 	out := make([]Member, 0, len(all))
 	for _, m := range all {
 		out = append(out, Member{ID: m.ID, Name: m.Name, Address: m.Address, Port: int32(m.ProtocolPort),
-			SubnetID: m.SubnetID, ProvisioningStatus: m.ProvisioningStatus})
+			SubnetID: m.SubnetID, ProvisioningStatus: m.ProvisioningStatus, OperatingStatus: m.OperatingStatus})
 	}
 	return out, nil
 }

@@ -1,0 +1,64 @@
+// Package doctor is `kubectl kuryr doctor`: checks of a kuryr installation
+// (controller and its leader, daemons on every node, CRDs, configuration,
+// OpenStack reachability and the configured objects, leaked objects, pods
+// without a port, resources not Ready), each a finding in words.
+package doctor
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/kuryr-k8s/kuryr/pkg/cli/env"
+	"github.com/kuryr-k8s/kuryr/pkg/cli/output"
+)
+
+// Statuses of findings.
+const (
+	OK   = "OK"
+	Warn = "WARN"
+	Fail = "FAIL"
+)
+
+// Finding is one check's result.
+type Finding struct {
+	Check   string `json:"check"`
+	Status  string `json:"status"`
+	Message string `json:"message"`
+}
+
+func ok(check, format string, a ...any) Finding { return Finding{check, OK, fmt.Sprintf(format, a...)} }
+func warn(check, format string, a ...any) Finding {
+	return Finding{check, Warn, fmt.Sprintf(format, a...)}
+}
+func fail(check, format string, a ...any) Finding {
+	return Finding{check, Fail, fmt.Sprintf(format, a...)}
+}
+
+// check is one group of checks.
+type check func(ctx context.Context, e *env.Env) []Finding
+
+// Checks runs every check, in order.
+func Checks(ctx context.Context, e *env.Env) []Finding {
+	var out []Finding
+	for _, c := range []check{controller, leader, daemons, nodes, crds, configuration, openStack, neutronObjects,
+		orphans, podsWithoutPorts, notReady} {
+		out = append(out, c(ctx, e)...)
+	}
+	return out
+}
+
+// Run runs the checks and prints them; it reports whether any failed.
+func Run(ctx context.Context, e *env.Env, f output.Format, w io.Writer) (failed bool, err error) {
+	findings := Checks(ctx, e)
+	for _, x := range findings {
+		failed = failed || x.Status == Fail
+	}
+	return failed, output.Print(w, f, findings, func(w io.Writer) error {
+		r := output.NewRows("status", "check", "message")
+		for _, x := range findings {
+			r.Add(x.Status, x.Check, x.Message)
+		}
+		return r.Write(w)
+	})
+}

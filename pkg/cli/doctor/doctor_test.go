@@ -1,0 +1,142 @@
+package doctor
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/cli/clitest"
+	"github.com/kuryr-k8s/kuryr/pkg/cli/output"
+	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+	"github.com/kuryr-k8s/kuryr/pkg/neutron/neutrontest"
+)
+
+func runningPod(ns, name, node string) *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID("uid-" + name)},
+		Spec: corev1.PodSpec{NodeName: node}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+}
+
+func TestHealthyInstallIsAllOK(t *testing.T) {
+	f := clitest.New(t)
+	pod := runningPod("default", "web", "n1")
+	port := f.Neutron.Add("ports", neutrontest.Object{"tags": []string{neutron.ClusterTag(clitest.Cluster), neutron.PodTag("uid-web")},
+		"created_at": "2020-01-01T00:00:00Z"})
+	kp := &kuryrv1.KuryrPort{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"},
+		Spec:   kuryrv1.KuryrPortSpec{PodUID: "uid-web", PodNodeName: "n1"},
+		Status: kuryrv1.KuryrPortStatus{VIFs: map[string]kuryrv1.VIF{"eth0": {PortID: port, Default: true}}}}
+	f.Objects = append(f.Objects, pod, kp)
+	var out bytes.Buffer
+	failed, err := Run(context.Background(), f.Env(t), output.JSON, &out)
+	if err != nil || failed {
+		t.Fatalf("failed %v, err %v:\n%s", failed, err, out.String())
+	}
+	var findings []Finding
+	if err := json.Unmarshal(out.Bytes(), &findings); err != nil {
+		t.Fatal(err)
+	}
+	if len(findings) < 10 {
+		t.Errorf("only %d findings", len(findings))
+	}
+	for _, x := range findings {
+		if x.Status != OK {
+			t.Errorf("%s: %s %s", x.Check, x.Status, x.Message)
+		}
+	}
+}
+
+func TestProblems(t *testing.T) {
+	tests := []struct {
+		name   string
+		break_ func(f *clitest.Fixture)
+		check  string
+		status string
+		want   string
+	}{
+		{"a node without a daemon", func(f *clitest.Fixture) { f.Objects = append(f.Objects, clitest.Node("n3", true)) },
+			"nodes", Fail, "no Ready kuryr-daemon pod on 1 of 3 nodes: n3"},
+		{"a NotReady node", func(f *clitest.Fixture) { f.Objects = append(f.Objects, clitest.Node("n3", false)) },
+			"nodes", Warn, "nodes NotReady: n3"},
+		{"a stale lease", func(f *clitest.Fixture) {
+			replace(f, clitest.Lease("kube-system", "kuryr-controller-old", time.Now().Add(-5*time.Minute)))
+		}, "leader", Fail, "is stale: kuryr-controller-old last renewed it 5m0s ago"},
+		{"an orphan port", func(f *clitest.Fixture) {
+			f.Neutron.Add("ports", neutrontest.Object{"id": "orphan-1", "created_at": "2020-01-01T00:00:00Z",
+				"tags": []string{neutron.ClusterTag(clitest.Cluster), neutron.PodTag("gone")}})
+		}, "orphans", Warn, "1 leaked kuryr-tagged objects: 1 ports (orphan-1); the controller's sweep deletes them"},
+		{"a running pod without a KuryrPort", func(f *clitest.Fixture) {
+			f.Objects = append(f.Objects, runningPod("default", "lost", "n1"))
+		}, "pod ports", Fail, "1 Running pods have no KuryrPort with a VIF: default/lost"},
+		{"a KuryrPort not Ready", func(f *clitest.Fixture) {
+			f.Objects = append(f.Objects, &kuryrv1.KuryrPort{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "x"},
+				Status: kuryrv1.KuryrPortStatus{Conditions: []metav1.Condition{{Type: "Ready", Status: metav1.ConditionFalse,
+					Reason: "SubnetFull", Message: "no more IP addresses"}}}})
+		}, "ready KuryrPort", Warn, "KuryrPort default/x is not Ready (SubnetFull): no more IP addresses"},
+		{"a missing CRD", func(f *clitest.Fixture) { f.Objects = f.Objects[:len(f.Objects)-1] },
+			"crds", Fail, "kuryrnetworkpolicies.openstack.org"},
+		{"no daemons ready", func(f *clitest.Fixture) {
+			for _, o := range f.Objects {
+				if p, ok := o.(*corev1.Pod); ok {
+					p.Status.Conditions[0].Status = corev1.ConditionFalse
+				}
+			}
+		}, "nodes", Fail, "no Ready kuryr-daemon pod on 2 of 2 nodes: n1, n2"},
+		{"OpenStack unreachable", func(f *clitest.Fixture) { f.ConnectErr = errString("connection refused") },
+			"openstack", Fail, "cannot reach OpenStack with the configured credentials: connection refused"},
+		{"a missing pod subnet", func(f *clitest.Fixture) { f.Neutron.Fail = failSubnets },
+			"neutron objects", Fail, "configured objects missing or unreadable: pod_subnet"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := clitest.New(t)
+			tt.break_(f)
+			findings := Checks(context.Background(), f.Env(t))
+			for _, x := range findings {
+				if x.Check == tt.check && x.Status == tt.status && strings.Contains(x.Message, tt.want) {
+					return
+				}
+			}
+			t.Errorf("no %s %s %q in:\n%s", tt.status, tt.check, tt.want, dump(findings))
+		})
+	}
+}
+
+type errString string
+
+func (e errString) Error() string { return string(e) }
+
+func failSubnets(method, collection string) (int, string) {
+	if method == "GET" && collection == "subnets" {
+		return 404, `{"NeutronError": {"type": "SubnetNotFound", "message": "Subnet could not be found."}}`
+	}
+	return 0, ""
+}
+
+// replace puts o in place of the fixture's object of the same type and
+// name.
+func replace(f *clitest.Fixture, o client.Object) {
+	for i, x := range f.Objects {
+		if fmt.Sprintf("%T", x) == fmt.Sprintf("%T", o) && x.GetName() == o.GetName() && x.GetNamespace() == o.GetNamespace() {
+			f.Objects[i] = o
+			return
+		}
+	}
+	f.Objects = append(f.Objects, o)
+}
+
+func dump(fs []Finding) string {
+	var b strings.Builder
+	for _, x := range fs {
+		b.WriteString(x.Status + "  " + x.Check + "  " + x.Message + "\n")
+	}
+	return b.String()
+}

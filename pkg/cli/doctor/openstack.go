@@ -1,0 +1,171 @@
+package doctor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/kuryr-k8s/kuryr/pkg/cli/env"
+	"github.com/kuryr-k8s/kuryr/pkg/config"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/cleanup"
+	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+)
+
+func configuration(ctx context.Context, e *env.Env) []Finding {
+	const c = "config"
+	l, err := env.LoadConfig(ctx, e.Client, e.KuryrNamespace, e.Overrides)
+	if err != nil {
+		return []Finding{fail(c, "%v", err)}
+	}
+	defer l.Cleanup()
+	if err := l.Config.ValidateController(); err != nil {
+		return []Finding{fail(c, "ConfigMap %s: invalid for kuryr-controller: %s", env.ConfigMapName,
+			strings.ReplaceAll(err.Error(), "\n", "; "))}
+	}
+	out := []Finding{ok(c, "ConfigMap %s is a valid configuration (cluster %s)", env.ConfigMapName, l.Config.Kubernetes.ClusterName)}
+	for _, w := range l.Warnings {
+		out = append(out, warn(c, "%s", w))
+	}
+	return out
+}
+
+func openStack(ctx context.Context, e *env.Env) []Finding {
+	const c = "openstack"
+	cloud, err := e.Cloud(ctx)
+	if err != nil {
+		return []Finding{fail(c, "cannot reach OpenStack with the configured credentials: %v", err)}
+	}
+	cluster := cloud.Config.Kubernetes.ClusterName
+	ports, err := cloud.Neutron.ListPorts(ctx, []string{neutron.ClusterTag(cluster)}, "")
+	if err != nil {
+		return []Finding{fail(c, "Neutron: %v", err)}
+	}
+	out := []Finding{ok(c, "Neutron answers: %d ports tagged %s", len(ports), neutron.ClusterTag(cluster))}
+	if cloud.Octavia == nil {
+		if cloud.Config.Services() {
+			out = append(out, fail(c, "service_subnet is set but there is no Octavia endpoint"))
+		}
+		return out
+	}
+	lbs, err := cloud.Octavia.FindLoadBalancers(ctx, []string{neutron.ClusterTag(cluster)})
+	if err != nil {
+		return append(out, fail(c, "Octavia: %v", err))
+	}
+	return append(out, ok(c, "Octavia answers: %d load balancers of this cluster", len(lbs)))
+}
+
+// neutronObjects checks that what the configuration names exists.
+func neutronObjects(ctx context.Context, e *env.Env) []Finding {
+	const c = "neutron objects"
+	cloud, err := e.Cloud(ctx)
+	if err != nil {
+		return []Finding{fail(c, "not checked: no OpenStack connection")}
+	}
+	var missing, found []string
+	probe := func(what, id string, get func() error) {
+		if id == "" {
+			return
+		}
+		if err := get(); err != nil {
+			missing = append(missing, fmt.Sprintf("%s %s (%s)", what, id, shortErr(err)))
+			return
+		}
+		found = append(found, what)
+	}
+	for _, p := range probes(ctx, cloud) {
+		probe(p.what, p.id, p.get)
+	}
+	if len(missing) > 0 {
+		return []Finding{fail(c, "configured objects missing or unreadable: %s", strings.Join(missing, "; "))}
+	}
+	return []Finding{ok(c, "configured objects exist: %s", strings.Join(found, ", "))}
+}
+
+type probeSpec struct {
+	what, id string
+	get      func() error
+}
+
+func probes(ctx context.Context, cloud *env.Cloud) []probeSpec {
+	cfg, nc := cloud.Config, cloud.Neutron
+	subnet := func(id string) func() error {
+		return func() error { _, err := nc.GetSubnet(ctx, id); return err }
+	}
+	var ps []probeSpec
+	if cfg.Kubernetes.PodSubnetsDriver == config.SubnetDriverNamespace {
+		ps = append(ps, probeSpec{"pod_subnet_pool", cfg.NamespaceSubnet.PodSubnetPool, func() error {
+			_, err := nc.SubnetPoolPrefixes(ctx, cfg.NamespaceSubnet.PodSubnetPool)
+			return err
+		}}, probeSpec{"pod_router", cfg.NamespaceSubnet.PodRouter, func() error {
+			found, err := nc.RouterExists(ctx, cfg.NamespaceSubnet.PodRouter)
+			if err == nil && !found {
+				err = errors.New("not found")
+			}
+			return err
+		}})
+	} else {
+		ps = append(ps, probeSpec{"pod_subnet", cfg.NeutronDefaults.PodSubnet, subnet(cfg.NeutronDefaults.PodSubnet)})
+	}
+	ps = append(ps, probeSpec{"service_subnet", cfg.NeutronDefaults.ServiceSubnet, subnet(cfg.NeutronDefaults.ServiceSubnet)})
+	for _, sg := range cfg.NeutronDefaults.PodSecurityGroups {
+		ps = append(ps, probeSpec{"pod_security_groups", sg, func() error { _, err := nc.GetSecurityGroup(ctx, sg); return err }})
+	}
+	ps = append(ps, probeSpec{"external_svc_net", cfg.NeutronDefaults.ExternalSvcNet, func() error {
+		_, err := nc.GetNetwork(ctx, cfg.NeutronDefaults.ExternalSvcNet)
+		return err
+	}})
+	return ps
+}
+
+// orphans runs the sweep's own selection as a dry run.
+func orphans(ctx context.Context, e *env.Env) []Finding {
+	const c = "orphans"
+	cloud, err := e.Cloud(ctx)
+	if err != nil {
+		return []Finding{fail(c, "not checked: no OpenStack connection")}
+	}
+	cfg := cloud.Config
+	s := &cleanup.Sweeper{Client: e.Client, Neutron: cloud.Neutron, Cluster: cfg.Kubernetes.ClusterName,
+		NodePorts: cfg.NeutronDefaults.NodeSubnet != ""}
+	if cloud.Octavia != nil {
+		s.Octavia, s.FloatingIPs, s.Groups = cloud.Octavia, cloud.Neutron, cloud.Neutron
+	}
+	if cfg.NetworkPolicy.Enabled {
+		s.Policies = cloud.Neutron
+	}
+	pools := cfg.Kubernetes.VIFPoolDriver == "neutron" && cfg.Kubernetes.PodSubnetsDriver != config.SubnetDriverNamespace
+	o, err := s.DryRun(ctx, pools)
+	if err != nil {
+		return []Finding{fail(c, "listing for orphans: %v", err)}
+	}
+	if o.Count() == 0 {
+		return []Finding{ok(c, "no leaked kuryr-tagged objects")}
+	}
+	return []Finding{warn(c, "%d leaked kuryr-tagged objects: %s; the controller's sweep deletes them "+
+		"(every [controller] cleanup_period; objects younger than %s are spared)", o.Count(), describeOrphans(o), cleanup.MinAge)}
+}
+
+func describeOrphans(o cleanup.Orphans) string {
+	var parts []string
+	add := func(kind string, ids []string) {
+		if len(ids) > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s (%s)", len(ids), kind, list(ids)))
+		}
+	}
+	add("ports", ids(o.Ports, func(p neutron.Port) string { return p.ID }))
+	add("networks", ids(o.Networks, func(n neutron.Network) string { return n.ID }))
+	add("load balancers", ids(o.LoadBalancers, func(l octaviaLB) string { return l.ID }))
+	add("floating IPs", ids(o.FloatingIPs, func(f neutron.FloatingIP) string { return f.ID }))
+	add("source groups", ids(o.SourceGroups, func(g neutron.SecurityGroup) string { return g.ID }))
+	add("policy groups", ids(o.PolicyGroups, func(g neutron.SecurityGroup) string { return g.ID }))
+	return strings.Join(parts, ", ")
+}
+
+func ids[T any](items []T, id func(T) string) []string {
+	out := make([]string, 0, len(items))
+	for _, it := range items {
+		out = append(out, id(it))
+	}
+	return out
+}

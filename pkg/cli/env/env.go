@@ -1,0 +1,144 @@
+// Package env is what kubectl kuryr works with: the user's Kubernetes
+// clients (from their kubeconfig), the kuryr installation's names, its
+// configuration (read from the kuryr-config ConfigMap and the
+// kuryr-openstack Secret) and OpenStack clients built from it.
+package env
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/config"
+	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+	"github.com/kuryr-k8s/kuryr/pkg/octavia"
+)
+
+// Names of the kuryr installation's objects.
+const (
+	ConfigMapName   = "kuryr-config"
+	ConfigMapKey    = "kuryr.conf"
+	SecretName      = "kuryr-openstack"
+	SecretKey       = "clouds.yaml"
+	ControllerName  = "kuryr-controller"
+	DaemonSetName   = "kuryr-daemon"
+	DaemonContainer = "kuryr-daemon"
+	DaemonBinary    = "/kuryr-daemon"
+	// LeaseName is the controller_ha Lease (cmd/kuryr-controller).
+	LeaseName = "kuryr-controller"
+	// Labels of kuryr's pods.
+	LabelName      = "app.kubernetes.io/name"
+	LabelComponent = "app.kubernetes.io/component"
+)
+
+// Cloud is the configuration kuryr runs with and OpenStack clients built
+// from it; Octavia is nil when kuryr serves no Services.
+type Cloud struct {
+	Config   *config.Config
+	Warnings []string
+	Neutron  *neutron.Client
+	Octavia  *octavia.Client
+}
+
+// Env is what the subcommands use.
+type Env struct {
+	Client         client.Client
+	Namespace      string // the user's (-n, else the context's, else default)
+	KuryrNamespace string
+	Exec           Execer
+	// Overrides are --set section.option=value, applied over the ConfigMap.
+	Overrides []string
+	// Connect builds OpenStack clients from a configuration (tests fake
+	// OpenStack through it); nil: openstack.NewClients.
+	Connect func(ctx context.Context, cfg *config.Config) (*Cloud, error)
+
+	once  sync.Once
+	cloud *Cloud
+	err   error
+}
+
+// Cloud reads the configuration and connects to OpenStack, once.
+func (e *Env) Cloud(ctx context.Context) (*Cloud, error) {
+	e.once.Do(func() { e.cloud, e.err = e.connect(ctx) })
+	return e.cloud, e.err
+}
+
+func (e *Env) connect(ctx context.Context) (*Cloud, error) {
+	l, err := LoadConfig(ctx, e.Client, e.KuryrNamespace, e.Overrides)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Cleanup()
+	connect := e.Connect
+	if connect == nil {
+		connect = Connect
+	}
+	c, err := connect(ctx, l.Config)
+	if err != nil {
+		return nil, err
+	}
+	c.Warnings = l.Warnings
+	return c, nil
+}
+
+// Scheme knows Kubernetes' kinds and kuryr's.
+func Scheme() (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		return nil, err
+	}
+	if err := kuryrv1.AddToScheme(s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// requestTimeout bounds each Kubernetes request unless the kubeconfig (or
+// --request-timeout) says otherwise. OpenStack requests are bounded by
+// [neutron] timeout.
+const requestTimeout = 30 * time.Second
+
+// KubeOptions are the kubeconfig flags.
+type KubeOptions struct {
+	Kubeconfig, Context, Namespace string
+}
+
+// New connects to Kubernetes as the user's kubeconfig says (KUBECONFIG,
+// --kubeconfig, --context), as kubectl does.
+func New(o KubeOptions, kuryrNamespace string, overrides []string) (*Env, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = o.Kubeconfig
+	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules,
+		&clientcmd.ConfigOverrides{CurrentContext: o.Context})
+	restCfg, err := cc.ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig: %w", err)
+	}
+	if restCfg.Timeout == 0 {
+		restCfg.Timeout = requestTimeout
+	}
+	ns := o.Namespace
+	if ns == "" {
+		if ns, _, err = cc.Namespace(); err != nil || ns == "" {
+			ns = "default"
+		}
+	}
+	scheme, err := Scheme()
+	if err != nil {
+		return nil, err
+	}
+	c, err := client.New(restCfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes client: %w", err)
+	}
+	return &Env{Client: c, Namespace: ns, KuryrNamespace: kuryrNamespace, Exec: &SPDYExec{Config: rest.CopyConfig(restCfg)},
+		Overrides: overrides}, nil
+}

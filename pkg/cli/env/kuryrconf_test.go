@@ -1,0 +1,97 @@
+package env
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+)
+
+func TestLoadConfig(t *testing.T) {
+	cm := func(conf string) client.Object {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: ConfigMapName},
+			Data: map[string]string{ConfigMapKey: conf}}
+	}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: SecretName},
+		Data: map[string][]byte{SecretKey: []byte("clouds: {}\n")}}
+	cloudConf := "[neutron]\ncloud = k8s\nclouds_file = /etc/kuryr/openstack/clouds.yaml\n"
+	tests := []struct {
+		name       string
+		objs       []client.Object
+		overrides  []string
+		wantErr    string
+		wantClouds string // "temp": a private copy of the Secret's
+		wantURL    string
+	}{
+		{"clouds.yaml from the Secret", []client.Object{cm(cloudConf), secret}, nil, "", "temp", ""},
+		{"clouds_file overridden", []client.Object{cm(cloudConf)}, []string{"neutron.clouds_file=/home/me/clouds.yaml"}, "", "/home/me/clouds.yaml", ""},
+		{"noauth with an override", []client.Object{cm("[neutron]\nauth_type = none\nendpoint_override = http://in-cluster:9696\n")},
+			[]string{"neutron.endpoint_override=http://127.0.0.1:9696"}, "", "", "http://127.0.0.1:9696"},
+		{"no ConfigMap", nil, nil, "read ConfigMap kube-system/kuryr-config", "", ""},
+		{"no Secret", []client.Object{cm(cloudConf)}, nil, "read Secret kube-system/kuryr-openstack", "", ""},
+		{"bad value", []client.Object{cm("[neutron]\ntimeout = soon\n")}, nil, "kuryr.conf: [neutron] timeout", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, _ := Scheme()
+			c := fake.NewClientBuilder().WithScheme(s).WithObjects(tt.objs...).Build()
+			l, err := LoadConfig(context.Background(), c, "kube-system", tt.overrides)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			file := l.Config.Neutron.CloudsFile
+			switch tt.wantClouds {
+			case "temp":
+				st, err := os.Stat(file)
+				if err != nil || st.Mode().Perm() != 0o600 {
+					t.Fatalf("clouds file %s: %v, %v", file, st, err)
+				}
+				l.Cleanup()
+				if _, err := os.Stat(file); !os.IsNotExist(err) {
+					t.Errorf("clouds file %s left behind", file)
+				}
+			default:
+				if tt.wantClouds != "" && file != tt.wantClouds {
+					t.Errorf("clouds_file %q, want %q", file, tt.wantClouds)
+				}
+				l.Cleanup()
+			}
+			if tt.wantURL != "" && l.Config.Neutron.EndpointOverride != tt.wantURL {
+				t.Errorf("endpoint %q", l.Config.Neutron.EndpointOverride)
+			}
+		})
+	}
+}
+
+func TestAttachmentsCommand(t *testing.T) {
+	pod := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{
+		{Name: "install-cni", Args: []string{"--set", "x.y=1"}},
+		{Name: DaemonContainer, Command: []string{"/kuryr-daemon", "--config-file", "/etc/kuryr/kuryr.conf"},
+			Args: []string{"--set=cni_health_server.port=9000", "-zap-log-level=debug", "--set", "a.b=c"}},
+	}}}
+	got := strings.Join(AttachmentsCommand(pod), " ")
+	want := "/kuryr-daemon attachments --config-file /etc/kuryr/kuryr.conf --set=cni_health_server.port=9000 --set a.b=c"
+	if got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+func TestSetValues(t *testing.T) {
+	args := []string{"/kuryr-controller", "--config-file=/etc/kuryr/kuryr.conf", "--zap-devel=false",
+		"--set=kubernetes.controller_ha=true", "--set", "controller.cleanup_period=3", "-config-file", "x"}
+	got := strings.Join(setValues(args), " ")
+	if want := "kubernetes.controller_ha=true controller.cleanup_period=3"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}

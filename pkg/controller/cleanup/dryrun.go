@@ -1,0 +1,77 @@
+package cleanup
+
+import (
+	"context"
+	"time"
+
+	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+	"github.com/kuryr-k8s/kuryr/pkg/octavia"
+)
+
+// Orphans is what a sweep would delete now.
+type Orphans struct {
+	Ports         []neutron.Port
+	Networks      []neutron.Network
+	LoadBalancers []octavia.LoadBalancer
+	FloatingIPs   []neutron.FloatingIP
+	SourceGroups  []neutron.SecurityGroup
+	PolicyGroups  []neutron.SecurityGroup
+}
+
+// Count is the number of orphaned objects.
+func (o Orphans) Count() int {
+	return len(o.Ports) + len(o.Networks) + len(o.LoadBalancers) + len(o.FloatingIPs) +
+		len(o.SourceGroups) + len(o.PolicyGroups)
+}
+
+// DryRun finds what Sweep would delete, the way it does (OpenStack listed
+// first, Kubernetes read after, young objects spared), and deletes
+// nothing: for diagnostics (kubectl kuryr doctor). pools says whether port
+// pools are on (Pool is not needed). Unlike Sweep, a failed listing of
+// Services' resources is an error.
+func (s *Sweeper) DryRun(ctx context.Context, pools bool) (Orphans, error) {
+	var out Orphans
+	listedAt := time.Now()
+	tag := []string{neutron.ClusterTag(s.Cluster)}
+	ports, err := s.Neutron.ListPorts(ctx, tag, "")
+	if err != nil {
+		return out, err
+	}
+	nets, err := s.Neutron.ListNetworks(ctx, tag)
+	if err != nil {
+		return out, err
+	}
+	svc, err := s.listServiceResources(ctx, tag)
+	if err == nil {
+		err = svc.failed
+	}
+	if err != nil {
+		return out, err
+	}
+	var policyGroups []neutron.SecurityGroup
+	if s.Policies != nil {
+		if policyGroups, err = s.Policies.FindSecurityGroups(ctx, tag); err != nil {
+			return out, err
+		}
+	}
+	owned, err := s.liveOwners(ctx)
+	if err != nil {
+		return out, err
+	}
+	owned.Cutoff = listedAt.Add(-MinAge)
+	owned.PoolEnabled, owned.NodePortsEnabled = pools || s.Pool != nil, s.NodePorts
+	out.Ports, out.Networks = OrphanPorts(ports, owned), OrphanNetworks(nets, owned)
+	if s.Octavia != nil {
+		out.LoadBalancers = OrphanLoadBalancers(svc.lbs, owned)
+		out.FloatingIPs = OrphanFloatingIPs(svc.fips, owned)
+		out.SourceGroups = OrphanGroups(svc.groups, owned)
+	}
+	if s.Policies != nil {
+		live, err := readPolicies(ctx, s.Client)
+		if err != nil {
+			return out, err
+		}
+		out.PolicyGroups = OrphanPolicyGroups(policyGroups, live, owned)
+	}
+	return out, nil
+}
