@@ -10,7 +10,7 @@ STATICCHECK := $(CACHE)/bin/staticcheck-$(STATICCHECK_VERSION)
 CONTROLLER_GEN_VERSION := v0.23.0
 CONTROLLER_GEN := $(CACHE)/bin/controller-gen-$(CONTROLLER_GEN_VERSION)
 
-.PHONY: up down status test lint unit e2e generate verify-generated build bench
+.PHONY: up down status test lint unit e2e generate verify-generated build image bench
 
 up:
 	@bash $(CLOUD)/up.sh
@@ -36,6 +36,10 @@ verify-generated: generate
 build:
 	@mkdir -p bin
 	CGO_ENABLED=0 go build -o bin/ ./cmd/...
+
+# kuryr's container image as an OCI archive (_output/images/kuryr.tar).
+image:
+	@bash hack/image.sh
 
 lint: $(STATICCHECK)
 	@out=$$(gofmt -l $$(git ls-files '*.go')); [ -z "$$out" ] || { echo "gofmt needed: $$out"; exit 1; }

@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 . _output/local-cloud.env
 # The controller's count of ready pooled ports (Neutron lists a bulk
 # request's ports before the request has returned them to the controller).
-pool_ports() { curl -fsS http://127.0.0.1:9654/metrics | awk '/^kuryr_port_pool_free_ports/ {s += $2} END {print s + 0}'; }
+pool_ports() { "$KURYR_CTL" metrics | awk '/^kuryr_port_pool_free_ports/ {s += $2} END {print s + 0}'; }
 # settle: wait until no pool refill is running (the count stays put for 5 s),
 # so that a refill never overlaps the Neutron yardstick.
 settle() {

@@ -8,11 +8,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/containernetworking/cni/pkg/skel"
@@ -57,6 +60,50 @@ func forward(command string) func(*skel.CmdArgs) error {
 	}
 }
 
+// restartWait bounds how long a request waits for a daemon that is not
+// listening: one being restarted (a rolling update of its DaemonSet) is
+// back within seconds, and the pod then starts without a failed attempt.
+const restartWait = 60 * time.Second
+
+// waitFor is how long a command waits for a restarting daemon: ADD, DEL
+// and CHECK wait (the pod's start or teardown would otherwise fail once);
+// STATUS and GC answer at once (a runtime polls STATUS and wants "not
+// available" now). The wait counts against the request's timeout, which
+// stays below the kubelet's.
+func waitFor(command string) time.Duration {
+	switch command {
+	case "ADD", "DEL", "CHECK":
+		return restartWait
+	}
+	return 0
+}
+
+// dialDaemon connects to the daemon's socket, retrying for up to wait
+// while nothing listens on it: refused, or missing from a directory that
+// exists (a missing directory is a wrong configuration, failed at once).
+func dialDaemon(ctx context.Context, socket string, wait time.Duration) (net.Conn, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		conn, err := (&net.Dialer{}).DialContext(ctx, "unix", socket)
+		if err == nil || !restarting(socket, err) || time.Now().After(deadline) {
+			return conn, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+func restarting(socket string, err error) bool {
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		return true
+	}
+	_, statErr := os.Stat(filepath.Dir(socket))
+	return errors.Is(err, syscall.ENOENT) && statErr == nil
+}
+
 func call(conf api.NetConf, req api.Request) ([]byte, error) {
 	socket, timeout := conf.DaemonSocket, defaultTimeout
 	if socket == "" {
@@ -68,7 +115,7 @@ func call(conf api.NetConf, req api.Request) ([]byte, error) {
 	body, _ := json.Marshal(req)
 	c := http.Client{Timeout: timeout, Transport: &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			return (&net.Dialer{}).DialContext(ctx, "unix", socket)
+			return dialDaemon(ctx, socket, waitFor(req.Command))
 		},
 	}}
 	resp, err := c.Post("http://kuryr-daemon"+api.Path, "application/json", bytes.NewReader(body))

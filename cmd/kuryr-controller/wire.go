@@ -28,13 +28,13 @@ import (
 	"github.com/kuryr-k8s/kuryr/pkg/openstack"
 )
 
-// leaseName is the controller_ha Lease (in controller_ha_namespace), fixed
-// so that RBAC can name it.
-const leaseName = "kuryr-controller"
-
 func newManager(restCfg *rest.Config, scheme *runtime.Scheme, cfg *config.Config) (ctrl.Manager, error) {
 	restCfg.QPS, restCfg.Burst = 100, 200
 	resync := cfg.Controller.ResyncPeriod
+	lock, err := newLeaseLock(restCfg, cfg.Kubernetes)
+	if err != nil {
+		return nil, err
+	}
 	mgr, err := ctrl.NewManager(restCfg, ctrl.Options{
 		Scheme:  scheme,
 		Metrics: metricsserver.Options{BindAddress: fmt.Sprintf(":%d", cfg.PrometheusExporter.ControllerExporterPort)},
@@ -44,10 +44,11 @@ func newManager(restCfg *rest.Config, scheme *runtime.Scheme, cfg *config.Config
 		// With controller_ha, standbys keep their caches warm and take over
 		// within the lease duration; every reconciler and background task
 		// (start-up, sweep, ACTIVE poll) runs only on the leader.
-		LeaderElection:                cfg.Kubernetes.ControllerHA,
-		LeaderElectionID:              leaseName,
-		LeaderElectionNamespace:       cfg.Kubernetes.HANamespace,
-		LeaderElectionReleaseOnCancel: true,
+		LeaderElection:                      cfg.Kubernetes.ControllerHA,
+		LeaderElectionID:                    leaseName,
+		LeaderElectionNamespace:             cfg.Kubernetes.HANamespace,
+		LeaderElectionReleaseOnCancel:       true,
+		LeaderElectionResourceLockInterface: lock,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("controller manager: %w", err)

@@ -32,6 +32,9 @@ kill_node_containers() {
   done
 }
 
+# kuryr runs in pods: keep its containers' logs (every restart's) with the
+# cloud's, in _output/logs/kuryr-pods/.
+save_kuryr_logs
 log "stopping kubelets and containers"
 for n in "${NODES[@]}"; do stop_named "$n-kubelet"; done
 for n in "${NODES[@]}"; do kill_node_containers "$n"; stop_named "$n-containerd"; done

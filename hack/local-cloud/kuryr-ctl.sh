@@ -1,55 +1,140 @@
 #!/usr/bin/env bash
-# Controls the processes of a running local cloud; used by the e2e tests and
-# handy by hand.
+# Controls kuryr (a Deployment and a DaemonSet in kube-system) and the
+# processes of a running local cloud; used by the e2e tests and handy by hand.
 #   kuryr-ctl.sh controller start|stop|kill|restart [controller flags...]
-#   kuryr-ctl.sh daemons restart
-#   kuryr-ctl.sh standby start|kill [controller flags...]   a second controller (ports 8083/9656)
-#   kuryr-ctl.sh crash NAME [SIGNAL]   kill a supervised process (SIGKILL by
-#                                      default) as a crash would; its
-#                                      supervisor restarts it (NAME as in
-#                                      _output/logs: kuryr-node-1-vswitchd,
-#                                      kuryr-controller, neutron-server...)
-#   kuryr-ctl.sh pid NAME              the pid of a supervised process
-# restart and start with flags replace the saved extra flags; `kill` is
-# SIGKILL (a crash) and the controller stays down until `start`; `stop` is
-# a clean SIGTERM.
+#   kuryr-ctl.sh daemons restart       rolling restart of the DaemonSet
+#   kuryr-ctl.sh upgrade               rebuild the image from this checkout,
+#                                      import it, roll both out (an upgrade)
+#   kuryr-ctl.sh leader                the pod holding the controller Lease
+#   kuryr-ctl.sh metrics               the active controller's metrics
+#   kuryr-ctl.sh crash NAME [SIGNAL]   kill a process (SIGKILL by default) as
+#                                      a crash would; the kubelet or its
+#                                      supervisor restarts it. NAME:
+#                                      kuryr-controller (the leader's
+#                                      container), NODE-kuryr-daemon, or a
+#                                      supervised process as in _output/logs
+#                                      (kuryr-node-1-vswitchd, neutron-server...)
+#   kuryr-ctl.sh pid NAME              the pid of a supervised process, or
+#                                      of NODE-kuryr-daemon's container
+# Flags given to start or restart become the controller Deployment's extra
+# args (kept until the next start or restart); restart rolls both replicas
+# and waits for a ready leader. `kill` SIGKILLs every controller container
+# and scales the Deployment to 0 until `start`; `stop` is a clean scale-down.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 for f in "$CLOUD_SCRIPTS"/components/*.sh; do . "$f"; done
 
+save_args() { [ $# -gt 0 ] && printf '%s\n' "$@" >"$KURYR_CONTROLLER_ARGS" || rm -f "$KURYR_CONTROLLER_ARGS"; }
+
+# apply_controller [restart]: the manifests with the saved flags; with
+# "restart", a new restartedAt so that the controller rolls even when its
+# args did not change. Waits for the rollout and a ready leader.
+apply_controller() {
+  local stamp
+  stamp=$(kk -n "$KURYR_NS" get deployment kuryr-controller \
+    -o jsonpath='{.spec.template.metadata.annotations.kuryr\.openstack\.org/restartedAt}' 2>/dev/null || true)
+  [ "${1:-}" = restart ] && stamp=$(date +%s.%N)
+  write_kuryr_deploy "${stamp:-0}"
+  kk apply --server-side --force-conflicts -k "$KURYR_DEPLOY" >"$CLOUD_LOG_DIR/kuryr-deploy.log" 2>&1 \
+    || die "kubectl apply -k failed (see $CLOUD_LOG_DIR/kuryr-deploy.log)"
+  kk -n "$KURYR_NS" rollout status deployment/kuryr-controller --timeout=180s >/dev/null \
+    || die "kuryr-controller did not roll out"
+  wait_for "a ready kuryr-controller leader" 60 leader_ready
+}
+
+# leader_ready: the Lease names a current pod, and that pod is Ready.
+leader_ready() {
+  local l pod node cid
+  l=$(kuryr_leader) || return 1
+  while read -r pod node cid; do
+    [ "$pod" = "$l" ] || continue
+    nsenter --net="/run/netns/$(node_ns "$node")" curl -fsS --max-time 2 http://127.0.0.1:8082/readyz >/dev/null
+    return
+  done < <(kuryr_pods controller)
+  return 1
+}
+
+# crash_kuryr COMPONENT NODE|"" SIGNAL: kills the component's container (on
+# NODE, or the leader's for the controller). A container not running yet
+# (restarting, or in the kubelet's back-off after earlier crashes) is
+# waited for, up to 330 s (the kubelet's back-off reaches 300 s), as a
+# crash can only hit a running process.
+crash_kuryr() {
+  local until=$((SECONDS + 330))
+  while [ $SECONDS -lt $until ]; do
+    crash_kuryr_once "$@" && return 0
+    sleep 0.5
+  done
+  die "no running kuryr $1 container${2:+ on $2} to crash"
+}
+
+crash_kuryr_once() {
+  local want=$2 pod node cid
+  if [ "$1" = controller ]; then want=$(kuryr_leader) || return 1; fi
+  while read -r pod node cid; do
+    if { [ "$1" = controller ] && [ "$pod" = "$want" ]; } || { [ "$1" = daemon ] && [ "$node" = "$want" ]; }; then
+      [ -n "$cid" ] && crash_container "$node" "$cid" "$3" 2>/dev/null
+      return
+    fi
+  done < <(kuryr_pods "$1")
+  return 1
+}
+
+# The kubelet removes a deleted pod's logs: keep kuryr's before any action
+# that may replace its pods (the e2e tests' restarts), for the record.
+case "${1:-}" in controller|daemons|upgrade|crash) save_kuryr_logs ;; esac
+
 case "${1:-}" in
   crash)
     [ -n "${2:-}" ] || die "usage: $0 crash NAME [SIGNAL]"
-    crash_child "$2" "${3:-KILL}" || die "$2 is not running"
+    case "$2" in
+      kuryr-controller) crash_kuryr controller "" "${3:-KILL}" ;;
+      *-kuryr-daemon) crash_kuryr daemon "${2%-kuryr-daemon}" "${3:-KILL}" ;;
+      *) crash_child "$2" "${3:-KILL}" || die "$2 is not running" ;;
+    esac
     exit 0 ;;
   pid)
-    child_pid "${2:?usage: $0 pid NAME}" || die "$2 is not running"
+    case "${2:?usage: $0 pid NAME}" in
+      *-kuryr-daemon) kuryr_pid daemon "${2%-kuryr-daemon}" || die "$2 is not running" ;;
+      *) child_pid "$2" || die "$2 is not running" ;;
+    esac
+    exit 0 ;;
+  leader)
+    kuryr_leader || die "no kuryr-controller leader"
+    exit 0 ;;
+  metrics)
+    l=$(kuryr_leader) || die "no kuryr-controller leader"
+    node=$(kk -n "$KURYR_NS" get pod "$l" -o jsonpath='{.spec.nodeName}')
+    nsenter --net="/run/netns/$(node_ns "$node")" curl -fsS http://127.0.0.1:9654/metrics
     exit 0 ;;
   daemons)
     [ "${2:-}" = restart ] || die "usage: $0 daemons restart"
-    for n in "${NODES[@]}"; do stop_child "$n-kuryr-daemon"; done
-    for n in "${NODES[@]}"; do start_kuryr_daemon "$n"; wait_for "$n kuryr-daemon" 30 daemon_ready "$n"; done
+    kk -n "$KURYR_NS" rollout restart daemonset/kuryr-daemon >/dev/null
+    kk -n "$KURYR_NS" rollout status daemonset/kuryr-daemon --timeout=180s >/dev/null || die "kuryr-daemon did not roll out"
     exit 0 ;;
-  standby)
-    case "${2:-}" in
-      start) shift 2
-        start_bg kuryr-controller-standby -- "$KURYR_BIN/kuryr-controller" --config-file "$KURYR_CONF" \
-          --zap-devel=false --set health_server.port=8083 --set prometheus_exporter.controller_exporter_port=9656 "$@"
-        wait_for kuryr-controller-standby 30 curl -fsS http://127.0.0.1:8083/livez ;;
-      kill) stop_child kuryr-controller-standby KILL ;;
-      *) die "usage: $0 standby start|kill" ;;
-    esac
+  upgrade)
+    build_kuryr
+    import_kuryr_images
+    deploy_kuryr
+    wait_for "a ready kuryr-controller leader" 60 leader_ready
     exit 0 ;;
   controller) ;;
-  *) die "usage: $0 controller|daemons|standby|crash|pid ..." ;;
+  *) die "usage: $0 controller|daemons|upgrade|leader|metrics|crash|pid ..." ;;
 esac
 action=${2:-}
 shift 2 || true
-save_args() { [ $# -gt 0 ] && printf '%s\n' "$@" >"$KURYR_CONTROLLER_ARGS" || rm -f "$KURYR_CONTROLLER_ARGS"; }
 case "$action" in
-  start) [ $# -gt 0 ] && save_args "$@"; start_kuryr_controller ;;
-  stop) stop_kuryr_controller TERM ;;
-  kill) stop_kuryr_controller KILL ;;
-  restart) stop_kuryr_controller TERM; save_args "$@"; start_kuryr_controller ;;
+  start) [ $# -gt 0 ] && save_args "$@"; apply_controller ;;
+  stop)
+    kk -n "$KURYR_NS" scale deployment/kuryr-controller --replicas=0 >/dev/null
+    kk -n "$KURYR_NS" wait --for=delete pod -l "$KURYR_CONTROLLER_PODS" --timeout=90s >/dev/null 2>&1 || true ;;
+  kill)
+    # SIGKILL first, so that no controller does any clean shutdown work.
+    while read -r pod node cid; do
+      [ -n "$cid" ] && crash_container "$node" "$cid" KILL || true
+    done < <(kuryr_pods controller)
+    kk -n "$KURYR_NS" scale deployment/kuryr-controller --replicas=0 >/dev/null
+    kk -n "$KURYR_NS" delete pod -l "$KURYR_CONTROLLER_PODS" --grace-period=0 --force >/dev/null 2>&1 || true ;;
+  restart) save_args "$@"; apply_controller restart ;;
   *) die "unknown action $action" ;;
 esac

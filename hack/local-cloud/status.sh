@@ -15,7 +15,6 @@ health() {
   case "$1" in
     relay-apiserver-outside) check apiserver_outside_ready ;;
     *-relay-*|relay-*) echo ok ;;
-    kuryr-controller) check curl -fsS http://127.0.0.1:8082/readyz ;;
     etcd) check curl -fsS "http://127.0.0.1:$ETCD_PORT/health" ;;
     kube-apiserver) check curl -fsS --cacert "$KUBE_CA" "https://127.0.0.1:$APISERVER_PORT/readyz" ;;
     kube-controller-manager) check curl -fsSk https://127.0.0.1:10257/healthz ;;
@@ -31,7 +30,6 @@ health() {
       [ "$(ovn-appctl -t "$(node_ovn_ctl "$node")" connection-status 2>/dev/null)" = connected ] \
         && echo ok || echo FAIL ;;
     *-containerd) node=${1%-containerd}; check ctr --address "$(node_run "$node")/containerd.sock" version ;;
-    *-kuryr-daemon) node=${1%-kuryr-daemon}; check daemon_ready "$node" ;;
     *-kubelet) node=${1%-kubelet}; check nsenter --net="/run/netns/$(node_ns "$node")" curl -fsS http://127.0.0.1:10248/healthz ;;
     *) echo ok ;;
   esac
@@ -64,6 +62,13 @@ fi
 if [ -f "$ADMIN_KUBECONFIG" ] && is_running kube-apiserver; then
   echo "Kubernetes nodes:"
   "$K8S_BIN/kubectl" --kubeconfig "$ADMIN_KUBECONFIG" get nodes -o wide 2>&1 | sed 's/^/  /'
+  # kuryr runs as pods: every one of them Ready, and the controller's
+  # Lease held.
+  echo "kuryr (kube-system: Deployment kuryr-controller, DaemonSet kuryr-daemon; leader $(kuryr_leader 2>/dev/null || echo NONE)):"
+  kk -n kube-system get pods -l app.kubernetes.io/name=kuryr -o wide 2>&1 | sed 's/^/  /'
+  kuryr_leader >/dev/null 2>&1 || bad=1
+  [ "$(kk -n kube-system get pods -l app.kubernetes.io/name=kuryr -o json 2>/dev/null | jq '[.items[]
+    | select(any(.status.conditions[]?; .type == "Ready" and .status == "True") | not)] | length')" = 0 ] || bad=1
   # Shown, not judged: CoreDNS is Ready only once Services work.
   echo "Cluster DNS (kube-system/coredns, Service kube-dns $CLUSTER_DNS_IP):"
   "$K8S_BIN/kubectl" --kubeconfig "$ADMIN_KUBECONFIG" -n kube-system get pods -l k8s-app=kube-dns -o wide 2>&1 | sed 's/^/  /'

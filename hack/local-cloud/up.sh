@@ -54,17 +54,12 @@ join $p_neutron
 timed neutron-bootstrap bootstrap_neutron
 write_kuryr_conf
 join $p_octavia "${pids[@]}"
-install_crds
 # Applied, not waited for: CoreDNS reaches the API server through the
 # "kubernetes" Service, and pods reach it through "kube-dns".
 timed coredns deploy_coredns
 join $p_build
-timed kuryr-controller start_kuryr_controller
-pids=()
-for n in "${NODES[@]}"; do
-  ( start_kuryr_daemon "$n" && timed "$n kuryr-daemon" wait_for "$n kuryr-daemon" 30 daemon_ready "$n" ) & pids+=($!)
-done
-join "${pids[@]}"
+import_kuryr_images
+timed kuryr deploy_kuryr
 write_env_file
 
 nodes_ready() {

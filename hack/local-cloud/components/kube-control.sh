@@ -32,7 +32,7 @@ start_etcd() {
 }
 
 # kube_credentials writes the service-account key pair, a static token file
-# (an admin, one identity per node for the Node authorizer, and kuryr) and a
+# (an admin and one identity per node for the Node authorizer) and a
 # kubeconfig per identity. Tokens are random per cloud.
 kube_credentials() {
   mkdir -p "$KUBE_DIR"
@@ -43,15 +43,12 @@ kube_credentials() {
   [ -f "$KUBE_DIR/tokens.csv" ] && return 0
   local tok n
   tok() { head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n'; }
-  # kuryr's identities are those of its service accounts, so that the
-  # RBAC in config/rbac (least privilege) is what they get here too.
-  local sa='"system:serviceaccounts,system:serviceaccounts:kube-system"'
+  # kuryr runs in pods with its service accounts' own tokens, under the
+  # RBAC of config/rbac.
   {
     echo "$(tok),admin,admin,system:masters"
-    echo "$(tok),system:serviceaccount:kube-system:kuryr-controller,kuryr-controller,$sa"
     for n in "${NODES[@]}"; do
       echo "$(tok),system:node:$n,node-$n,system:nodes"
-      echo "$(tok),system:serviceaccount:kube-system:kuryr-daemon,kuryr-daemon-$n,$sa"
     done
   } >"$KUBE_DIR/tokens.csv"
   chmod 600 "$KUBE_DIR/tokens.csv"
