@@ -42,7 +42,6 @@ type env struct {
 	podSG     string
 	image     string
 	cluster   string
-	metrics   string
 }
 
 func getenv(name string) string {
@@ -64,7 +63,7 @@ func connect() (*env, error) {
 	e := &env{
 		nodes: strings.Fields(getenv("KURYR_CLOUD_NODES")), project: getenv("KURYR_CLOUD_PROJECT"),
 		podNet: getenv("KURYR_CLOUD_POD_NET"), podSubnet: getenv("KURYR_CLOUD_POD_SUBNET"), podSG: getenv("KURYR_CLOUD_POD_SG"),
-		image: getenv("TEST_IMAGE"), cluster: getenv("KURYR_CLUSTER"), metrics: "http://127.0.0.1:9654/metrics",
+		image: getenv("TEST_IMAGE"), cluster: getenv("KURYR_CLUSTER"),
 	}
 	if e.kube, err = kubernetes.NewForConfig(cfg); err != nil {
 		return nil, err

@@ -3,13 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
-	"net/http"
-	"os"
-	"path/filepath"
 	"time"
 
-	"github.com/containernetworking/plugins/pkg/ns"
 	dto "github.com/prometheus/client_model/go"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -17,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/test/cloudnet"
 )
 
 // pythonKuryrPods: the retired Python kuryr on this kind of local cloud.
@@ -148,7 +144,7 @@ func withData(kps []kuryrv1.KuryrPort) int {
 func scrapeDaemons(e *env) map[string]map[string]*dto.MetricFamily {
 	out := map[string]map[string]*dto.MetricFamily{}
 	for _, node := range e.nodes {
-		mf, err := scrapeIn(filepath.Join("/run/netns", os.Getenv("KURYR_CLOUD_NETNS_PREFIX")+node), "http://127.0.0.1:9655/metrics")
+		mf, err := cloudnet.Scrape(node, cloudnet.DaemonMetricsPort)
 		if err != nil {
 			fmt.Printf("metrics of %s: %v\n", node, err)
 			continue
@@ -156,22 +152,4 @@ func scrapeDaemons(e *env) map[string]map[string]*dto.MetricFamily {
 		out[node] = mf
 	}
 	return out
-}
-
-func scrapeIn(netnsPath, url string) (map[string]*dto.MetricFamily, error) {
-	target, err := ns.GetNS(netnsPath)
-	if err != nil {
-		return nil, err
-	}
-	defer target.Close()
-	return scrapeWith(&http.Transport{
-		DialContext: func(ctx context.Context, network, addr string) (conn net.Conn, err error) {
-			// The socket belongs to the namespace it is created in.
-			err = target.Do(func(ns.NetNS) error {
-				conn, err = (&net.Dialer{}).DialContext(ctx, network, addr)
-				return err
-			})
-			return conn, err
-		},
-	}, url)
 }

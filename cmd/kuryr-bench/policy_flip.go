@@ -207,7 +207,7 @@ func ratio(a, b time.Duration) float64 { return a.Seconds() / max(b.Seconds(), 1
 
 // writes reads the controller's count of Neutron writes.
 func (b *policyBench) writes() (float64, error) {
-	mf, err := scrape(b.e.metrics)
+	mf, err := scrape(b.e)
 	if err != nil {
 		return 0, fmt.Errorf("controller metrics: %w", err)
 	}

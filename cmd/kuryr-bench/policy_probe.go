@@ -3,14 +3,12 @@ package main
 import (
 	"fmt"
 	"net"
-	"os"
-	"path/filepath"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/containernetworking/plugins/pkg/ns"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kuryr-k8s/kuryr/test/cloudnet"
 )
 
 // Probing a path: the bench itself connects over TCP from inside the
@@ -26,7 +24,6 @@ const (
 	flipTimeout = 250 * time.Millisecond
 	flipStable  = 4
 	flipWithin  = 30 * time.Second
-	podNetnsDir = "/run/netns" // containerd's cni-* namespaces of the pods
 )
 
 // path is client pod -> server pod, TCP 8080.
@@ -45,37 +42,12 @@ type attempt struct {
 // newPath finds the client pod's network namespace: the cni-* namespace
 // holding the pod's address.
 func newPath(client, server *corev1.Pod) (*path, error) {
-	entries, err := os.ReadDir(podNetnsDir)
+	n, err := cloudnet.PodNetns(client.Status.PodIP)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", client.Name, err)
 	}
-	for _, ent := range entries {
-		if !strings.HasPrefix(ent.Name(), "cni-") {
-			continue
-		}
-		n, err := ns.GetNS(filepath.Join(podNetnsDir, ent.Name()))
-		if err != nil {
-			continue // gone meanwhile
-		}
-		if holds(n, client.Status.PodIP) {
-			return &path{name: client.Name + " -> " + server.Name, netns: n,
-				addr: net.JoinHostPort(server.Status.PodIP, "8080")}, nil
-		}
-		n.Close()
-	}
-	return nil, fmt.Errorf("no network namespace in %s holds %s's address %s", podNetnsDir, client.Name, client.Status.PodIP)
-}
-
-func holds(n ns.NetNS, ip string) bool {
-	var addrs []net.Addr
-	_ = n.Do(func(ns.NetNS) (err error) {
-		addrs, err = net.InterfaceAddrs()
-		return err
-	})
-	return slices.ContainsFunc(addrs, func(a net.Addr) bool {
-		ipn, ok := a.(*net.IPNet)
-		return ok && ipn.IP.String() == ip
-	})
+	return &path{name: client.Name + " -> " + server.Name, netns: n,
+		addr: net.JoinHostPort(server.Status.PodIP, "8080")}, nil
 }
 
 func (p *path) close() { p.netns.Close() }

@@ -29,7 +29,7 @@ func benchPorts(ctx context.Context, e *env, n int) error {
 		return err
 	}
 	defer deleteNamespace(e, ns)
-	before, err := scrape(e.metrics)
+	before, err := scrape(e)
 	if err != nil {
 		return fmt.Errorf("controller metrics: %w", err)
 	}
@@ -37,7 +37,7 @@ func benchPorts(ctx context.Context, e *env, n int) error {
 	if err != nil {
 		return err
 	}
-	after, err := scrape(e.metrics)
+	after, err := scrape(e)
 	if err != nil {
 		return err
 	}

@@ -318,31 +318,6 @@ func octaviaCalls(mf map[string]*dto.MetricFamily) (gets, writes float64) {
 	return gets, writes
 }
 
-func httpOK(url string) error {
-	c := http.Client{Timeout: 2 * time.Second}
-	resp, err := c.Get(url)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s: %s", url, resp.Status)
-	}
-	return nil
-}
-
-// waitOK polls url until it answers 200 OK.
-func waitOK(url string, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		err := httpOK(url)
-		if err == nil || time.Now().After(deadline) {
-			return err
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
-}
-
 // createAll runs the n creations at once, each returning the address to
 // probe, and returns their probe targets timed from each creation's start.
 func (pr *prober) createAll(n int, create func(i int) (string, error)) ([]*target, error) {

@@ -1,14 +1,14 @@
 package main
 
 import (
+	"context"
 	"fmt"
-	"net/http"
 	"sort"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
+
+	"github.com/kuryr-k8s/kuryr/test/cloudnet"
 )
 
 // percentile of sorted durations (nearest rank).
@@ -24,20 +24,10 @@ func percentile(d []time.Duration, p float64) time.Duration {
 
 func secs(d time.Duration) string { return fmt.Sprintf("%6.2fs", d.Seconds()) }
 
-// scrape reads a Prometheus text endpoint.
-func scrape(url string) (map[string]*dto.MetricFamily, error) {
-	return scrapeWith(http.DefaultTransport, url)
-}
-
-func scrapeWith(rt http.RoundTripper, url string) (map[string]*dto.MetricFamily, error) {
-	c := http.Client{Timeout: 10 * time.Second, Transport: rt}
-	resp, err := c.Get(url)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	return p.TextToMetricFamilies(resp.Body)
+// scrape reads the active kuryr-controller's metrics (on its node's
+// loopback: it runs on the host network of a local-cloud node).
+func scrape(e *env) (map[string]*dto.MetricFamily, error) {
+	return cloudnet.ControllerMetrics(context.Background(), e.kube)
 }
 
 func label(m *dto.Metric, name string) string {

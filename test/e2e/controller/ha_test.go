@@ -5,50 +5,56 @@ package controller
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kuryr-k8s/kuryr/test/cloudnet"
 	"github.com/kuryr-k8s/kuryr/test/e2e/framework"
 )
 
-// TestStandbyTakesOver runs two controllers with controller_ha: both are
-// Ready, and killing the leader hands the work to the standby, which
-// networks the next pods.
+// TestStandbyTakesOver: the Deployment's two controllers (controller_ha)
+// are both Ready, one holds the Lease; killing the leader's process hands
+// the work to the standby, which networks the next pods.
 func TestStandbyTakesOver(t *testing.T) {
 	c := framework.Connect(t)
 	k := c.ConnectKuryr(t)
-	ha := []string{"--set", "kubernetes.controller_ha=true"}
-	k.Controller(t, "restart", ha...)
-	t.Cleanup(func() { k.Controller(t, "restart") })
-	framework.Eventually(t, time.Minute, 500*time.Millisecond, "a leader", func() (bool, error) {
-		l, err := c.Kube.CoordinationV1().Leases("kube-system").Get(context.Background(), "kuryr-controller", metav1.GetOptions{})
-		return err == nil && l.Spec.HolderIdentity != nil, err
-	})
-	k.Standby(t, "start", ha...)
-	t.Cleanup(func() { k.Standby(t, "kill") })
-	// Both are Ready (a rolling update must not wait for a standby) and
-	// live: the standby on ports 8083/9656.
-	for _, url := range []string{"http://127.0.0.1:8082/readyz", "http://127.0.0.1:8083/readyz", "http://127.0.0.1:8083/livez"} {
-		framework.Eventually(t, 30*time.Second, 250*time.Millisecond, url, func() (bool, error) {
-			resp, err := http.Get(url)
-			if err != nil {
-				return false, err
+	ctx := context.Background()
+	framework.Eventually(t, time.Minute, 500*time.Millisecond, "two Ready controllers", func() (bool, error) {
+		pods, err := c.Kube.CoreV1().Pods(cloudnet.Namespace).List(ctx, metav1.ListOptions{
+			LabelSelector: "app.kubernetes.io/name=kuryr,app.kubernetes.io/component=controller"})
+		if err != nil {
+			return false, err
+		}
+		ready := 0
+		for _, p := range pods.Items {
+			for _, cond := range p.Status.Conditions {
+				if cond.Type == corev1.PodReady && cond.Status == corev1.ConditionTrue {
+					ready++
+				}
 			}
-			body, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			return resp.StatusCode == 200, fmt.Errorf("HTTP %d: %s", resp.StatusCode, body)
-		})
-	}
+		}
+		return ready == 2, fmt.Errorf("%d of %d Ready", ready, len(pods.Items))
+	})
+	var leader string
+	framework.Eventually(t, time.Minute, 500*time.Millisecond, "a leader", func() (bool, error) {
+		var err error
+		leader, _, err = cloudnet.Leader(ctx, c.Kube)
+		return err == nil, err
+	})
 	ns := framework.Name("e2e-ha")
 	c.CreateNamespace(t, ns)
 	k.WaitKuryrPorts(t, c.CreatePods(t, ns, "before", 2), time.Minute)
 
-	k.Controller(t, "kill")
+	k.Crash(t, "kuryr-controller")
 	start := time.Now()
 	k.WaitKuryrPorts(t, c.CreatePods(t, ns, "after", 2), 2*time.Minute)
-	t.Logf("the standby networked new pods %s after the leader was killed", time.Since(start).Round(time.Millisecond))
+	t.Logf("new pods networked %s after the leader %s was killed", time.Since(start).Round(time.Millisecond), leader)
+	now, _, err := cloudnet.Leader(ctx, c.Kube)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("leader now: %s", now)
 }

@@ -65,7 +65,7 @@ func TestPortPool(t *testing.T) {
 	// The controller's own count: Neutron lists a bulk request's ports
 	// before the request returns, so counting there can run ahead.
 	framework.Eventually(t, time.Minute, 300*time.Millisecond, "pools filled", func() (bool, error) {
-		free, err := framework.PoolFree()
+		free, err := c.PoolFree()
 		for _, n := range c.Nodes {
 			if free[n] < 3 {
 				return false, fmt.Errorf("free ports %v (%v)", free, err)

@@ -47,11 +47,7 @@ func TestChurnUnderNeutronFaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	url, stop, err := proxy.Listen("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = stop() })
+	url := framework.Connect(t).ServeOnNodes(t, proxy)
 	const min, batch, maxFree = 3, 4, 8
 	c, k, ns := setup(t, "e2e-faults", "--set", "neutron.endpoint_override="+url, "--set", "neutron.timeout=5",
 		"--set", "kubernetes.vif_pool_driver=neutron",
@@ -70,7 +66,7 @@ func TestChurnUnderNeutronFaults(t *testing.T) {
 
 // TestChurnWithCrashes: the controller and the daemons are killed (SIGKILL)
 // at random moments, 10 times, while 100 pods and their policies and
-// labels are churned; their supervisors restart them. Everything
+// labels are churned; the kubelets restart their containers. Everything
 // converges.
 func TestChurnWithCrashes(t *testing.T) {
 	c, k, ns := setup(t, "e2e-crash")

@@ -120,7 +120,7 @@ func check(t *testing.T, c *framework.Cloud, k *framework.Kuryr, live []*corev1.
 	if err := checkPolicyGroups(t, c, k, live, byID, kps.Items); err != nil {
 		return err
 	}
-	return checkPool(freePool, poolBound)
+	return checkPool(c, freePool, poolBound)
 }
 
 // checkNodePorts: each node has exactly one management port, the one its
@@ -164,14 +164,14 @@ func ownPort(pod *corev1.Pod, kps []kuryrv1.KuryrPort, byID map[string]neutron.P
 // checkPool: unused pooled ports within the bound, and every one of them in
 // the pool's own count (one it does not know would never be used nor
 // deleted).
-func checkPool(freePool map[string]int, bound int) error {
+func checkPool(c *framework.Cloud, freePool map[string]int, bound int) error {
 	if bound == 0 {
 		for node, n := range freePool {
 			return fmt.Errorf("%d unused pooled ports on %s with pools off", n, node)
 		}
 		return nil
 	}
-	gauge, err := framework.PoolFree()
+	gauge, err := c.PoolFree()
 	if err != nil {
 		return err
 	}

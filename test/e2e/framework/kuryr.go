@@ -56,7 +56,8 @@ func (c *Cloud) ConnectKuryr(t testing.TB) *Kuryr {
 }
 
 // Controller runs `kuryr-ctl.sh controller ACTION ARGS...` (start, stop,
-// kill, restart with extra controller flags).
+// kill, restart with extra controller flags): the controller Deployment's
+// args, rolled out, waiting for a ready leader.
 func (k *Kuryr) Controller(t testing.TB, action string, args ...string) {
 	t.Helper()
 	out, err := exec.Command("bash", append([]string{k.ctl, "controller", action}, args...)...).CombinedOutput()
@@ -65,17 +66,20 @@ func (k *Kuryr) Controller(t testing.TB, action string, args ...string) {
 	}
 }
 
-// Standby runs `kuryr-ctl.sh standby ACTION ARGS...`: a second controller.
-func (k *Kuryr) Standby(t testing.TB, action string, args ...string) {
+// RestartDaemons rolls the kuryr-daemon DaemonSet (`kuryr-ctl.sh daemons
+// restart`) and waits until every node's new daemon is Ready.
+func (k *Kuryr) RestartDaemons(t testing.TB) {
 	t.Helper()
-	out, err := exec.Command("bash", append([]string{k.ctl, "standby", action}, args...)...).CombinedOutput()
+	out, err := exec.Command("bash", k.ctl, "daemons", "restart").CombinedOutput()
 	if err != nil {
-		t.Fatalf("standby %s %v: %v: %s", action, args, err, out)
+		t.Fatalf("daemons restart: %v: %s", err, out)
 	}
 }
 
-// Crash kills a supervised process of the local cloud (SIGKILL, or the
-// signal given) as a crash would; its supervisor restarts it.
+// Crash kills a process of the local cloud (SIGKILL, or the signal given)
+// as a crash would: "kuryr-controller" (the leader's container),
+// "NODE-kuryr-daemon", or a supervised process; the kubelet or the
+// supervisor restarts it.
 func (k *Kuryr) Crash(t testing.TB, name string, signal ...string) {
 	t.Helper()
 	out, err := exec.Command("bash", append([]string{k.ctl, "crash", name}, signal...)...).CombinedOutput()

@@ -3,26 +3,23 @@
 package framework
 
 import (
-	"net/http"
+	"context"
 
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/kuryr-k8s/kuryr/test/cloudnet"
 )
 
-// ControllerMetricsURL is where the local cloud's kuryr-controller serves
-// its metrics.
-const ControllerMetricsURL = "http://127.0.0.1:9654/metrics"
+// controllerMetrics reads the active kuryr-controller's metrics, on its
+// node's loopback.
+func (c *Cloud) controllerMetrics() (map[string]*dto.MetricFamily, error) {
+	return cloudnet.ControllerMetrics(context.Background(), c.Kube)
+}
 
-// PoolFree reads kuryr_port_pool_free_ports, by node, from the
+// PoolFree reads kuryr_port_pool_free_ports, by node, from the active
 // controller's metrics.
-func PoolFree() (map[string]float64, error) {
-	resp, err := http.Get(ControllerMetricsURL)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	mf, err := p.TextToMetricFamilies(resp.Body)
+func (c *Cloud) PoolFree() (map[string]float64, error) {
+	mf, err := c.controllerMetrics()
 	if err != nil {
 		return nil, err
 	}
@@ -39,15 +36,9 @@ func PoolFree() (map[string]float64, error) {
 
 // OpenStackWrites sums kuryr_openstack_requests_total of one service
 // ("network", "load-balancer") over every method but GET: the writes the
-// running controller has made since it started.
-func OpenStackWrites(service string) (float64, error) {
-	resp, err := http.Get(ControllerMetricsURL)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	mf, err := p.TextToMetricFamilies(resp.Body)
+// active controller has made since it started.
+func (c *Cloud) OpenStackWrites(service string) (float64, error) {
+	mf, err := c.controllerMetrics()
 	if err != nil {
 		return 0, err
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -16,6 +17,8 @@ import (
 
 	"github.com/containernetworking/plugins/pkg/ns"
 	"github.com/vishvananda/netns"
+
+	"github.com/kuryr-k8s/kuryr/test/cloudnet"
 )
 
 const netnsDir = "/run/netns"
@@ -171,4 +174,44 @@ func DialReusing(n ns.NetNS, localPort int, addr string) (string, error) {
 		return nil
 	})
 	return got, err
+}
+
+// ServeOnNodes serves h on the same 127.0.0.1 port of every node's
+// loopback, where kuryr (on the nodes' host network) reaches it, until the
+// test ends, and returns its URL. The port is the first node's choice; if
+// another node has it taken, all start again on a new one.
+func (c *Cloud) ServeOnNodes(t testing.TB, h http.Handler) string {
+	t.Helper()
+	for attempt := 0; attempt < 5; attempt++ {
+		lns, err := listenOnNodes(c.Nodes)
+		if err != nil {
+			t.Logf("listening on every node: %v; again on another port", err)
+			continue
+		}
+		for _, ln := range lns {
+			srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+			go func() { _ = srv.Serve(ln) }()
+			t.Cleanup(func() { _ = srv.Close() })
+		}
+		return "http://" + lns[0].Addr().String()
+	}
+	t.Fatal("no port free on every node's loopback")
+	return ""
+}
+
+func listenOnNodes(nodes []string) ([]net.Listener, error) {
+	addr := "127.0.0.1:0"
+	var lns []net.Listener
+	for _, node := range nodes {
+		ln, err := cloudnet.Listen(node, addr)
+		if err != nil {
+			for _, l := range lns {
+				l.Close()
+			}
+			return nil, fmt.Errorf("%s's %s: %w", node, addr, err)
+		}
+		addr = ln.Addr().String()
+		lns = append(lns, ln)
+	}
+	return lns, nil
 }

@@ -5,8 +5,6 @@ package policy
 import (
 	"testing"
 	"time"
-
-	"github.com/kuryr-k8s/kuryr/test/e2e/framework"
 )
 
 // TestRestartWritesNothing: a restarted controller finds the policies'
@@ -26,7 +24,7 @@ func TestRestartWritesNothing(t *testing.T) {
 
 	f.k.Controller(t, "restart")
 	time.Sleep(15 * time.Second) // every object reconciled at least once
-	writes, err := framework.OpenStackWrites("network")
+	writes, err := f.c.OpenStackWrites("network")
 	if err != nil {
 		t.Fatal(err)
 	}

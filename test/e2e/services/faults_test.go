@@ -28,13 +28,9 @@ func TestServiceChurnUnderOctaviaFaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	url, stop, err := proxy.Listen("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = stop() })
 	c := framework.Connect(t)
 	k := c.ConnectKuryr(t)
+	url := c.ServeOnNodes(t, proxy)
 	k.Controller(t, "restart", "--set", "octavia.endpoint_override="+url, "--set", "neutron.timeout=10",
 		"--set", "controller.cleanup_period=3")
 	t.Cleanup(func() { k.Controller(t, "restart") })

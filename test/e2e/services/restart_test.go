@@ -48,7 +48,7 @@ func TestControllerKilledWhileCreatingServices(t *testing.T) {
 	for _, s := range svcs {
 		waitKLB(t, k, ns, s.Name, 2, time.Minute)
 	}
-	writes, err := framework.OpenStackWrites("load-balancer")
+	writes, err := c.OpenStackWrites("load-balancer")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,152 @@
+// Package cloudnet reaches kuryr where it runs on the local cloud: on the
+// host network of nodes that are network namespaces of one machine. Its
+// health, metrics and the endpoints the tests give it (fault proxies) live
+// on each node's loopback, not the root namespace's. Used by the e2e tests
+// and kuryr-bench, which run as root in the root namespace.
+package cloudnet
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/containernetworking/plugins/pkg/ns"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// Namespace and names of kuryr's workloads (deploy/base).
+const (
+	Namespace = "kube-system"
+	Lease     = "kuryr-controller"
+	// ControllerMetricsPort and DaemonMetricsPort are on each node's loopback.
+	ControllerMetricsPort = 9654
+	DaemonMetricsPort     = 9655
+)
+
+// Netns is the path of a node's network namespace.
+func Netns(node string) string {
+	return filepath.Join("/run/netns", os.Getenv("KURYR_CLOUD_NETNS_PREFIX")+node)
+}
+
+// Transport dials from inside a node's network namespace.
+func Transport(node string) *http.Transport {
+	return &http.Transport{DialContext: func(ctx context.Context, network, addr string) (conn net.Conn, err error) {
+		err = in(node, func() error {
+			// A socket belongs to the namespace it is created in.
+			conn, err = (&net.Dialer{}).DialContext(ctx, network, addr)
+			return err
+		})
+		return conn, err
+	}}
+}
+
+// Listen listens on addr inside a node's network namespace.
+func Listen(node, addr string) (ln net.Listener, err error) {
+	err = in(node, func() error {
+		ln, err = net.Listen("tcp", addr)
+		return err
+	})
+	return ln, err
+}
+
+func in(node string, f func() error) error {
+	target, err := ns.GetNS(Netns(node))
+	if err != nil {
+		return fmt.Errorf("netns of %s: %w", node, err)
+	}
+	defer target.Close()
+	return target.Do(func(ns.NetNS) error { return f() })
+}
+
+// Leader is the controller pod holding the controller_ha Lease, and its
+// node.
+func Leader(ctx context.Context, cs kubernetes.Interface) (pod, node string, err error) {
+	l, err := cs.CoordinationV1().Leases(Namespace).Get(ctx, Lease, metav1.GetOptions{})
+	if err != nil {
+		return "", "", fmt.Errorf("lease %s: %w", Lease, err)
+	}
+	if l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity == "" {
+		return "", "", fmt.Errorf("lease %s has no holder", Lease)
+	}
+	id := *l.Spec.HolderIdentity
+	if i := strings.LastIndex(id, "_"); i > 0 {
+		id = id[:i]
+	}
+	p, err := cs.CoreV1().Pods(Namespace).Get(ctx, id, metav1.GetOptions{})
+	if err != nil {
+		return "", "", fmt.Errorf("leader pod %s: %w", id, err)
+	}
+	return p.Name, p.Spec.NodeName, nil
+}
+
+// Scrape reads a Prometheus endpoint on a node's loopback.
+func Scrape(node string, port int) (map[string]*dto.MetricFamily, error) {
+	c := &http.Client{Timeout: 10 * time.Second, Transport: Transport(node)}
+	resp, err := c.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("metrics on %s:%d: HTTP %d", node, port, resp.StatusCode)
+	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	return p.TextToMetricFamilies(resp.Body)
+}
+
+// ControllerMetrics reads the active controller's metrics.
+func ControllerMetrics(ctx context.Context, cs kubernetes.Interface) (map[string]*dto.MetricFamily, error) {
+	_, node, err := Leader(ctx, cs)
+	if err != nil {
+		return nil, err
+	}
+	return Scrape(node, ControllerMetricsPort)
+}
+
+// podNetnsDir holds containerd's cni-* namespaces of the pods.
+const podNetnsDir = "/run/netns"
+
+// PodNetns opens the network namespace of the pod with address ip: the
+// cni-* namespace holding it.
+func PodNetns(ip string) (ns.NetNS, error) {
+	entries, err := os.ReadDir(podNetnsDir)
+	if err != nil {
+		return nil, err
+	}
+	for _, ent := range entries {
+		if !strings.HasPrefix(ent.Name(), "cni-") {
+			continue
+		}
+		n, err := ns.GetNS(filepath.Join(podNetnsDir, ent.Name()))
+		if err != nil {
+			continue // gone meanwhile
+		}
+		if holds(n, ip) {
+			return n, nil
+		}
+		n.Close()
+	}
+	return nil, fmt.Errorf("no network namespace in %s holds %s", podNetnsDir, ip)
+}
+
+func holds(n ns.NetNS, ip string) bool {
+	var addrs []net.Addr
+	_ = n.Do(func(ns.NetNS) (err error) {
+		addrs, err = net.InterfaceAddrs()
+		return err
+	})
+	return slices.ContainsFunc(addrs, func(a net.Addr) bool {
+		ipn, ok := a.(*net.IPNet)
+		return ok && ipn.IP.String() == ip
+	})
+}
