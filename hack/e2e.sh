@@ -21,6 +21,8 @@ log "e2e: running against the local cloud (brought up by this run: $([ $owned = 
 # them; the processes were restarted, but a crash is a bug to see).
 crashes=$CLOUD_RUN/crashes.log
 crash_offset=$(stat -c %s "$crashes" 2>/dev/null || echo 0)
+neutron_log=$CLOUD_LOG_DIR/neutron-server.log
+neutron_offset=$(stat -c %s "$neutron_log" 2>/dev/null || echo 0)
 set +e
 go test -tags e2e -count=1 -timeout "${E2E_TIMEOUT:-40m}" -p 1 ${E2E_RUN:+-run "$E2E_RUN"} -v ./test/e2e/... \
   2>&1 | tee "$CLOUD_LOG_DIR/e2e.log" | grep --line-buffered -vE '^=== (PAUSE|CONT)'
@@ -30,5 +32,9 @@ if [ -s "$crashes" ] && [ "$(stat -c %s "$crashes")" -gt "$crash_offset" ]; then
   log "e2e: FAIL: OVS/OVN daemons crashed during the run (restarted by their supervisors):"
   tail -c +"$((crash_offset + 1))" "$crashes" >&2
   rc=1
+fi
+# Last, so that it is what the tail of the output shows.
+if [ "$rc" != 0 ]; then
+  bash hack/e2e-failures.sh "$CLOUD_LOG_DIR/e2e.log" "$neutron_log" "$neutron_offset" || true
 fi
 exit "$rc"

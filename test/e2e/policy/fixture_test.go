@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -283,6 +284,12 @@ func (f *fixture) run(t *testing.T, name string, fn func(t *testing.T)) {
 	t.Helper()
 	t.Run(name, func(t *testing.T) {
 		t.Cleanup(func() { f.reset(t) })
+		// Registered last, so it runs first: the state that failed.
+		t.Cleanup(func() {
+			if t.Failed() {
+				f.c.LogPolicyState(t, f.k, slices.Collect(maps.Values(f.nss))...)
+			}
+		})
 		fn(t)
 	})
 }
