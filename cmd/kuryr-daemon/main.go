@@ -84,19 +84,24 @@ func run(ctx context.Context, logger logr.Logger, opts *startup.Options) error {
 	// Each ADD used to record its port active on the KuryrPort; the daemon
 	// now only reads, but keeps headroom for bursts of watches and lists.
 	restCfg.QPS, restCfg.Burst = 20, 40
+	// The watches and the CNI requests outlive the signal to stop: a
+	// stopping daemon drains the requests under way (daemon.Drain), which
+	// need the KuryrPort watch, and cancels them only after.
+	work, stopWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopWork()
 	informers, err := daemon.NewCache(restCfg, c.NodeName)
 	if err != nil {
 		return err
 	}
-	if err := daemon.WatchKuryrPorts(ctx, informers, reg); err != nil {
+	if err := daemon.WatchKuryrPorts(work, informers, reg); err != nil {
 		return err
 	}
 	agent := nodeport.NewAgent(ovs, nodeport.Linux{}, cfg.NeutronDefaults.OVSBridge, c.DisableTxChecksum)
-	if err := nodeport.Watch(ctx, informers, agent); err != nil {
+	if err := nodeport.Watch(work, informers, agent); err != nil {
 		return err
 	}
-	go func() { _ = informers.Start(ctx) }()
-	go func() { _ = agent.Run(ctx) }()
+	go func() { _ = informers.Start(work) }()
+	go func() { _ = agent.Run(work) }()
 	d := &daemon.Daemon{
 		Registry: reg, OVS: ovs, Kernel: daemon.Linux{}, Bridge: cfg.NeutronDefaults.OVSBridge,
 		PortTimeout: c.VIFAnnotationTimeout, UsableTimeout: c.ActiveTimeout, Usable: daemon.Usable(c.WaitForUsable),
@@ -106,7 +111,7 @@ func run(ctx context.Context, logger logr.Logger, opts *startup.Options) error {
 	if err != nil {
 		return err
 	}
-	srv := daemon.NewServer(ctx, d)
+	srv := daemon.NewServer(work, d)
 	go func() { _ = srv.Serve(ln) }()
 	if !informers.WaitForCacheSync(ctx) {
 		return errors.New("KuryrPort watch never synced")
@@ -116,7 +121,7 @@ func run(ctx context.Context, logger logr.Logger, opts *startup.Options) error {
 	// stays NotReady meanwhile, as the configuration is not installed.
 	if err := retry.Until(ctx, logger, "waiting for OVS", time.Second, 30*time.Second,
 		func(context.Context) error { return ready.CanServe() }); err != nil {
-		return nil // stopping
+		return daemon.Drain(ctx, srv) // stopping
 	}
 	if err := daemon.Install(c.CNIBinary, c.CNIBinDir, c.CNIConfDir, c.SocketPath, c.CNIVersion); err != nil {
 		return err
@@ -124,7 +129,7 @@ func run(ctx context.Context, logger logr.Logger, opts *startup.Options) error {
 	ready.Installed.Store(true)
 	logger.Info("serving CNI", "socket", c.SocketPath, "confDir", c.CNIConfDir, "usable", c.WaitForUsable)
 	<-ctx.Done()
-	return srv.Shutdown(context.Background())
+	return daemon.Drain(ctx, srv)
 }
 
 // serveHealth serves /livez, /readyz and the read-only /attachments from

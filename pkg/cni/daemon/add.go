@@ -96,7 +96,10 @@ func (d *Daemon) waitPortData(ctx context.Context, pa podArgs) (kuryrv1.VIF, *ku
 		// waiting. An older pod's (same name, other UID) is not ours.
 		return ours(kp) && (ok || !kp.DeletionTimestamp.IsZero())
 	})
-	if err != nil {
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return kuryrv1.VIF{}, nil, tryAgain("kuryr-daemon stopped before kuryr-controller's port data came (KuryrPort %s/%s)", pa.Namespace, pa.Name)
+	case err != nil:
 		return kuryrv1.VIF{}, nil, tryAgain("timed out after %s waiting for kuryr-controller's port data (KuryrPort %s/%s)", d.PortTimeout, pa.Namespace, pa.Name)
 	}
 	if !kp.DeletionTimestamp.IsZero() {

@@ -91,6 +91,26 @@ func commandLabel(c string) string {
 	return "invalid"
 }
 
+// DrainTimeout bounds how long a stopping daemon lets the requests under
+// way finish. A rolling update starts the next daemon only once this one
+// has gone, and kuryr-cni waits up to 60 s for it: the two together stay
+// under that.
+var DrainTimeout = 25 * time.Second
+
+// Drain stops srv gracefully: the socket goes at once (kuryr-cni waits for
+// the next daemon), and the requests under way finish, for DrainTimeout
+// at most. Their context must outlive the signal to stop (NewServer's
+// ctx): the caller cancels it once Drain returns.
+func Drain(ctx context.Context, srv *http.Server) error {
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), DrainTimeout)
+	defer cancel()
+	log.FromContext(ctx).Info("stopping: draining CNI requests under way", "timeout", DrainTimeout.String())
+	if err := srv.Shutdown(dctx); err != nil {
+		return fmt.Errorf("drain CNI requests: %w", err)
+	}
+	return nil
+}
+
 // Listen opens the root-only unix socket kuryr-cni connects to.
 func Listen(socket string) (net.Listener, error) {
 	if err := os.MkdirAll(filepath.Dir(socket), 0o700); err != nil {

@@ -148,3 +148,47 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	c.n += k
 	return k, err
 }
+
+// TestDrainFinishesRequestsUnderWay: a daemon told to stop while an ADD
+// waits for its port data goes on waiting (the watch still runs) and
+// answers it; the socket is gone meanwhile, so new requests go to the next
+// daemon.
+func TestDrainFinishesRequestsUnderWay(t *testing.T) {
+	d, _, _ := newDaemon()
+	sock := filepath.Join(t.TempDir(), "cni.sock")
+	ln, err := Listen(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := NewServer(context.Background(), d)
+	go func() { _ = srv.Serve(ln) }()
+	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, "unix", sock)
+		}}}
+	body, _ := json.Marshal(request("ADD", "web", "u1", "c1"))
+	got := make(chan api.Response, 1)
+	go func() {
+		resp, err := c.Post("http://kuryr"+api.Path, "application/json", bytes.NewReader(body))
+		if err != nil {
+			t.Error(err)
+			got <- api.Response{}
+			return
+		}
+		got <- answer(t, resp)
+	}()
+	time.Sleep(100 * time.Millisecond) // the ADD is waiting
+	drained := make(chan error, 1)
+	go func() { drained <- Drain(context.Background(), srv) }()
+	time.Sleep(100 * time.Millisecond)
+	if _, err := net.Dial("unix", sock); err == nil {
+		t.Error("the socket still accepts while draining")
+	}
+	d.Registry.Set(kuryrPort("web", "u1"))
+	if r := <-got; r.Error != nil || r.Result == nil {
+		t.Errorf("the ADD under way got %+v, want its result", r)
+	}
+	if err := <-drained; err != nil {
+		t.Errorf("drain: %v", err)
+	}
+}

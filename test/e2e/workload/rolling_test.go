@@ -50,10 +50,12 @@ func TestRollingRestart(t *testing.T) {
 
 	start := time.Now()
 	k.RestartDaemons(t)
-	t.Logf("kuryr-daemon rolled out on %d nodes in %s", len(c.Nodes), time.Since(start).Round(time.Millisecond))
+	t.Logf("kuryr-daemon rolled out on %d nodes in %s (from %s)", len(c.Nodes), time.Since(start).Round(time.Millisecond),
+		start.Format("15:04:05.000"))
 	mid := time.Now()
 	k.Controller(t, "restart")
-	t.Logf("kuryr-controller rolled out (2 replicas, leader handed over) in %s", time.Since(mid).Round(time.Millisecond))
+	t.Logf("kuryr-controller rolled out (2 replicas, leader handed over) in %s (from %s)", time.Since(mid).Round(time.Millisecond),
+		mid.Format("15:04:05.000"))
 	time.Sleep(5 * time.Second) // pods created right after the rollouts too
 	close(stop)
 	pods := <-created
