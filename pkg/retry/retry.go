@@ -5,6 +5,7 @@ package retry
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -27,4 +28,12 @@ func Until(ctx context.Context, logger logr.Logger, what string, first, maxDelay
 		}
 		delay = min(2*delay, maxDelay)
 	}
+}
+
+// Stopping reports whether err is ctx's own cancellation: this process is
+// stopping (or its leader stepping down), not a dependency failing. Such an
+// error is left to whoever runs next and never shown as a failure (no
+// Warning Event, no Ready=False condition).
+func Stopping(ctx context.Context, err error) bool {
+	return ctx.Err() != nil && errors.Is(err, context.Canceled)
 }

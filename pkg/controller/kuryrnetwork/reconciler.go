@@ -19,6 +19,7 @@ import (
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrport"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+	"github.com/kuryr-k8s/kuryr/pkg/retry"
 )
 
 // networks is the Neutron seam of this reconciler.
@@ -146,6 +147,9 @@ func (r *Reconciler) finalize(ctx context.Context, kn *kuryrv1.KuryrNetwork) err
 }
 
 func (r *Reconciler) fail(ctx context.Context, kn, orig *kuryrv1.KuryrNetwork, action string, cause error) error {
+	if retry.Stopping(ctx, cause) {
+		return cause
+	}
 	kind := string(neutron.Classify(cause))
 	meta.SetStatusCondition(&kn.Status.Conditions, metav1.Condition{
 		Type: kuryrv1.ConditionReady, Status: metav1.ConditionFalse, Reason: kind, Message: kuryrv1.ConditionMessage(cause.Error()),

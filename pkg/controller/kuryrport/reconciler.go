@@ -22,6 +22,7 @@ import (
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+	"github.com/kuryr-k8s/kuryr/pkg/retry"
 )
 
 // portAPI is the Neutron seam of this reconciler.
@@ -296,6 +297,9 @@ func (r *Reconciler) portsOf(kp *kuryrv1.KuryrPort) []neutron.Port {
 // fail makes a Neutron error visible (condition, and an Event on the pod)
 // and returns it, so the work queue retries with backoff.
 func (r *Reconciler) fail(ctx context.Context, kp *kuryrv1.KuryrPort, action string, cause error) error {
+	if retry.Stopping(ctx, cause) {
+		return cause
+	}
 	kind := string(neutron.Classify(cause))
 	if err := r.setCondition(ctx, kp, metav1.ConditionFalse, kind, cause.Error()); err != nil {
 		log.FromContext(ctx).Error(err, "could not record the failure on the KuryrPort")

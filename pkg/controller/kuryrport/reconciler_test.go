@@ -384,3 +384,29 @@ func TestServiceGroupAppliedAfterAFailedUpdate(t *testing.T) {
 		t.Errorf("updates %d, status %v applied %v: want the group applied once", ports.sets, st.SecurityGroups, st.SecurityGroupsApplied)
 	}
 }
+
+// A Neutron call cut short because the controller is stopping (its
+// context cancelled) is left for the next leader: no Warning, no
+// Ready=False.
+func TestStoppingIsNotAFailure(t *testing.T) {
+	e := newEnv(t, kp("web", "uid-1"))
+	e.start(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	e.fake.Fail = func(method, coll string) (int, string) {
+		if method == "POST" && coll == "ports" {
+			cancel()
+			time.Sleep(100 * time.Millisecond) // the client gives up first
+		}
+		return 0, ""
+	}
+	_, err := e.r.Reconcile(ctx, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web"}})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("reconcile: %v, want the cancellation", err)
+	}
+	if len(e.events.reasons) != 0 {
+		t.Errorf("events %v", e.events.reasons)
+	}
+	if c := meta.FindStatusCondition(e.get(t, "web").Status.Conditions, kuryrv1.ConditionReady); c != nil && c.Status == metav1.ConditionFalse {
+		t.Errorf("condition %+v", c)
+	}
+}

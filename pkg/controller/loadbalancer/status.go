@@ -12,6 +12,7 @@ import (
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/octavia"
+	"github.com/kuryr-k8s/kuryr/pkg/retry"
 )
 
 func recordLB(klb *kuryrv1.KuryrLoadBalancer, lb *octavia.LoadBalancer) {
@@ -54,6 +55,9 @@ func (r *Reconciler) becomeReady(ctx context.Context, klb *kuryrv1.KuryrLoadBala
 // Service.
 func (r *Reconciler) failed(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, err error) {
 	kind := string(octavia.Classify(err))
+	if retry.Stopping(ctx, err) {
+		return
+	}
 	if octavia.Busy(err) {
 		setReady(klb, metav1.ConditionFalse, kuryrv1.ReasonWaiting, err.Error())
 		return

@@ -29,7 +29,7 @@ func (r *Reconciler) exists(ctx context.Context, id string) (bool, error) {
 func (r *Reconciler) port(ctx context.Context, node *corev1.Node, sub *neutron.Subnet) (kuryrv1.NodePort, ctrl.Result, error) {
 	port, wait, err := r.ensurePort(ctx, node, sub)
 	if err != nil {
-		return kuryrv1.NodePort{}, ctrl.Result{}, r.fail(node, "CreatePort", err)
+		return kuryrv1.NodePort{}, ctrl.Result{}, r.fail(ctx, node, "CreatePort", err)
 	}
 	if port == nil {
 		return kuryrv1.NodePort{}, ctrl.Result{RequeueAfter: wait}, nil
@@ -42,11 +42,11 @@ func (r *Reconciler) port(ctx context.Context, node *corev1.Node, sub *neutron.S
 		if err := r.deletePorts(ctx, node.Name, ""); err != nil {
 			return kuryrv1.NodePort{}, ctrl.Result{}, err
 		}
-		return kuryrv1.NodePort{}, ctrl.Result{}, r.fail(node, "BindPort", cause)
+		return kuryrv1.NodePort{}, ctrl.Result{}, r.fail(ctx, node, "BindPort", cause)
 	}
 	np, err := fromPort(port, sub)
 	if err != nil {
-		return np, ctrl.Result{}, r.fail(node, "DescribePort", err)
+		return np, ctrl.Result{}, r.fail(ctx, node, "DescribePort", err)
 	}
 	return np, ctrl.Result{}, nil
 }

@@ -21,6 +21,7 @@ import (
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrport"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+	"github.com/kuryr-k8s/kuryr/pkg/retry"
 )
 
 // portAPI is the Neutron seam of this reconciler.
@@ -63,13 +64,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	sub, err := r.Info.Subnet(ctx, r.Settings.Subnet)
 	if err != nil {
-		return ctrl.Result{}, r.fail(&node, "FindSubnet", err)
+		return ctrl.Result{}, r.fail(ctx, &node, "FindSubnet", err)
 	}
 	np, ok := recorded(node.Annotations)
 	if ok {
 		ok, err = r.exists(ctx, np.PortID)
 		if err != nil {
-			return ctrl.Result{}, r.fail(&node, "GetPort", err)
+			return ctrl.Result{}, r.fail(ctx, &node, "GetPort", err)
 		}
 	}
 	if !ok {
@@ -87,15 +88,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 func (r *Reconciler) annotate(ctx context.Context, node *corev1.Node, np kuryrv1.NodePort, sub *neutron.Subnet) error {
 	dests, err := r.destinations(ctx)
 	if err != nil {
-		return r.fail(node, "FindRoutes", err)
+		return r.fail(ctx, node, "FindRoutes", err)
 	}
 	n, err := r.Info.Network(ctx, sub.NetworkID)
 	if err != nil {
-		return r.fail(node, "FindNetwork", err)
+		return r.fail(ctx, node, "FindNetwork", err)
 	}
 	want, err := withRoutes(np, sub, n.MTU, dests)
 	if err != nil {
-		return r.fail(node, "DescribePort", err)
+		return r.fail(ctx, node, "DescribePort", err)
 	}
 	if have, ok := recorded(node.Annotations); ok && reflect.DeepEqual(have, want) {
 		return nil
@@ -146,7 +147,10 @@ func (r *Reconciler) destinations(ctx context.Context) ([]string, error) {
 
 // fail makes an error visible as a Warning Event on the node and returns
 // it for a retry with backoff.
-func (r *Reconciler) fail(node *corev1.Node, action string, cause error) error {
+func (r *Reconciler) fail(ctx context.Context, node *corev1.Node, action string, cause error) error {
+	if retry.Stopping(ctx, cause) {
+		return cause
+	}
 	r.Recorder.Eventf(node, nil, corev1.EventTypeWarning, string(neutron.Classify(cause)), action, "management port: %v", cause)
 	return cause
 }

@@ -16,6 +16,7 @@ import (
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+	"github.com/kuryr-k8s/kuryr/pkg/retry"
 )
 
 // groupAPI is the Neutron seam of the KuryrNetworkPolicy reconciler.
@@ -71,7 +72,7 @@ func (r *GroupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		}
 	}
 	res, err := r.apply(ctx, &knp)
-	if err != nil {
+	if err != nil && !retry.Stopping(ctx, err) {
 		r.Recorder.Eventf(&knp, nil, corev1.EventTypeWarning, string(neutron.Classify(err)), "ApplyPolicy", "%v", err)
 		if cerr := r.condition(ctx, &knp, metav1.ConditionFalse, string(neutron.Classify(err)), err.Error()); cerr != nil {
 			log.FromContext(ctx).Error(cerr, "could not record the failure")
