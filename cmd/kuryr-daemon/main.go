@@ -87,8 +87,8 @@ func run(ctx context.Context, logger logr.Logger, opts *startup.Options) error {
 	// The watches and the CNI requests outlive the signal to stop: a
 	// stopping daemon drains the requests under way (daemon.Drain), which
 	// need the KuryrPort watch, and cancels them only after.
-	work, stopWork := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopWork()
+	work, stopWork := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer stopWork(daemon.ErrStopping)
 	informers, err := daemon.NewCache(restCfg, c.NodeName)
 	if err != nil {
 		return err
@@ -114,6 +114,10 @@ func run(ctx context.Context, logger logr.Logger, opts *startup.Options) error {
 	srv := daemon.NewServer(work, d)
 	go func() { _ = srv.Serve(ln) }()
 	if !informers.WaitForCacheSync(ctx) {
+		if ctx.Err() != nil {
+			daemon.Drain(ctx, srv, stopWork)
+			return nil
+		}
 		return errors.New("KuryrPort watch never synced")
 	}
 	ready.Synced.Store(true)
@@ -121,7 +125,8 @@ func run(ctx context.Context, logger logr.Logger, opts *startup.Options) error {
 	// stays NotReady meanwhile, as the configuration is not installed.
 	if err := retry.Until(ctx, logger, "waiting for OVS", time.Second, 30*time.Second,
 		func(context.Context) error { return ready.CanServe() }); err != nil {
-		return daemon.Drain(ctx, srv) // stopping
+		daemon.Drain(ctx, srv, stopWork) // stopping
+		return nil
 	}
 	if err := daemon.Install(c.CNIBinary, c.CNIBinDir, c.CNIConfDir, c.SocketPath, c.CNIVersion); err != nil {
 		return err
@@ -129,7 +134,8 @@ func run(ctx context.Context, logger logr.Logger, opts *startup.Options) error {
 	ready.Installed.Store(true)
 	logger.Info("serving CNI", "socket", c.SocketPath, "confDir", c.CNIConfDir, "usable", c.WaitForUsable)
 	<-ctx.Done()
-	return daemon.Drain(ctx, srv)
+	daemon.Drain(ctx, srv, stopWork)
+	return nil
 }
 
 // serveHealth serves /livez, /readyz and the read-only /attachments from

@@ -97,7 +97,7 @@ func (d *Daemon) waitPortData(ctx context.Context, pa podArgs) (kuryrv1.VIF, *ku
 		return ours(kp) && (ok || !kp.DeletionTimestamp.IsZero())
 	})
 	switch {
-	case err != nil && ctx.Err() != nil:
+	case err != nil && errors.Is(context.Cause(ctx), ErrStopping):
 		return kuryrv1.VIF{}, nil, tryAgain("kuryr-daemon stopped before kuryr-controller's port data came (KuryrPort %s/%s)", pa.Namespace, pa.Name)
 	case err != nil:
 		return kuryrv1.VIF{}, nil, tryAgain("timed out after %s waiting for kuryr-controller's port data (KuryrPort %s/%s)", d.PortTimeout, pa.Namespace, pa.Name)
@@ -142,6 +142,9 @@ func (d *Daemon) waitUsable(ctx context.Context, pa podArgs, vif kuryrv1.VIF, ho
 		})
 	}
 	if err != nil {
+		if errors.Is(context.Cause(ctx), ErrStopping) {
+			return tryAgain("kuryr-daemon stopped before port %s was usable (waiting for %s)", vif.PortID, d.Usable)
+		}
 		if errors.Is(err, context.DeadlineExceeded) || wctx.Err() != nil {
 			return tryAgain("port %s plugged but not usable after %s (waiting for %s)", vif.PortID, d.UsableTimeout, d.Usable)
 		}

@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 )
@@ -14,7 +15,11 @@ type Registry struct {
 	mu      sync.Mutex
 	ports   map[string]*kuryrv1.KuryrPort // namespace/name
 	changed chan struct{}                 // closed and replaced on every change
+	waiting atomic.Int32                  // requests in Wait
 }
+
+// waiters is how many requests are waiting in Wait.
+func (r *Registry) waiters() int { return int(r.waiting.Load()) }
 
 // NewRegistry returns an empty registry.
 func NewRegistry() *Registry {
@@ -54,6 +59,8 @@ func (r *Registry) Get(ns, name string) (*kuryrv1.KuryrPort, bool) {
 
 // Wait returns the pod's KuryrPort once cond holds for it, or ctx's error.
 func (r *Registry) Wait(ctx context.Context, ns, name string, cond func(*kuryrv1.KuryrPort) bool) (*kuryrv1.KuryrPort, error) {
+	r.waiting.Add(1)
+	defer r.waiting.Add(-1)
 	for {
 		r.mu.Lock()
 		kp, ok := r.ports[key(ns, name)]

@@ -94,36 +94,76 @@ func commandLabel(c string) string {
 // DrainTimeout bounds how long a stopping daemon lets the requests under
 // way finish. A rolling update starts the next daemon only once this one
 // has gone, and kuryr-cni waits up to 60 s for it: the two together stay
-// under that.
-var DrainTimeout = 25 * time.Second
+// under that. answerGrace is what the requests still running then get to
+// answer "try again".
+var (
+	DrainTimeout = 25 * time.Second
+	answerGrace  = 3 * time.Second
+)
+
+// ErrStopping is the cause with which a stopping daemon cuts short the
+// requests still running after DrainTimeout.
+var ErrStopping = errors.New("kuryr-daemon is stopping")
 
 // Drain stops srv gracefully: the socket goes at once (kuryr-cni waits for
-// the next daemon), and the requests under way finish, for DrainTimeout
-// at most. Their context must outlive the signal to stop (NewServer's
-// ctx): the caller cancels it once Drain returns.
-func Drain(ctx context.Context, srv *http.Server) error {
+// the next daemon), and the requests under way finish, for DrainTimeout at
+// most. Their context (NewServer's) must outlive the signal to stop: stop
+// cancels it, after the drain, or when it runs out of time, so that the
+// requests still running answer "try again" before the process exits.
+func Drain(ctx context.Context, srv *http.Server, stop context.CancelCauseFunc) {
+	logger := log.FromContext(ctx)
+	logger.Info("stopping: draining CNI requests under way", "timeout", DrainTimeout.String())
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), DrainTimeout)
 	defer cancel()
-	log.FromContext(ctx).Info("stopping: draining CNI requests under way", "timeout", DrainTimeout.String())
-	if err := srv.Shutdown(dctx); err != nil {
-		return fmt.Errorf("drain CNI requests: %w", err)
+	err := srv.Shutdown(dctx)
+	stop(ErrStopping)
+	if err == nil {
+		return
 	}
-	return nil
+	logger.Info("CNI requests still running after the drain: cutting them short", "error", err.Error())
+	actx, acancel := context.WithTimeout(context.WithoutCancel(ctx), answerGrace)
+	defer acancel()
+	if err := srv.Shutdown(actx); err != nil {
+		logger.Info("CNI requests unanswered at exit", "error", err.Error())
+	}
 }
 
-// Listen opens the root-only unix socket kuryr-cni connects to.
+// Listen opens the root-only unix socket kuryr-cni connects to. Closing it
+// removes the socket only if it is still this one: a daemon that stops
+// never removes the socket of the one that replaced it.
 func Listen(socket string) (net.Listener, error) {
 	if err := os.MkdirAll(filepath.Dir(socket), 0o700); err != nil {
 		return nil, fmt.Errorf("socket directory: %w", err)
 	}
 	_ = os.Remove(socket)
-	l, err := net.Listen("unix", socket)
+	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: socket, Net: "unix"})
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", socket, err)
 	}
-	if err := os.Chmod(socket, 0o600); err != nil {
+	l.SetUnlinkOnClose(false)
+	info, err := os.Stat(socket)
+	if err == nil {
+		err = os.Chmod(socket, 0o600)
+	}
+	if err != nil {
 		l.Close()
+		_ = os.Remove(socket)
 		return nil, fmt.Errorf("restrict %s: %w", socket, err)
 	}
-	return l, nil
+	return &socketListener{UnixListener: l, path: socket, info: info}, nil
+}
+
+// socketListener removes its socket file on Close if it is still its own.
+type socketListener struct {
+	*net.UnixListener
+	path string
+	info os.FileInfo
+}
+
+func (l *socketListener) Close() error {
+	err := l.UnixListener.Close()
+	if cur, serr := os.Stat(l.path); serr == nil && os.SameFile(cur, l.info) {
+		_ = os.Remove(l.path)
+	}
+	return err
 }

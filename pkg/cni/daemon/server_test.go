@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -149,27 +150,41 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return k, err
 }
 
-// TestDrainFinishesRequestsUnderWay: a daemon told to stop while an ADD
-// waits for its port data goes on waiting (the watch still runs) and
-// answers it; the socket is gone meanwhile, so new requests go to the next
-// daemon.
-func TestDrainFinishesRequestsUnderWay(t *testing.T) {
-	d, _, _ := newDaemon()
+// drainEnv serves d on a socket with a stoppable base context, as the
+// daemon does, and sends ADDs of pod "web" from the background.
+type drainEnv struct {
+	sock string
+	srv  *http.Server
+	stop context.CancelCauseFunc
+	c    *http.Client
+}
+
+func newDrainEnv(t *testing.T, d *Daemon) *drainEnv {
+	t.Helper()
 	sock := filepath.Join(t.TempDir(), "cni.sock")
 	ln, err := Listen(sock)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := NewServer(context.Background(), d)
+	work, stop := context.WithCancelCause(context.Background())
+	srv := NewServer(work, d)
 	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { stop(nil); _ = srv.Close() })
 	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 			return (&net.Dialer{}).DialContext(ctx, "unix", sock)
 		}}}
+	return &drainEnv{sock: sock, srv: srv, stop: stop, c: c}
+}
+
+// add sends an ADD for "web" and returns where its answer will come, once
+// the daemon is waiting for the pod's port data.
+func (e *drainEnv) add(t *testing.T, d *Daemon) <-chan api.Response {
+	t.Helper()
 	body, _ := json.Marshal(request("ADD", "web", "u1", "c1"))
 	got := make(chan api.Response, 1)
 	go func() {
-		resp, err := c.Post("http://kuryr"+api.Path, "application/json", bytes.NewReader(body))
+		resp, err := e.c.Post("http://kuryr"+api.Path, "application/json", bytes.NewReader(body))
 		if err != nil {
 			t.Error(err)
 			got <- api.Response{}
@@ -177,18 +192,79 @@ func TestDrainFinishesRequestsUnderWay(t *testing.T) {
 		}
 		got <- answer(t, resp)
 	}()
-	time.Sleep(100 * time.Millisecond) // the ADD is waiting
-	drained := make(chan error, 1)
-	go func() { drained <- Drain(context.Background(), srv) }()
-	time.Sleep(100 * time.Millisecond)
-	if _, err := net.Dial("unix", sock); err == nil {
+	waitFor(t, "the ADD waiting", func() bool { return d.Registry.waiters() > 0 })
+	return got
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// TestDrainFinishesRequestsUnderWay: a daemon told to stop while an ADD
+// waits for its port data goes on waiting (the watch still runs) and
+// answers it; the socket is gone meanwhile, so new requests go to the next
+// daemon.
+func TestDrainFinishesRequestsUnderWay(t *testing.T) {
+	d, _, _ := newDaemon()
+	e := newDrainEnv(t, d)
+	got := e.add(t, d)
+	drained := make(chan struct{})
+	go func() { Drain(context.Background(), e.srv, e.stop); close(drained) }()
+	waitFor(t, "the socket gone", func() bool { _, err := os.Stat(e.sock); return err != nil })
+	if _, err := net.Dial("unix", e.sock); err == nil {
 		t.Error("the socket still accepts while draining")
 	}
 	d.Registry.Set(kuryrPort("web", "u1"))
 	if r := <-got; r.Error != nil || r.Result == nil {
 		t.Errorf("the ADD under way got %+v, want its result", r)
 	}
-	if err := <-drained; err != nil {
-		t.Errorf("drain: %v", err)
+	<-drained
+}
+
+// TestDrainCutsShortAfterItsTimeout: a request still running when the
+// drain runs out of time is answered "try again", saying the daemon
+// stopped, before Drain returns (and the process exits).
+func TestDrainCutsShortAfterItsTimeout(t *testing.T) {
+	defer func(d time.Duration) { DrainTimeout = d }(DrainTimeout)
+	DrainTimeout = 100 * time.Millisecond
+	d, _, _ := newDaemon()
+	d.PortTimeout = time.Minute
+	e := newDrainEnv(t, d)
+	got := e.add(t, d)
+	Drain(context.Background(), e.srv, e.stop)
+	select {
+	case r := <-got:
+		if r.Error == nil || r.Error.Code != types.ErrTryAgainLater || !strings.Contains(r.Error.Msg, "stopped") {
+			t.Errorf("answer %+v, want try again: the daemon stopped", r.Error)
+		}
+	default:
+		t.Fatal("Drain returned before the request under way was answered")
+	}
+}
+
+// TestStoppingDaemonKeepsItsSuccessorsSocket: closing a daemon's listener
+// removes its socket, but not another daemon's that replaced it.
+func TestStoppingDaemonKeepsItsSuccessorsSocket(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "cni.sock")
+	old, err := Listen(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, err := Listen(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old.Close()
+	if _, err := os.Stat(sock); err != nil {
+		t.Fatalf("the old daemon removed its successor's socket: %v", err)
+	}
+	next.Close()
+	if _, err := os.Stat(sock); err == nil {
+		t.Error("the socket is left after its daemon closed it")
 	}
 }

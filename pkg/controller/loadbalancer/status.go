@@ -54,10 +54,10 @@ func (r *Reconciler) becomeReady(ctx context.Context, klb *kuryrv1.KuryrLoadBala
 // and, unless it is the load balancer being busy, as an Event on the
 // Service.
 func (r *Reconciler) failed(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, err error) {
-	kind := string(octavia.Classify(err))
 	if retry.Stopping(ctx, err) {
 		return
 	}
+	kind := string(octavia.Classify(err))
 	if octavia.Busy(err) {
 		setReady(klb, metav1.ConditionFalse, kuryrv1.ReasonWaiting, err.Error())
 		return
