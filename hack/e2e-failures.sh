@@ -1,37 +1,50 @@
 #!/usr/bin/env bash
 # Prints, at the end of a failed e2e run, what a reader of only the tail of
 # its output needs: each failed test's own last lines (its messages, whatever
-# ran after it), then the errors the cloud's services logged during the run.
-# Usage: e2e-failures.sh E2E_LOG NEUTRON_LOG NEUTRON_OFFSET
+# ran after it), a panic or test timeout with the tests it cut short, then
+# the errors the cloud's services logged during the run.
+# Usage: e2e-failures.sh E2E_LOG [NEUTRON_LOG NEUTRON_OFFSET]
 set -uo pipefail
 log_file=$1 neutron_log=${2:-} neutron_offset=${3:-0}
 
 echo "===== e2e failure summary ====="
 # `go test -v` prints a test's lines under "=== RUN/NAME/CONT <test>"; keep
-# the last 12 lines of each test and print those of every failed one.
-awk '
-  /^=== (RUN|NAME|CONT|PAUSE) / { cur = $3; next }
-  /^(FAIL|PASS|ok |\?)/ { cur = ""; next }
-  /^ *--- (FAIL|PASS|SKIP): / {
-    if ($2 == "FAIL:") failed[++nf] = $3
-    next
-  }
-  cur != "" {
-    n[cur]++; buf[cur, n[cur] % 12] = $0
-  }
-  END {
+# the last lines of each test of the current package, and print those of
+# every failed one when the package ends. A panic (a test's, or the -timeout
+# one) ends the package without "--- FAIL" lines: its first lines and the
+# tests still running are printed, with theirs.
+awk -v keep=25 '
+  function flush(   i, j, t, start) {
     for (i = 1; i <= nf; i++) {
       t = failed[i]
       print "--- " t ":"
-      start = n[t] > 12 ? n[t] - 11 : 1
-      for (j = start; j <= n[t]; j++) print buf[t, j % 12]
+      start = n[t] > keep ? n[t] - keep + 1 : 1
+      for (j = start; j <= n[t]; j++) print buf[t, j % keep]
     }
-  }' "$log_file"
+    if (panicked != "") print panicked
+    delete n; delete buf; delete failed; delete seen; nf = 0; cur = ""; panicked = ""; inpanic = 0
+  }
+  function fail(t) { if (!(t in seen)) { seen[t] = 1; failed[++nf] = t } }
+  /^(ok|FAIL|\?) +\t/ || /^FAIL\t/ { flush(); next }
+  /^panic: / { inpanic = 1; panicked = "--- " $0; plines = 0; next }
+  inpanic {
+    if ($0 ~ /^\t\t[^ ]+ \(/) { t = $1; fail(t) }
+    else if (plines++ < 6) panicked = panicked "\n" $0
+    next
+  }
+  /^=== (RUN|NAME|CONT|PAUSE) / { cur = $3; next }
+  /^ *--- (FAIL|PASS|SKIP): / { if ($2 == "FAIL:") fail($3); next }
+  /^(PASS|FAIL)$/ { cur = ""; next }
+  cur != "" { n[cur]++; buf[cur, n[cur] % keep] = $0 }
+  END { flush() }' "$log_file"
 
 if [ -n "$neutron_log" ] && [ -f "$neutron_log" ]; then
   echo "--- neutron-server errors during the run (first line of each, counted):"
-  tail -c +"$((neutron_offset + 1))" "$neutron_log" | grep -E ' ERROR .*\[(None )?req-' |
-    sed -E 's/^[0-9-]+ [0-9:.]+ [0-9]+ //; s/\[[^]]*req-[^]]*\] //; s/[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}/<id>/g; s/pg_[0-9a-f_]{36}/pg_<id>/g' |
+  # A record's first line carries its request (or [-]); the ones that only
+  # say "Traceback" are followed by a record that says what failed.
+  tail -c +"$((neutron_offset + 1))" "$neutron_log" | sed -E 's/\x1b\[[0-9;]*m//g' |
+    grep -E ' ERROR \S+ \[((None )?req-[^]]*|-)\] ' | grep -v 'Traceback (most recent call last):' |
+    sed -E 's/^[0-9-]+ [0-9:.]+ [0-9]+ //; s/\[((None )?req-[^]]*|-)\] //; s/[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}/<id>/g; s/pg_[0-9a-f_]{36}/pg_<id>/g' |
     cut -c1-220 | sort | uniq -c | sort -rn | head -15
 fi
 echo "===== end of summary ====="

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -23,7 +24,10 @@ import (
 // carries (and the port's status). It reports, never fails.
 func (c *Cloud) LogPolicyState(t testing.TB, k *Kuryr, namespaces ...string) {
 	t.Helper()
-	ctx := context.Background()
+	// Whatever is failing may be what answers: bounded.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	namespaces = slices.Sorted(slices.Values(namespaces))
 	for _, ns := range namespaces {
 		var knps kuryrv1.KuryrNetworkPolicyList
 		if err := k.List(ctx, &knps, client.InNamespace(ns)); err != nil {
@@ -39,17 +43,17 @@ func (c *Cloud) LogPolicyState(t testing.TB, k *Kuryr, namespaces ...string) {
 		}
 		for _, kp := range kps.Items {
 			t.Logf("state: kuryrport %s/%s groups %v applied %t %s; %s", ns, kp.Name, kp.Status.SecurityGroups,
-				kp.Status.SecurityGroupsApplied, conditionText(kp.Status.Conditions), c.portState(kp.Status))
+				kp.Status.SecurityGroupsApplied, conditionText(kp.Status.Conditions), c.portState(ctx, kp.Status))
 		}
 	}
 }
 
-func (c *Cloud) portState(s kuryrv1.KuryrPortStatus) string {
+func (c *Cloud) portState(ctx context.Context, s kuryrv1.KuryrPortStatus) string {
 	vif, ok := s.DefaultVIF()
 	if !ok {
 		return "no port yet"
 	}
-	p, err := ports.Get(context.Background(), c.OS.Network, vif.PortID).Extract()
+	p, err := ports.Get(ctx, c.OS.Network, vif.PortID).Extract()
 	if err != nil {
 		return fmt.Sprintf("port %s: %v", vif.PortID, err)
 	}
