@@ -2,6 +2,7 @@ package policy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -96,7 +97,8 @@ func (r *GroupReconciler) apply(ctx context.Context, knp *kuryrv1.KuryrNetworkPo
 		return err
 	})
 	peers, err := r.ensurePeers(gctx, knp)
-	if werr := g.Wait(); err == nil {
+	// The first failure cancels gctx: report it, not the cancellation.
+	if werr := g.Wait(); err == nil || (werr != nil && errors.Is(err, context.Canceled)) {
 		err = werr
 	}
 	if err != nil {
