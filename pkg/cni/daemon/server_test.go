@@ -21,20 +21,8 @@ import (
 // serve runs the daemon's socket server on a temporary socket.
 func serve(t *testing.T, d *Daemon) (string, *http.Client) {
 	t.Helper()
-	sock := filepath.Join(t.TempDir(), "cni.sock")
-	ln, err := Listen(sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	srv := NewServer(ctx, d)
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { cancel(); _ = srv.Close() })
-	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			return (&net.Dialer{}).DialContext(ctx, "unix", sock)
-		}}}
-	return sock, c
+	e := newDrainEnv(t, d)
+	return e.sock, e.c
 }
 
 func answer(t *testing.T, resp *http.Response) api.Response {
