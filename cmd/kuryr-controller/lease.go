@@ -12,10 +12,6 @@ import (
 	"github.com/kuryr-k8s/kuryr/pkg/config"
 )
 
-// leaseName is the controller_ha Lease (in controller_ha_namespace), fixed
-// so that RBAC can name it.
-const leaseName = "kuryr-controller"
-
 // leaseIdentity names this controller in the Lease: its pod ($POD_NAME, set
 // by the manifests) or else its host, then a unique suffix. On the host
 // network every replica has the node's hostname, which need not tell nodes
@@ -26,7 +22,7 @@ func leaseIdentity() string {
 	if who == "" {
 		who, _ = os.Hostname()
 	}
-	return who + "_" + string(uuid.NewUUID())
+	return config.LeaseIdentity(who, string(uuid.NewUUID()))
 }
 
 // newLeaseLock is the controller_ha election's lock, or nil without HA.
@@ -38,7 +34,7 @@ func newLeaseLock(restCfg *rest.Config, k config.Kubernetes) (resourcelock.Inter
 	if err != nil {
 		return nil, fmt.Errorf("leader election client: %w", err)
 	}
-	lock, err := resourcelock.New(resourcelock.LeasesResourceLock, k.HANamespace, leaseName,
+	lock, err := resourcelock.New(resourcelock.LeasesResourceLock, k.HANamespace, config.LeaseName,
 		cs.CoreV1(), cs.CoordinationV1(), resourcelock.ResourceLockConfig{Identity: leaseIdentity()})
 	if err != nil {
 		return nil, fmt.Errorf("leader election lock: %w", err)

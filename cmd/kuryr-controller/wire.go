@@ -45,7 +45,7 @@ func newManager(restCfg *rest.Config, scheme *runtime.Scheme, cfg *config.Config
 		// within the lease duration; every reconciler and background task
 		// (start-up, sweep, ACTIVE poll) runs only on the leader.
 		LeaderElection:                      cfg.Kubernetes.ControllerHA,
-		LeaderElectionID:                    leaseName,
+		LeaderElectionID:                    config.LeaseName,
 		LeaderElectionNamespace:             cfg.Kubernetes.HANamespace,
 		LeaderElectionReleaseOnCancel:       true,
 		LeaderElectionResourceLockInterface: lock,

@@ -118,3 +118,16 @@ func TestDescribeListsEveryOption(t *testing.T) {
 		}
 	}
 }
+
+func TestLeaseHolder(t *testing.T) {
+	for _, tc := range []struct{ identity, want string }{
+		{LeaseIdentity("kuryr-controller-6db4d5df7-2s5bd", "0f8e-11"), "kuryr-controller-6db4d5df7-2s5bd"},
+		{LeaseIdentity("node_with_underscores", "u"), "node_with_underscores"},
+		{"bare", "bare"},
+		{"_x", "_x"},
+	} {
+		if got := LeaseHolder(tc.identity); got != tc.want {
+			t.Errorf("LeaseHolder(%q) = %q, want %q", tc.identity, got, tc.want)
+		}
+	}
+}

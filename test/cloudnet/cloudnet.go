@@ -22,12 +22,14 @@ import (
 	"github.com/prometheus/common/model"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/kuryr-k8s/kuryr/pkg/config"
 )
 
 // Namespace and names of kuryr's workloads (deploy/base).
 const (
 	Namespace = "kube-system"
-	Lease     = "kuryr-controller"
+	Lease     = config.LeaseName
 	// ControllerMetricsPort and DaemonMetricsPort are on each node's loopback.
 	ControllerMetricsPort = 9654
 	DaemonMetricsPort     = 9655
@@ -78,10 +80,7 @@ func Leader(ctx context.Context, cs kubernetes.Interface) (pod, node string, err
 	if l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity == "" {
 		return "", "", fmt.Errorf("lease %s has no holder", Lease)
 	}
-	id := *l.Spec.HolderIdentity
-	if i := strings.LastIndex(id, "_"); i > 0 {
-		id = id[:i]
-	}
+	id := config.LeaseHolder(*l.Spec.HolderIdentity)
 	p, err := cs.CoreV1().Pods(Namespace).Get(ctx, id, metav1.GetOptions{})
 	if err != nil {
 		return "", "", fmt.Errorf("leader pod %s: %w", id, err)

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kuryr-k8s/kuryr/pkg/cli/env"
+	"github.com/kuryr-k8s/kuryr/pkg/config"
 )
 
 // now is the clock of the lease check (tests set it).
@@ -68,10 +69,7 @@ func leader(ctx context.Context, e *env.Env) []Finding {
 		return []Finding{fail(c, "Lease %s/%s is stale: %s last renewed it %s ago (lease duration %s): no controller leads",
 			ns, env.LeaseName, holder, age, duration)}
 	}
-	who := holder
-	if i := strings.LastIndex(holder, "_"); i > 0 {
-		who = holder[:i] // the identity is "<pod or host>_<uuid>"
-	}
+	who := config.LeaseHolder(holder)
 	return []Finding{ok(c, "%s leads (Lease renewed %s ago)", who, age)}
 }
 

@@ -33,7 +33,7 @@ const (
 	DaemonContainer = "kuryr-daemon"
 	DaemonBinary    = "/kuryr-daemon"
 	// LeaseName is the controller_ha Lease (cmd/kuryr-controller).
-	LeaseName = "kuryr-controller"
+	LeaseName = config.LeaseName
 	// Labels of kuryr's pods.
 	LabelName      = "app.kubernetes.io/name"
 	LabelComponent = "app.kubernetes.io/component"

@@ -1,0 +1,20 @@
+package config
+
+import "strings"
+
+// LeaseName is the controller_ha Lease (in controller_ha_namespace), fixed
+// so that RBAC can name it.
+const LeaseName = "kuryr-controller"
+
+// LeaseIdentity is a controller's holder identity in the Lease: who it is
+// (its pod) and a suffix unique to this run.
+func LeaseIdentity(who, unique string) string { return who + "_" + unique }
+
+// LeaseHolder is the "who" of a LeaseIdentity (an identity without the
+// suffix is returned whole).
+func LeaseHolder(identity string) string {
+	if i := strings.LastIndex(identity, "_"); i > 0 {
+		return identity[:i]
+	}
+	return identity
+}
