@@ -68,6 +68,17 @@ func orphanPort(p neutron.Port, o Owners) bool {
 
 func (o Owners) young(created time.Time) bool { return !o.Cutoff.IsZero() && created.After(o.Cutoff) }
 
+// settled are the ports that are not young. Pure.
+func (o Owners) settled(ports []neutron.Port) []neutron.Port {
+	var out []neutron.Port
+	for _, p := range ports {
+		if !o.young(p.CreatedAt) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // OrphanNetworks are the namespace networks without a KuryrNetwork. Pure.
 func OrphanNetworks(nets []neutron.Network, o Owners) []neutron.Network {
 	var out []neutron.Network

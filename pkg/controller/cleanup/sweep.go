@@ -154,7 +154,10 @@ func (s *Sweeper) Sweep(ctx context.Context, logger logr.Logger) error {
 	owned.Cutoff = listedAt.Add(-MinAge)
 	if s.Pool != nil {
 		s.Pool.Prune(owned.Nodes)
-		if n := s.Pool.Adopt(ports, owned.Holders, owned.Nodes); n > 0 {
+		// Young ones may be a refill's still under way (Neutron lists a
+		// bulk create's ports while it binds them): that refill gives
+		// them to the pool itself, with their binding.
+		if n := s.Pool.Adopt(owned.settled(ports), owned.Holders, owned.Nodes); n > 0 {
 			logger.Info("the port pool adopted ports it did not know", "count", n)
 		}
 	}

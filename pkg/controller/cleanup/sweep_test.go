@@ -130,3 +130,33 @@ func TestSweepCarriesOnPastFailures(t *testing.T) {
 		t.Errorf("%d ports left, want 1: the sweep stopped at the failure", fn.Count("ports"))
 	}
 }
+
+// adopter records what the sweep hands the pool.
+type adopter struct{ adopted []string }
+
+func (a *adopter) Prune(map[string]bool) {}
+func (a *adopter) Adopt(ports []neutron.Port, _ map[string]string, live map[string]bool) int {
+	for _, p := range ports {
+		a.adopted = append(a.adopted, p.ID)
+	}
+	return len(ports)
+}
+
+// The pool adopts only settled pooled ports: a young one may belong to a
+// refill still under way, listed before Neutron bound it.
+func TestSweepAdoptsOnlySettledPoolPorts(t *testing.T) {
+	fn := neutrontest.New(t)
+	tags := []string{neutron.ClusterTag("c1"), neutron.PoolTag("n1")}
+	old := fn.Add("ports", neutrontest.Object{"tags": tags, "created_at": time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)})
+	fn.Add("ports", neutrontest.Object{"tags": tags, "created_at": time.Now().UTC().Format(time.RFC3339)})
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}
+	a := &adopter{}
+	sw := &Sweeper{Client: fake.NewClientBuilder().WithScheme(sweepScheme()).WithObjects(node).Build(),
+		Neutron: neutron.New(fn.Client(t)), Ledger: forgotten{}, Cluster: "c1", Router: "r", Pool: a}
+	if err := sw.Sweep(context.Background(), logr.Discard()); err != nil {
+		t.Fatal(err)
+	}
+	if len(a.adopted) != 1 || a.adopted[0] != old || fn.Count("ports") != 2 {
+		t.Errorf("adopted %v (want only %s), %d ports left", a.adopted, old, fn.Count("ports"))
+	}
+}

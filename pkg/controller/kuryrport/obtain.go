@@ -46,8 +46,7 @@ func (r *Reconciler) obtainPort(ctx context.Context, kp *kuryrv1.KuryrPort, targ
 	}
 	if r.Pool != nil && r.Pool.Serves(target) {
 		if p, ok := r.Pool.Take(kp.Spec.PodNodeName, uid); ok {
-			r.Ledger.Record(uid, p)
-			return p, kuryrv1.ReasonPooled, nil
+			return r.taken(ctx, kp, target, groups, p)
 		}
 	}
 	settings := r.Settings
@@ -66,6 +65,29 @@ func (r *Reconciler) obtainPort(ctx context.Context, kp *kuryrv1.KuryrPort, targ
 		return neutron.Port{}, "", err
 	}
 	return *created, kuryrv1.ReasonCreated, nil
+}
+
+// taken records a port the pool handed out. The pool's copy may be one
+// listed while Neutron was still binding the port (the sweep can list a
+// refill's ports before the refill returns): an unbound copy is read again,
+// so that a bound port is not replaced as "never bound".
+func (r *Reconciler) taken(ctx context.Context, kp *kuryrv1.KuryrPort, target Target, groups []string, p neutron.Port) (neutron.Port, string, error) {
+	uid := kp.Spec.PodUID
+	r.Ledger.Record(uid, p)
+	if neutron.Bound(&p) {
+		return p, kuryrv1.ReasonPooled, nil
+	}
+	fresh, err := r.Neutron.GetPort(ctx, p.ID)
+	if neutron.IsNotFound(err) {
+		r.Ledger.Forget(uid)
+		r.Pool.Forget(p.ID)
+		return r.obtainPort(ctx, kp, target, groups)
+	}
+	if err != nil {
+		return p, "", fmt.Errorf("re-read pooled port %s: %w", p.ID, err)
+	}
+	r.Ledger.Record(uid, *fresh)
+	return *fresh, kuryrv1.ReasonPooled, nil
 }
 
 // bound returns p once Neutron has bound it, re-reading a port listed

@@ -234,3 +234,32 @@ func TestPoolAdoptsLateCommitsAndTrims(t *testing.T) {
 		t.Errorf("after trim: %d free, %d ports in Neutron; want 2 and 3", pool.FreeCount("node-a"), e.fake.Count("ports"))
 	}
 }
+
+// A pooled port the pool learnt from a listing taken while Neutron was
+// still binding it (the sweep lists a refill's ports before the refill
+// returns) is re-read when taken, not replaced as "never bound".
+func TestPooledPortListedUnboundIsReread(t *testing.T) {
+	e := newEnv(t, kp("web", "uid-1"))
+	filler := newTestPool(t, e, PoolSettings{Min: 1, Batch: 1})
+	filler.Fill("node-a")
+	if err := filler.refill(context.Background(), "node-a", 1); err != nil {
+		t.Fatal(err)
+	}
+	listed, err := e.r.Neutron.(*neutron.Client).ListPorts(context.Background(), nil, "")
+	if err != nil || len(listed) != 1 {
+		t.Fatalf("%d ports, %v", len(listed), err)
+	}
+	listed[0].VIFType, listed[0].CreatedAt = neutron.VIFTypeUnbound, time.Now().Add(-time.Hour)
+	pool := newTestPool(t, e, PoolSettings{Min: 1, Batch: 1})
+	if n := pool.Adopt(listed, nil, map[string]bool{"node-a": true}); n != 1 {
+		t.Fatalf("adopted %d", n)
+	}
+	e.r.Pool = pool
+	if err := e.reconcile(t, "web"); err != nil {
+		t.Fatal(err)
+	}
+	v, ok := e.get(t, "web").Status.DefaultVIF()
+	if !ok || v.PortID != listed[0].ID || e.fake.Requests["DELETE ports"] != 0 || e.fake.Requests["POST ports"] != 1 {
+		t.Errorf("vif %q (want the pooled %s), requests %v", v.PortID, listed[0].ID, e.fake.Requests)
+	}
+}
