@@ -25,11 +25,8 @@ func leaseIdentity() string {
 	return config.LeaseIdentity(who, string(uuid.NewUUID()))
 }
 
-// newLeaseLock is the controller_ha election's lock, or nil without HA.
+// newLeaseLock is the controller_ha election's lock.
 func newLeaseLock(restCfg *rest.Config, k config.Kubernetes) (resourcelock.Interface, error) {
-	if !k.ControllerHA {
-		return nil, nil
-	}
 	cs, err := kubernetes.NewForConfig(rest.CopyConfig(restCfg))
 	if err != nil {
 		return nil, fmt.Errorf("leader election client: %w", err)

@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -23,6 +24,7 @@ import (
 	"github.com/kuryr-k8s/kuryr/pkg/controller/pod"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/policy"
 	"github.com/kuryr-k8s/kuryr/pkg/health"
+	"github.com/kuryr-k8s/kuryr/pkg/leader"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/octavia"
 	"github.com/kuryr-k8s/kuryr/pkg/openstack"
@@ -31,11 +33,7 @@ import (
 func newManager(restCfg *rest.Config, scheme *runtime.Scheme, cfg *config.Config) (ctrl.Manager, error) {
 	restCfg.QPS, restCfg.Burst = 100, 200
 	resync := cfg.Controller.ResyncPeriod
-	lock, err := newLeaseLock(restCfg, cfg.Kubernetes)
-	if err != nil {
-		return nil, err
-	}
-	mgr, err := ctrl.NewManager(restCfg, ctrl.Options{
+	opts := ctrl.Options{
 		Scheme:  scheme,
 		Metrics: metricsserver.Options{BindAddress: fmt.Sprintf(":%d", cfg.PrometheusExporter.ControllerExporterPort)},
 		// /livez and /readyz are served by package health from the start.
@@ -44,19 +42,39 @@ func newManager(restCfg *rest.Config, scheme *runtime.Scheme, cfg *config.Config
 		// With controller_ha, standbys keep their caches warm and take over
 		// within the lease duration; every reconciler and background task
 		// (start-up, sweep, ACTIVE poll) runs only on the leader.
-		LeaderElection:                      cfg.Kubernetes.ControllerHA,
-		LeaderElectionID:                    config.LeaseName,
-		LeaderElectionNamespace:             cfg.Kubernetes.HANamespace,
-		LeaderElectionReleaseOnCancel:       true,
-		LeaderElectionResourceLockInterface: lock,
-	})
+		LeaderElection:                cfg.Kubernetes.ControllerHA,
+		LeaderElectionID:              config.LeaseName,
+		LeaderElectionNamespace:       cfg.Kubernetes.HANamespace,
+		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 ptr.To(leaseDuration),
+	}
+	var guard *leader.Guard
+	if cfg.Kubernetes.ControllerHA {
+		lock, err := newLeaseLock(restCfg, cfg.Kubernetes)
+		if err != nil {
+			return nil, err
+		}
+		guard = leader.NewGuard(lock, leaseDuration)
+		opts.LeaderElectionResourceLockInterface = guard
+	}
+	mgr, err := ctrl.NewManager(restCfg, opts)
 	if err != nil {
 		return nil, fmt.Errorf("controller manager: %w", err)
+	}
+	if guard != nil {
+		// On the leader: a leader frozen past its Lease stops on resuming.
+		if err := mgr.Add(guard); err != nil {
+			return nil, err
+		}
 	}
 	openstack.MustRegister(metrics.Registry)
 	kuryrport.MustRegister(metrics.Registry)
 	return mgr, nil
 }
+
+// leaseDuration is controller-runtime's default, stated so that the guard
+// and the election agree.
+const leaseDuration = 15 * time.Second
 
 // mirrorGrace: the kubelet recreates a deleted mirror pod within its sync
 // period (1 min by default).

@@ -14,6 +14,9 @@
 #                                      container), NODE-kuryr-daemon, or a
 #                                      supervised process as in _output/logs
 #                                      (kuryr-node-1-vswitchd, neutron-server...)
+#   kuryr-ctl.sh crash kuryr-controller SIGNAL POD
+#                                      signal that controller pod's container
+#                                      (STOP freezes a leader, CONT resumes it)
 #   kuryr-ctl.sh pid NAME              the pid of a supervised process, or
 #                                      of NODE-kuryr-daemon's container
 # Flags given to start or restart become the controller Deployment's extra
@@ -70,7 +73,7 @@ crash_kuryr() {
 
 crash_kuryr_once() {
   local want=$2 pod node cid
-  if [ "$1" = controller ]; then want=$(kuryr_leader) || return 1; fi
+  if [ "$1" = controller ] && [ -z "$want" ]; then want=$(kuryr_leader) || return 1; fi
   while read -r pod node cid; do
     if { [ "$1" = controller ] && [ "$pod" = "$want" ]; } || { [ "$1" = daemon ] && [ "$node" = "$want" ]; }; then
       [ -n "$cid" ] && crash_container "$node" "$cid" "$3" 2>/dev/null
@@ -88,7 +91,7 @@ case "${1:-}" in
   crash)
     [ -n "${2:-}" ] || die "usage: $0 crash NAME [SIGNAL]"
     case "$2" in
-      kuryr-controller) crash_kuryr controller "" "${3:-KILL}" ;;
+      kuryr-controller) crash_kuryr controller "${4:-}" "${3:-KILL}" ;;
       *-kuryr-daemon) crash_kuryr daemon "${2%-kuryr-daemon}" "${3:-KILL}" ;;
       *) crash_child "$2" "${3:-KILL}" || die "$2 is not running" ;;
     esac

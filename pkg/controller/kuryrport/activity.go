@@ -11,6 +11,7 @@ import (
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+	"github.com/kuryr-k8s/kuryr/pkg/retry"
 )
 
 // activeLister is the one Neutron query the activity watcher makes.
@@ -39,7 +40,7 @@ func (w *ActivityWatcher) Start(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
-			if err := w.sweep(ctx); err != nil {
+			if err := w.sweep(ctx); err != nil && !retry.Stopping(ctx, err) {
 				log.FromContext(ctx).Error(err, "checking which ports became ACTIVE")
 			}
 		}
