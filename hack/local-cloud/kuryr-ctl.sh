@@ -89,7 +89,7 @@ case "${1:-}" in controller|daemons|upgrade|crash) save_kuryr_logs ;; esac
 
 case "${1:-}" in
   crash)
-    [ -n "${2:-}" ] || die "usage: $0 crash NAME [SIGNAL]"
+    [ -n "${2:-}" ] || die "usage: $0 crash NAME [SIGNAL] | crash kuryr-controller SIGNAL POD"
     case "$2" in
       kuryr-controller) crash_kuryr controller "${4:-}" "${3:-KILL}" ;;
       *-kuryr-daemon) crash_kuryr daemon "${2%-kuryr-daemon}" "${3:-KILL}" ;;

@@ -2,12 +2,13 @@
 // from acting beside the new leader.
 //
 // client-go's elector notices a lost Lease only on its next renewal, which
-// keeps trying for the renew deadline: a leader whose process was frozen (a
-// stopped container, a VM paused or starved) resumes believing it leads and
-// acts for up to that long while the standby, which took the expired Lease,
-// acts too. The Guard counts on this process's own clock instead: once it
-// has not renewed the Lease for a lease duration, another controller may
-// lead, so it stops the manager at once.
+// keeps trying for the renew deadline: a leader whose process was stopped
+// (a frozen container, a process starved of CPU) resumes believing it leads
+// and acts for up to that long while the standby, which took the expired
+// Lease, acts too. The Guard counts on this process's own monotonic clock
+// instead: once the Lease went a lease duration without a renewal by this
+// process, another controller may lead, so it stops the manager at once.
+// (A host suspend, which stops the monotonic clock too, is not seen.)
 package leader
 
 import (
@@ -32,6 +33,7 @@ type Guard struct {
 
 	mu      sync.Mutex
 	renewed time.Time // when this process's last successful renewal began
+	holder  string    // the holder the last Get read
 }
 
 // NewGuard guards lock for an election with the given lease duration.
@@ -39,13 +41,33 @@ func NewGuard(lock resourcelock.Interface, leaseDuration time.Duration) *Guard {
 	return &Guard{Interface: lock, LeaseDuration: leaseDuration, now: time.Now}
 }
 
+// Get remembers the holder it read.
+func (g *Guard) Get(ctx context.Context) (*resourcelock.LeaderElectionRecord, []byte, error) {
+	ler, raw, err := g.Interface.Get(ctx)
+	if err == nil && ler != nil {
+		g.mu.Lock()
+		g.holder = ler.HolderIdentity
+		g.mu.Unlock()
+	}
+	return ler, raw, err
+}
+
 // Create records the acquisition of a new Lease.
 func (g *Guard) Create(ctx context.Context, ler resourcelock.LeaderElectionRecord) error {
 	return g.write(ctx, ler, g.Interface.Create)
 }
 
-// Update records a renewal (or a takeover) by this process.
+// Update records a renewal (or a takeover) by this process. It refuses to
+// release a Lease another controller holds: client-go's release reads the
+// Lease but decides on the holder it saw before, so a leader stopping on
+// the guard's error would otherwise blank its successor's Lease.
 func (g *Guard) Update(ctx context.Context, ler resourcelock.LeaderElectionRecord) error {
+	g.mu.Lock()
+	holder := g.holder
+	g.mu.Unlock()
+	if ler.HolderIdentity == "" && holder != g.Identity() {
+		return fmt.Errorf("not releasing the controller Lease: %q holds it now", holder)
+	}
 	return g.write(ctx, ler, g.Interface.Update)
 }
 

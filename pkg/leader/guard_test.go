@@ -78,3 +78,36 @@ func TestGuardStartStopsAFrozenLeader(t *testing.T) {
 		t.Fatal("a frozen leader kept running")
 	}
 }
+
+// readLock serves a Lease held by holder and counts the writes.
+type readLock struct {
+	fakeLock
+	holder string
+	writes int
+}
+
+func (r *readLock) Get(context.Context) (*resourcelock.LeaderElectionRecord, []byte, error) {
+	return &resourcelock.LeaderElectionRecord{HolderIdentity: r.holder}, nil, nil
+}
+func (r *readLock) Update(context.Context, resourcelock.LeaderElectionRecord) error {
+	r.writes++
+	return nil
+}
+
+// A stopping leader releases its own Lease, never its successor's.
+func TestGuardReleasesOnlyItsOwnLease(t *testing.T) {
+	for _, tc := range []struct {
+		holder  string
+		release bool
+	}{{"me", true}, {"the-standby", false}, {"", false}} {
+		lock := &readLock{holder: tc.holder}
+		g := NewGuard(lock, 15*time.Second)
+		if _, _, err := g.Get(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		err := g.Update(context.Background(), resourcelock.LeaderElectionRecord{})
+		if released := err == nil && lock.writes == 1; released != tc.release {
+			t.Errorf("holder %q: released %v (%v), want %v", tc.holder, released, err, tc.release)
+		}
+	}
+}

@@ -99,6 +99,9 @@ func (r *Reconciler) bound(ctx context.Context, kp *kuryrv1.KuryrPort, target Ta
 	fresh, err := r.Neutron.GetPort(ctx, p.ID)
 	if neutron.IsNotFound(err) {
 		r.Ledger.Forget(kp.Spec.PodUID)
+		if r.Pool != nil {
+			r.Pool.Forget(p.ID) // in case it was a pooled port
+		}
 		return r.obtainPort(ctx, kp, target, nil)
 	}
 	if err != nil {

@@ -37,10 +37,10 @@ func TestStandbyTakesOver(t *testing.T) {
 	ns := framework.Name("e2e-ha")
 	c.CreateNamespace(t, ns)
 	k.WaitKuryrPorts(t, c.CreatePods(t, ns, "before", 2), time.Minute)
-	restarts, _ := containerRestarts(ctx, c, leader)
+	restarts, _ := lastRun(ctx, c, leader)
 
-	k.Crash(t, "kuryr-controller", "STOP")
-	start := time.Now()
+	k.Crash(t, "kuryr-controller", "STOP", leader)
+	frozen := time.Now()
 	resumed := false
 	resume := func() {
 		if !resumed {
@@ -49,28 +49,39 @@ func TestStandbyTakesOver(t *testing.T) {
 		}
 	}
 	t.Cleanup(resume)
-	k.WaitKuryrPorts(t, c.CreatePods(t, ns, "after", 2), 2*time.Minute)
-	t.Logf("new pods networked %s after the leader %s was frozen", time.Since(start).Round(time.Millisecond), leader)
-	now, _, err := cloudnet.Leader(ctx, c.Kube)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if now == leader {
-		t.Fatalf("the frozen leader %s still holds the Lease", leader)
-	}
-	t.Logf("leader now: %s", now)
+	var now string
+	framework.Eventually(t, time.Minute, 250*time.Millisecond, "the standby holding the Lease", func() (bool, error) {
+		var err error
+		now, _, err = cloudnet.Leader(ctx, c.Kube)
+		return err == nil && now != leader, fmt.Errorf("holder %s (%v)", now, err)
+	})
+	t.Logf("the standby %s took the Lease %s after the leader %s was frozen", now, time.Since(frozen).Round(time.Millisecond), leader)
 
+	// Resumed at once (before the kubelet's liveness probe restarts it), the
+	// old leader must stop by itself, on its own clock.
+	before, _ := lastRun(ctx, c, leader)
 	resume()
 	resumedAt := time.Now()
-	var exit int32
-	framework.Eventually(t, time.Minute, 500*time.Millisecond, "the old leader's process ended", func() (bool, error) {
-		n, code := containerRestarts(ctx, c, leader)
-		exit = code
-		return n > restarts, fmt.Errorf("%d restarts", n)
-	})
-	// Exit code 1: it stopped itself on losing the Lease; 137: the kubelet's
-	// liveness probe killed it first.
-	t.Logf("the old leader's process ended %s after it was resumed (exit code %d)", time.Since(resumedAt).Round(time.Millisecond), exit)
+	if before > restarts {
+		t.Logf("the kubelet restarted the frozen leader before it was resumed: its own stop is not tested this time")
+	} else {
+		var ended *corev1.ContainerStateTerminated
+		framework.Eventually(t, time.Minute, 250*time.Millisecond, "the old leader's process ended", func() (bool, error) {
+			var n int32
+			n, ended = lastRun(ctx, c, leader)
+			return n > restarts && ended != nil, fmt.Errorf("%d restarts", n)
+		})
+		// FinishedAt has whole seconds.
+		took := ended.FinishedAt.Sub(resumedAt.Truncate(time.Second))
+		t.Logf("the old leader stopped within %s of being resumed (exit code %d)", took, ended.ExitCode)
+		if ended.ExitCode != 1 || took > 3*time.Second {
+			t.Errorf("the resumed leader ended with code %d %s after it was resumed; want code 1 (it stopped itself) within 3 s",
+				ended.ExitCode, took)
+		}
+	}
+
+	k.WaitKuryrPorts(t, c.CreatePods(t, ns, "after", 2), 2*time.Minute)
+	t.Logf("new pods networked %s after the leader was frozen", time.Since(frozen).Round(time.Millisecond))
 	if now2, _, err := cloudnet.Leader(ctx, c.Kube); err != nil || now2 != now {
 		t.Errorf("leader %s after the old one came back, want %s still (%v)", now2, now, err)
 	}
@@ -102,16 +113,13 @@ func readyControllers(ctx context.Context, c *framework.Cloud) (int, error) {
 	return ready, fmt.Errorf("%d of %d Ready (%v)", ready, len(pods), err)
 }
 
-// containerRestarts: how often the pod's container restarted, and the exit
-// code of its last run.
-func containerRestarts(ctx context.Context, c *framework.Cloud, pod string) (int32, int32) {
+// lastRun: how often the pod's container restarted, and how its last run
+// ended.
+func lastRun(ctx context.Context, c *framework.Cloud, pod string) (int32, *corev1.ContainerStateTerminated) {
 	p, err := c.Kube.CoreV1().Pods(cloudnet.Namespace).Get(ctx, pod, metav1.GetOptions{})
 	if err != nil || len(p.Status.ContainerStatuses) == 0 {
-		return 0, 0
+		return 0, nil
 	}
 	st := p.Status.ContainerStatuses[0]
-	if term := st.LastTerminationState.Terminated; term != nil {
-		return st.RestartCount, term.ExitCode
-	}
-	return st.RestartCount, 0
+	return st.RestartCount, st.LastTerminationState.Terminated
 }

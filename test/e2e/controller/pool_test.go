@@ -89,14 +89,14 @@ func TestPortPool(t *testing.T) {
 			t.Errorf("%s: port %s (%s on %s), want a pooled port of %s", kp.Name, p.ID, p.Name, p.HostID, kp.Spec.PodNodeName)
 		}
 	}
-	// A pooled port is never replaced (as "never bound" or otherwise): the
-	// pods see no Warning.
+	// A pooled port is never replaced (as "never bound" or otherwise): kuryr
+	// gives the pods no Warning.
 	evs, err := c.Kube.EventsV1().Events(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, e := range evs.Items {
-		if e.Type == corev1.EventTypeWarning {
+		if e.Type == corev1.EventTypeWarning && e.ReportingController == "kuryr-controller" {
 			t.Errorf("Warning on %s/%s: %s %s: %s", e.Regarding.Kind, e.Regarding.Name, e.Reason, e.Action, e.Note)
 		}
 	}
