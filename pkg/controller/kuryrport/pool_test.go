@@ -20,15 +20,22 @@ func newTestPool(t *testing.T, e *env, s PoolSettings) *Pool {
 	return p
 }
 
+// filledPool is a test pool that has refilled node with n ports.
+func filledPool(t *testing.T, e *env, s PoolSettings, node string, n int) *Pool {
+	t.Helper()
+	pool := newTestPool(t, e, s)
+	pool.Fill(node)
+	if err := pool.refill(context.Background(), node, n); err != nil {
+		t.Fatal(err)
+	}
+	return pool
+}
+
 // With a pool, a pod takes a ready port (no Neutron request) and gives it
 // back when it goes (no delete), after a restart too.
 func TestPooledPortTakenAndReturned(t *testing.T) {
 	e := newEnv(t, kp("web", "uid-1"))
-	pool := newTestPool(t, e, PoolSettings{Min: 2, Batch: 2})
-	pool.Fill("node-a")
-	if err := pool.refill(context.Background(), "node-a", 2); err != nil {
-		t.Fatal(err)
-	}
+	pool := filledPool(t, e, PoolSettings{Min: 2, Batch: 2}, "node-a", 2)
 	e.r.Pool = pool
 	writes := e.fake.Writes()
 	if err := e.reconcile(t, "web"); err != nil {
@@ -65,11 +72,7 @@ func TestPooledPortTakenAndReturned(t *testing.T) {
 // order releases, retries and loads come in.
 func TestPoolNeverHoldsAPortTwice(t *testing.T) {
 	e := newEnv(t)
-	pool := newTestPool(t, e, PoolSettings{Min: 1, Batch: 1})
-	pool.Fill("node-a")
-	if err := pool.refill(context.Background(), "node-a", 1); err != nil {
-		t.Fatal(err)
-	}
+	pool := filledPool(t, e, PoolSettings{Min: 1, Batch: 1}, "node-a", 1)
 	port, ok := pool.Take("node-a", "pod-a")
 	if !ok {
 		t.Fatal("no port")
@@ -104,11 +107,7 @@ func TestPoolNeverHoldsAPortTwice(t *testing.T) {
 // does not bring it back.
 func TestPoolForgetsDeletedPorts(t *testing.T) {
 	e := newEnv(t)
-	pool := newTestPool(t, e, PoolSettings{Min: 1, Max: 1, Batch: 2})
-	pool.Fill("node-a")
-	if err := pool.refill(context.Background(), "node-a", 2); err != nil {
-		t.Fatal(err)
-	}
+	pool := filledPool(t, e, PoolSettings{Min: 1, Max: 1, Batch: 2}, "node-a", 2)
 	a, _ := pool.Take("node-a", "pod-a")
 	listed, _ := e.r.Neutron.(*neutron.Client).ListPorts(context.Background(), nil, "")
 	if r := pool.Release(a, "pod-a"); r != Retire {
@@ -240,11 +239,7 @@ func TestPoolAdoptsLateCommitsAndTrims(t *testing.T) {
 // returns) is re-read when taken, not replaced as "never bound".
 func TestPooledPortListedUnboundIsReread(t *testing.T) {
 	e := newEnv(t, kp("web", "uid-1"))
-	filler := newTestPool(t, e, PoolSettings{Min: 1, Batch: 1})
-	filler.Fill("node-a")
-	if err := filler.refill(context.Background(), "node-a", 1); err != nil {
-		t.Fatal(err)
-	}
+	filledPool(t, e, PoolSettings{Min: 1, Batch: 1}, "node-a", 1) // the ports Neutron has
 	listed, err := e.r.Neutron.(*neutron.Client).ListPorts(context.Background(), nil, "")
 	if err != nil || len(listed) != 1 {
 		t.Fatalf("%d ports, %v", len(listed), err)
