@@ -24,7 +24,7 @@ func (r *Reconciler) obtainPort(ctx context.Context, kp *kuryrv1.KuryrPort, targ
 	uid := kp.Spec.PodUID
 	if p, found := r.Ledger.Lookup(uid); found {
 		if !r.Ledger.Doomed(p.ID) {
-			return r.bound(ctx, kp, target, p)
+			return r.bound(ctx, kp, target, groups, p, kuryrv1.ReasonAdopted)
 		}
 		if err := r.discard(ctx, kp, p.ID); err != nil {
 			return neutron.Port{}, "", fmt.Errorf("a port given up: %w", err)
@@ -37,7 +37,7 @@ func (r *Reconciler) obtainPort(ctx context.Context, kp *kuryrv1.KuryrPort, targ
 		}
 		if found {
 			r.Ledger.Record(uid, p)
-			return r.bound(ctx, kp, target, p)
+			return r.bound(ctx, kp, target, groups, p, kuryrv1.ReasonAdopted)
 		}
 		if left > 0 {
 			return neutron.Port{}, "", settling(left)
@@ -46,7 +46,8 @@ func (r *Reconciler) obtainPort(ctx context.Context, kp *kuryrv1.KuryrPort, targ
 	}
 	if r.Pool != nil && r.Pool.Serves(target) {
 		if p, ok := r.Pool.Take(kp.Spec.PodNodeName, uid); ok {
-			return r.taken(ctx, kp, target, groups, p)
+			r.Ledger.Record(uid, p)
+			return r.bound(ctx, kp, target, groups, p, kuryrv1.ReasonPooled)
 		}
 	}
 	settings := r.Settings
@@ -67,34 +68,15 @@ func (r *Reconciler) obtainPort(ctx context.Context, kp *kuryrv1.KuryrPort, targ
 	return *created, kuryrv1.ReasonCreated, nil
 }
 
-// taken records a port the pool handed out. The pool's copy may be one
-// listed while Neutron was still binding the port (the sweep can list a
-// refill's ports before the refill returns): an unbound copy is read again,
-// so that a bound port is not replaced as "never bound".
-func (r *Reconciler) taken(ctx context.Context, kp *kuryrv1.KuryrPort, target Target, groups []string, p neutron.Port) (neutron.Port, string, error) {
-	uid := kp.Spec.PodUID
-	r.Ledger.Record(uid, p)
-	if neutron.Bound(&p) {
-		return p, kuryrv1.ReasonPooled, nil
-	}
-	fresh, err := r.Neutron.GetPort(ctx, p.ID)
-	if neutron.IsNotFound(err) {
-		r.Ledger.Forget(uid)
-		r.Pool.Forget(p.ID)
-		return r.obtainPort(ctx, kp, target, groups)
-	}
-	if err != nil {
-		return p, "", fmt.Errorf("re-read pooled port %s: %w", p.ID, err)
-	}
-	r.Ledger.Record(uid, *fresh)
-	return *fresh, kuryrv1.ReasonPooled, nil
-}
-
-// bound returns p once Neutron has bound it, re-reading a port listed
-// while Neutron was still creating it (binding comes last).
-func (r *Reconciler) bound(ctx context.Context, kp *kuryrv1.KuryrPort, target Target, p neutron.Port) (neutron.Port, string, error) {
+// bound returns p once Neutron has bound it, re-reading a copy listed
+// while Neutron was still creating it (binding comes last): a port the
+// ledger found, or one the pool handed out (the sweep can list a refill's
+// ports before the refill returns). A bound port is not replaced as "never
+// bound" for a stale copy; one deleted meanwhile is forgotten and another
+// obtained.
+func (r *Reconciler) bound(ctx context.Context, kp *kuryrv1.KuryrPort, target Target, groups []string, p neutron.Port, reason string) (neutron.Port, string, error) {
 	if p.VIFType != neutron.VIFTypeUnbound && p.VIFType != "" {
-		return p, kuryrv1.ReasonAdopted, nil // bound, or failed: checkBinding decides
+		return p, reason, nil // bound, or failed: checkBinding decides
 	}
 	fresh, err := r.Neutron.GetPort(ctx, p.ID)
 	if neutron.IsNotFound(err) {
@@ -102,13 +84,13 @@ func (r *Reconciler) bound(ctx context.Context, kp *kuryrv1.KuryrPort, target Ta
 		if r.Pool != nil {
 			r.Pool.Forget(p.ID) // in case it was a pooled port
 		}
-		return r.obtainPort(ctx, kp, target, nil)
+		return r.obtainPort(ctx, kp, target, groups)
 	}
 	if err != nil {
-		return p, "", err
+		return p, "", fmt.Errorf("re-read port %s: %w", p.ID, err)
 	}
 	r.Ledger.Record(kp.Spec.PodUID, *fresh)
-	return *fresh, kuryrv1.ReasonAdopted, nil
+	return *fresh, reason, nil
 }
 
 // findByTag looks up the pod's port by its tags, preferring a bound one;
