@@ -36,10 +36,10 @@ func (r *Reconciler) finalize(ctx context.Context, klb *kuryrv1.KuryrLoadBalance
 	if st := klb.Status.LoadBalancer; st != nil && st.ID != "" && !hasLB(lbs, st.ID) {
 		lbs = append(lbs, octavia.LoadBalancer{ID: st.ID})
 	}
-	if pending, left := r.unanswered.Pending(uid); pending && left > 0 && len(lbs) == 0 {
+	if pending, left := r.creates().Pending(uid); pending && left > 0 && len(lbs) == 0 {
 		return ctrl.Result{RequeueAfter: left}, nil // a create may still commit
 	}
-	r.unanswered.Clear(uid)
+	r.creates().Clear(uid)
 	r.progress.done(uid)
 	for _, lb := range lbs {
 		if lb.ProvisioningStatus == "PENDING_DELETE" {

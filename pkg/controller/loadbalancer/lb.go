@@ -24,7 +24,7 @@ func (r *Reconciler) loadBalancer(ctx context.Context, klb *kuryrv1.KuryrLoadBal
 		return nil, 0, err
 	}
 	if lb != nil {
-		r.unanswered.Clear(uid)
+		r.creates().Clear(uid)
 		if why := mismatch(klb, lb); why != "" {
 			r.event(ctx, klb, corev1.EventTypeNormal, "LoadBalancerReplaced", "Replace",
 				"load balancer %s is replaced: %s", lb.ID, why)
@@ -36,10 +36,10 @@ func (r *Reconciler) loadBalancer(ctx context.Context, klb *kuryrv1.KuryrLoadBal
 		}
 		return lb, 0, nil
 	}
-	if pending, left := r.unanswered.Pending(uid); pending && left > 0 {
+	if pending, left := r.creates().Pending(uid); pending && left > 0 {
 		return nil, left, nil
 	}
-	r.unanswered.Clear(uid)
+	r.creates().Clear(uid)
 	lb, err = r.Octavia.CreateLoadBalancer(ctx, octavia.LoadBalancerSpec{
 		Name: lbName(klb.Namespace, klb.Name), Description: "kuryr: Service " + lbName(klb.Namespace, klb.Name),
 		VIPAddress: klb.Spec.IP, VIPSubnetID: klb.Spec.SubnetID, Provider: klb.Spec.Provider,
@@ -47,7 +47,7 @@ func (r *Reconciler) loadBalancer(ctx context.Context, klb *kuryrv1.KuryrLoadBal
 	})
 	if err != nil {
 		if octavia.Unclear(err) {
-			r.unanswered.Mark(uid)
+			r.creates().Mark(uid)
 		}
 		return nil, 0, err
 	}

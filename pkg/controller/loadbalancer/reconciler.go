@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -80,9 +81,10 @@ type Reconciler struct {
 	Recorder kuryrport.Recorder
 	Settings Settings
 	// unanswered holds the Services whose load balancer create went
-	// unanswered: Octavia may still commit it.
-	unanswered neutron.Unanswered
-	progress   progress
+	// unanswered: Octavia may still commit it. Read through creates().
+	unanswered     neutron.Unanswered
+	unansweredInit sync.Once
+	progress       progress
 }
 
 // Requeue intervals: Octavia objects are immutable while PENDING_*, and a
@@ -93,6 +95,13 @@ const (
 	// groupInUseRequeue: a source group the pods' ports still carry.
 	groupInUseRequeue = 5 * time.Second
 )
+
+// creates is the record of unanswered creates, its settle time set once
+// (workers share it: none may write it while others read it).
+func (r *Reconciler) creates() *neutron.Unanswered {
+	r.unansweredInit.Do(func() { r.unanswered.Settle = r.Settings.CreateSettle })
+	return &r.unanswered
+}
 
 func (r *Reconciler) tags(uid string) []string {
 	return append([]string{neutron.ClusterTag(r.Settings.Cluster), neutron.ServiceTag(uid)}, r.Settings.ExtraTags...)
@@ -155,7 +164,6 @@ func (r *Reconciler) writeStatus(ctx context.Context, klb, orig *kuryrv1.KuryrLo
 
 // ensure converges one step at a time and says when to look again.
 func (r *Reconciler) ensure(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, uid string) (ctrl.Result, error) {
-	r.unanswered.Settle = r.Settings.CreateSettle
 	lb, wait, err := r.loadBalancer(ctx, klb, uid)
 	if err != nil {
 		return ctrl.Result{}, err

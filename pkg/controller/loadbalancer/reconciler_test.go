@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -333,5 +334,42 @@ func TestForeignIngressLeftAlone(t *testing.T) {
 	e.converge(t)
 	if in := e.ingress(t); len(in) != 1 || in[0].IP != "192.0.2.7" {
 		t.Fatalf("ingress %v, want the other controller's", in)
+	}
+}
+
+// TestConcurrentReconciles: workers reconcile several Services at once and
+// share the reconciler; none may write a field the others read (run with
+// -race).
+func TestConcurrentReconciles(t *testing.T) {
+	e := newEnv(t, "ClusterIP")
+	e.r.Settings.CreateSettle = 7 * time.Second
+	names := []string{"web"}
+	for i := 0; i < 7; i++ {
+		k := e.klb(t).DeepCopy()
+		name, uid := fmt.Sprintf("api-%d", i), types.UID(fmt.Sprintf("api-uid-%d", i))
+		k.ObjectMeta = metav1.ObjectMeta{Namespace: "demo", Name: name,
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Service", Name: name, UID: uid, Controller: ptrTrue()}}}
+		k.Spec.IP = fmt.Sprintf("10.0.0.%d", 30+i)
+		if err := e.cl.Create(context.Background(), k); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, name)
+	}
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for _, name := range names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			for i := 0; i < 3; i++ {
+				_, _ = e.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "demo", Name: name}})
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	if got := e.r.creates().Settle; got != 7*time.Second {
+		t.Fatalf("settle %v, want the configured 7s", got)
 	}
 }

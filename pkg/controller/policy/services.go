@@ -15,11 +15,20 @@ import (
 // rule per (VIP, Service port) whose members include a pod of the peer on
 // a port the rule allows. Rules to CIDRs (ipBlock, or no peer at all)
 // are left as written. Pure.
+//
+// A member counts as a peer's pod only when its targetRef names a pod of
+// the Service's own namespace and its address is that pod's: whoever may
+// write a selector-less Service's EndpointSlice could otherwise name any
+// pod and open egress through the VIP to addresses of their choosing.
 func ServiceRules(d Desired, klbs []kuryrv1.KuryrLoadBalancer, v PodsView) []kuryrv1.PolicyRule {
-	pods := map[string]Pod{}
+	pods := map[string]memberPod{}
 	for i := range v.Pods {
 		p := &v.Pods[i]
-		pods[p.Namespace+"/"+p.Name] = Pod{Namespace: p.Namespace, Labels: p.Labels}
+		mp := memberPod{Pod: Pod{Namespace: p.Namespace, Labels: p.Labels}, ips: map[string]bool{}}
+		for _, ip := range p.Status.PodIPs {
+			mp.ips[ip.IP] = true
+		}
+		pods[p.Namespace+"/"+p.Name] = mp
 	}
 	var out []kuryrv1.PolicyRule
 	seen := map[kuryrv1.PolicyRule]bool{}
@@ -40,7 +49,27 @@ func ServiceRules(d Desired, klbs []kuryrv1.KuryrLoadBalancer, v PodsView) []kur
 	return out
 }
 
-func vipRules(r Rule, klb *kuryrv1.KuryrLoadBalancer, pods map[string]Pod, nsLabels map[string]map[string]string) []kuryrv1.PolicyRule {
+// memberPod is a pod as a load balancer member: its labels and addresses.
+type memberPod struct {
+	Pod
+	ips map[string]bool
+}
+
+// podOf is the pod a member really is: named by its targetRef, in the
+// Service's namespace, at one of the pod's own addresses.
+func podOf(m kuryrv1.LoadBalancerMember, klb *kuryrv1.KuryrLoadBalancer, pods map[string]memberPod) (Pod, bool) {
+	ns, _, ok := strings.Cut(m.TargetRef, "/")
+	if !ok || ns != klb.Namespace {
+		return Pod{}, false
+	}
+	p, ok := pods[m.TargetRef]
+	if !ok || !p.ips[m.IP] {
+		return Pod{}, false
+	}
+	return p.Pod, true
+}
+
+func vipRules(r Rule, klb *kuryrv1.KuryrLoadBalancer, pods map[string]memberPod, nsLabels map[string]map[string]string) []kuryrv1.PolicyRule {
 	vip, err := netip.ParseAddr(klb.Spec.IP)
 	if err != nil || !klb.DeletionTimestamp.IsZero() {
 		return nil
@@ -52,7 +81,7 @@ func vipRules(r Rule, klb *kuryrv1.KuryrLoadBalancer, pods map[string]Pod, nsLab
 			continue
 		}
 		for _, m := range lp.Members {
-			pod, ok := pods[m.TargetRef]
+			pod, ok := podOf(m, klb, pods)
 			if !ok || !r.Peer.Matches(pod, nsLabels[pod.Namespace]) {
 				continue
 			}

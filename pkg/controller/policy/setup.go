@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"slices"
+
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -19,7 +21,7 @@ func (r *SpecReconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 		Named("networkpolicy").
 		For(&networkingv1.NetworkPolicy{}, builder.WithPredicates(kuryrport.SpecOrResync)).
 		Owns(&kuryrv1.KuryrNetworkPolicy{}, builder.WithPredicates(kuryrport.SpecOrResync)).
-		Watches(&corev1.Pod{}, onChange(policiesReadingPods(c), labelsChanged)).
+		Watches(&corev1.Pod{}, onChange(policiesReadingPods(c), labelsOrIPsChanged)).
 		Watches(&corev1.Namespace{}, onChange(policiesReadingPods(c), labelsChanged)).
 		Watches(&kuryrv1.KuryrLoadBalancer{}, onChange(policiesReadingPods(c), generationChanged)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers, RateLimiter: kuryrport.RateLimiter()}).
@@ -34,6 +36,17 @@ func (r *GroupReconciler) SetupWithManager(mgr ctrl.Manager, workers int) error 
 		For(&kuryrv1.KuryrNetworkPolicy{}, builder.WithPredicates(kuryrport.SpecOrResync)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers, RateLimiter: kuryrport.RateLimiter()}).
 		Complete(r)
+}
+
+// labelsOrIPsChanged: the rules towards Service VIPs count a member as a
+// pod only at that pod's own addresses.
+func labelsOrIPsChanged(old, new client.Object) bool {
+	if labelsChanged(old, new) {
+		return true
+	}
+	o, okO := old.(*corev1.Pod)
+	n, okN := new.(*corev1.Pod)
+	return okO && okN && !slices.Equal(o.Status.PodIPs, n.Status.PodIPs)
 }
 
 func generationChanged(old, new client.Object) bool {
