@@ -26,6 +26,11 @@ type KuryrLoadBalancerSpec struct {
 	// SourceRanges are the Service's loadBalancerSourceRanges.
 	// +optional
 	SourceRanges []string `json:"sourceRanges,omitempty"`
+	// ExternalIPs are the Service's spec.externalIPs, in its order: the
+	// first one kuryr can serve becomes the VIP's floating IP (a Service
+	// that is not of type LoadBalancer).
+	// +optional
+	ExternalIPs []string `json:"externalIPs,omitempty"`
 	// Ports become one listener and one pool each.
 	// +optional
 	Ports []LoadBalancerPort `json:"ports,omitempty"`
@@ -69,6 +74,10 @@ type KuryrLoadBalancerStatus struct {
 	Members int `json:"members,omitempty"`
 	// +optional
 	FloatingIP *FloatingIPState `json:"floatingIP,omitempty"`
+	// ExternalIPsNotServed are the external addresses the Service asks for
+	// that kuryr does not serve, each with the reason ("address: why").
+	// +optional
+	ExternalIPsNotServed []string `json:"externalIPsNotServed,omitempty"`
 	// SecurityGroup lets the Service's external clients (its
 	// loadBalancerSourceRanges, or everyone) reach the member pods on their
 	// target ports; the pods' ports carry it while they are members.
@@ -99,12 +108,13 @@ type ListenerState struct {
 	Members  int    `json:"members"`
 }
 
-// FloatingIPState is the floating IP of a LoadBalancer Service's VIP.
+// FloatingIPState is the floating IP of a Service's VIP: a LoadBalancer
+// Service's external IP, or one of its externalIPs.
 type FloatingIPState struct {
 	ID string `json:"id"`
 	IP string `json:"ip"`
 	// AllocMethod: "pool" when kuryr allocated it (and releases it), "user"
-	// when the Service named an existing one.
+	// when it existed before (kuryr never deletes it).
 	AllocMethod string `json:"allocMethod"`
 }
 

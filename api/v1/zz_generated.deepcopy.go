@@ -106,6 +106,11 @@ func (in *KuryrLoadBalancerSpec) DeepCopyInto(out *KuryrLoadBalancerSpec) {
 		*out = make([]string, len(*in))
 		copy(*out, *in)
 	}
+	if in.ExternalIPs != nil {
+		in, out := &in.ExternalIPs, &out.ExternalIPs
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	if in.Ports != nil {
 		in, out := &in.Ports, &out.Ports
 		*out = make([]LoadBalancerPort, len(*in))
@@ -142,6 +147,11 @@ func (in *KuryrLoadBalancerStatus) DeepCopyInto(out *KuryrLoadBalancerStatus) {
 		in, out := &in.FloatingIP, &out.FloatingIP
 		*out = new(FloatingIPState)
 		**out = **in
+	}
+	if in.ExternalIPsNotServed != nil {
+		in, out := &in.ExternalIPsNotServed, &out.ExternalIPsNotServed
+		*out = make([]string, len(*in))
+		copy(*out, *in)
 	}
 	if in.Conditions != nil {
 		in, out := &in.Conditions, &out.Conditions

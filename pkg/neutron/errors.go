@@ -70,6 +70,12 @@ func IsNotFound(err error) bool { return gophercloud.ResponseCodeIs(err, http.St
 // (409), e.g. a security group on a port.
 func InUse(err error) bool { return gophercloud.ResponseCodeIs(err, http.StatusConflict) }
 
+// Forbidden says Neutron's policy refused the request (403).
+func Forbidden(err error) bool { return gophercloud.ResponseCodeIs(err, http.StatusForbidden) }
+
+// BadRequest says Neutron found the request invalid (400).
+func BadRequest(err error) bool { return gophercloud.ResponseCodeIs(err, http.StatusBadRequest) }
+
 // ignoreNotFound makes deleting something already gone a success.
 func ignoreNotFound(err error) error {
 	if IsNotFound(err) {

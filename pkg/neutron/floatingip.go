@@ -42,18 +42,43 @@ func (c *Client) ListFloatingIPs(ctx context.Context, f FloatingIPFilter) ([]Flo
 	return out, nil
 }
 
-// CreateFloatingIP allocates a floating IP on network (and subnet, if set)
-// associated with port, then tags it. A floating IP whose tagging failed is
-// still found by its port.
-func (c *Client) CreateFloatingIP(ctx context.Context, network, subnet, port, project, description string, tags []string) (*FloatingIP, error) {
-	ip, err := floatingips.Create(ctx, c.sc, floatingips.CreateOpts{FloatingNetworkID: network, SubnetID: subnet,
-		PortID: port, ProjectID: project, Description: description}).Extract()
+// FloatingIPSpec is a floating IP to allocate: on Network (and Subnet, if
+// set), at Address if set (Neutron's default policy lets only admins
+// choose it), associated with Port, then tagged.
+type FloatingIPSpec struct {
+	Network, Subnet, Port, Project, Address, Description string
+	Tags                                                 []string
+}
+
+// CreateFloatingIP allocates a floating IP as s says, then tags it. A
+// floating IP whose tagging failed is still found by its port, and by its
+// description.
+func (c *Client) CreateFloatingIP(ctx context.Context, s FloatingIPSpec) (*FloatingIP, error) {
+	ip, err := floatingips.Create(ctx, c.sc, floatingips.CreateOpts{FloatingNetworkID: s.Network, SubnetID: s.Subnet,
+		FloatingIP: s.Address, PortID: s.Port, ProjectID: s.Project, Description: s.Description}).Extract()
 	if err != nil {
-		return nil, fmt.Errorf("allocate a floating IP on network %s for port %s: %w", network, port, err)
+		return nil, fmt.Errorf("allocate a floating IP %son network %s for port %s: %w", addressText(s.Address), s.Network, s.Port, err)
 	}
 	out := &FloatingIP{ID: ip.ID, Address: ip.FloatingIP, PortID: ip.PortID, NetworkID: ip.FloatingNetworkID,
-		Description: description, Tags: tags}
-	return out, c.setTags(ctx, "floatingips", ip.ID, tags)
+		Description: s.Description, Tags: s.Tags}
+	return out, c.setTags(ctx, "floatingips", ip.ID, s.Tags)
+}
+
+func addressText(a string) string {
+	if a == "" {
+		return ""
+	}
+	return a + " "
+}
+
+// HandOverFloatingIP makes a floating IP kuryr allocated the user's: its
+// description goes, then its tags become tags (kuryr's removed).
+func (c *Client) HandOverFloatingIP(ctx context.Context, id string, tags []string) error {
+	empty := ""
+	if _, err := floatingips.Update(ctx, c.sc, id, floatingips.UpdateOpts{Description: &empty}).Extract(); err != nil {
+		return fmt.Errorf("clear the description of floating IP %s: %w", id, err)
+	}
+	return c.setTags(ctx, "floatingips", id, tags)
 }
 
 // AssociateFloatingIP points a floating IP at port ("" disassociates it).

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -132,7 +131,9 @@ func (s ServiceGroups) Groups(ctx context.Context, kp *kuryrv1.KuryrPort) ([]str
 	}
 	var out []string
 	for _, k := range list.Items {
-		if !k.DeletionTimestamp.IsZero() || k.Spec.Type != string(corev1.ServiceTypeLoadBalancer) || k.Status.SecurityGroup == "" {
+		// The group exists while the Service is exposed (a LoadBalancer, or
+		// externalIPs); its reconciler clears it from the status first.
+		if !k.DeletionTimestamp.IsZero() || k.Status.SecurityGroup == "" {
 			continue
 		}
 		if servesFrom(&k, kp.Namespace+"/"+kp.Name, ips) {

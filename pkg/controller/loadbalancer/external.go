@@ -3,6 +3,7 @@ package loadbalancer
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -17,27 +18,26 @@ import (
 
 // Floating IP allocation methods, as the original recorded them.
 const (
-	allocPool = "pool" // kuryr allocated it and releases it
-	allocUser = "user" // the Service named it; kuryr only associates it
+	allocPool = "pool" // kuryr allocated it for the Service and releases it
+	allocUser = "user" // it existed before; kuryr only associates it
 )
 
-// external gives a LoadBalancer Service its floating IP (and takes it back
-// from a Service that is no longer one), then publishes it in the
-// Service's status.loadBalancer.
+// external gives the Service's VIP its floating IP (a LoadBalancer
+// Service's, or the first of its externalIPs kuryr can serve), takes back
+// what it no longer needs, says which external addresses are not served
+// and why, and publishes a LoadBalancer Service's address in its
+// status.loadBalancer.
 func (r *Reconciler) external(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, lb *octavia.LoadBalancer, uid string) error {
 	published := publishedIP(klb)
-	var ingress []corev1.LoadBalancerIngress
-	if klb.Spec.Type == string(corev1.ServiceTypeLoadBalancer) {
-		fip, err := r.floatingIP(ctx, klb, lb, uid)
-		if err != nil {
-			return err
-		}
-		klb.Status.FloatingIP = fip
-		if fip != nil {
-			ingress = []corev1.LoadBalancerIngress{{IP: fip.IP, IPMode: ptr.To(corev1.LoadBalancerIPModeVIP)}}
-		}
-	} else if err := r.releaseFloatingIPs(ctx, klb, lb.VIPPortID, uid); err != nil {
+	fip, notServed, err := r.floatingIP(ctx, klb, lb, uid)
+	if err != nil {
 		return err
+	}
+	klb.Status.FloatingIP = fip
+	r.reportNotServed(ctx, klb, notServed)
+	var ingress []corev1.LoadBalancerIngress
+	if fip != nil && klb.Spec.Type == string(corev1.ServiceTypeLoadBalancer) {
+		ingress = []corev1.LoadBalancerIngress{{IP: fip.IP, IPMode: ptr.To(corev1.LoadBalancerIPModeVIP)}}
 	}
 	return r.publish(ctx, klb, uid, ingress, published)
 }
@@ -50,90 +50,165 @@ func publishedIP(klb *kuryrv1.KuryrLoadBalancer) string {
 	return ""
 }
 
-// floatingIP returns the VIP's floating IP, associating or allocating one.
-func (r *Reconciler) floatingIP(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, lb *octavia.LoadBalancer, uid string) (*kuryrv1.FloatingIPState, error) {
-	want := klb.Spec.LoadBalancerIP
-	if r.Settings.ExternalNetwork == "" && want == "" {
-		return nil, nil // reported by the Service reconciler's warnings
+// floatingIP makes the VIP carry the floating IP of the first candidate
+// that can be served, and returns it with the candidates not served.
+func (r *Reconciler) floatingIP(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, lb *octavia.LoadBalancer, uid string) (*kuryrv1.FloatingIPState, []string, error) {
+	cands := candidates(klb.Spec, r.Settings.ExternalNetwork != "")
+	if len(cands) == 0 {
+		return nil, nil, r.releaseFloatingIPs(ctx, klb, lb.VIPPortID, uid)
 	}
 	if lb.VIPPortID == "" {
-		return nil, fmt.Errorf("load balancer %s has no VIP port yet", lb.ID)
+		return nil, nil, fmt.Errorf("load balancer %s has no VIP port yet", lb.ID)
 	}
 	onVIP, err := r.Neutron.ListFloatingIPs(ctx, neutron.FloatingIPFilter{PortID: lb.VIPPortID})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	for _, f := range onVIP {
-		if (want == "" && ours(f, uid)) || (want != "" && f.Address == want) {
-			return state(f, uid), nil
+	var notServed []string
+	for i, c := range cands {
+		st, why, err := r.serve(ctx, klb, c, onVIP, lb.VIPPortID, uid)
+		if err != nil {
+			return nil, nil, err
 		}
-		// The Service now names another address: let this one go.
-		if err := r.dropFloatingIP(ctx, f, uid); err != nil {
-			return nil, err
+		if st == nil {
+			notServed = append(notServed, c.addr+": "+why)
+			continue
 		}
-	}
-	if want != "" {
-		return r.associateUsers(ctx, want, lb.VIPPortID, uid)
-	}
-	tagged, err := r.Neutron.ListFloatingIPs(ctx, neutron.FloatingIPFilter{Tags: r.tags(uid)[:2]})
-	if err != nil {
-		return nil, err
-	}
-	if len(tagged) > 0 {
-		if err := r.Neutron.AssociateFloatingIP(ctx, tagged[0].ID, lb.VIPPortID); err != nil {
-			return nil, err
+		for _, rest := range cands[i+1:] {
+			notServed = append(notServed, fmt.Sprintf("%s: the VIP carries one floating IP (Neutron allows one per "+
+				"fixed IP, the ovn provider serves one per load balancer), and it is %s", rest.addr, st.IP))
 		}
-		return state(tagged[0], uid), nil
+		return st, notServed, nil
 	}
-	f, err := r.Neutron.CreateFloatingIP(ctx, r.Settings.ExternalNetwork, r.Settings.ExternalSubnet, lb.VIPPortID,
-		klb.Spec.ProjectID, fipDescription, r.tags(uid))
-	if err != nil {
-		return nil, err
-	}
-	r.event(ctx, klb, corev1.EventTypeNormal, "FloatingIPAllocated", "Allocate", "floating IP %s on the VIP %s", f.Address, lb.VIPAddress)
-	return state(*f, uid), nil
+	return nil, notServed, r.dropAll(ctx, klb, onVIP, uid)
 }
 
-// associateUsers associates the floating IP the Service names.
-func (r *Reconciler) associateUsers(ctx context.Context, address, vipPort, uid string) (*kuryrv1.FloatingIPState, error) {
-	found, err := r.Neutron.ListFloatingIPs(ctx, neutron.FloatingIPFilter{Address: address})
+// serve makes c the VIP's floating IP if it can be served (nil and why
+// when it cannot). Floating IPs on the VIP that are not c's are let go
+// first: Neutron allows one per fixed IP.
+func (r *Reconciler) serve(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, c candidate, onVIP []neutron.FloatingIP, vipPort, uid string) (*kuryrv1.FloatingIPState, string, error) {
+	if i := slices.IndexFunc(onVIP, func(f neutron.FloatingIP) bool { return c.matches(f, uid) }); i >= 0 {
+		if err := r.dropAll(ctx, klb, slices.Delete(slices.Clone(onVIP), i, i+1), uid); err != nil {
+			return nil, "", err
+		}
+		return r.settle(ctx, c, onVIP[i], uid)
+	}
+	if c.addr == "" {
+		return r.allocate(ctx, klb, c, onVIP, vipPort, uid)
+	}
+	found, err := r.Neutron.ListFloatingIPs(ctx, neutron.FloatingIPFilter{Address: c.addr})
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if len(found) == 0 {
-		return nil, fmt.Errorf("loadBalancerIP %s is not an allocated floating IP: allocate it in Neutron first", address)
+		if !c.allocate {
+			return nil, "not an allocated floating IP of project " + klb.Spec.ProjectID + ": allocate it in Neutron first", nil
+		}
+		return r.allocate(ctx, klb, c, onVIP, vipPort, uid)
 	}
 	f := found[0]
 	if f.PortID != "" && f.PortID != vipPort {
-		return nil, fmt.Errorf("loadBalancerIP %s is in use by port %s", address, f.PortID)
+		return nil, "in use by port " + f.PortID, nil
+	}
+	if err := r.dropAll(ctx, klb, onVIP, uid); err != nil {
+		return nil, "", err
 	}
 	if err := r.Neutron.AssociateFloatingIP(ctx, f.ID, vipPort); err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return state(f, uid), nil
+	return r.settle(ctx, c, f, uid)
 }
 
-// fipDescription marks the floating IPs kuryr allocates (as the original
-// did), so that one whose tagging failed is still known for kuryr's.
-const fipDescription = "kuryr_lb"
+// settle records f as the VIP's floating IP. One the user named in
+// loadBalancerIP is the user's from then on, even if kuryr allocated it
+// once: it loses kuryr's tags and description, and is never deleted by
+// kuryr.
+func (r *Reconciler) settle(ctx context.Context, c candidate, f neutron.FloatingIP, uid string) (*kuryrv1.FloatingIPState, string, error) {
+	if c.userOwned && neutron.ServiceUIDOf(f.Tags) != "" {
+		kept := slices.DeleteFunc(slices.Clone(f.Tags), func(t string) bool {
+			return t == neutron.ServiceTag(uid) || t == neutron.ClusterTag(r.Settings.Cluster)
+		})
+		if err := r.Neutron.HandOverFloatingIP(ctx, f.ID, kept); err != nil {
+			return nil, "", err
+		}
+		f.Tags, f.Description = kept, ""
+	}
+	return state(f, uid, c.userOwned), "", nil
+}
+
+// allocate allocates a floating IP on the external network for the VIP:
+// c's address, or any when c names none. One allocated by an earlier
+// request (unanswered, or its association lost) is found by its tags
+// first.
+func (r *Reconciler) allocate(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, c candidate, onVIP []neutron.FloatingIP, vipPort, uid string) (*kuryrv1.FloatingIPState, string, error) {
+	subnet := r.Settings.ExternalSubnet
+	if c.addr != "" {
+		var why string
+		var err error
+		if subnet, why, err = r.externalSubnetOf(ctx, c.addr); err != nil || why != "" {
+			return nil, why, err
+		}
+	}
+	tagged, err := r.Neutron.ListFloatingIPs(ctx, neutron.FloatingIPFilter{Tags: r.tags(uid)[:2]})
+	if err != nil {
+		return nil, "", err
+	}
+	tagged = slices.DeleteFunc(tagged, func(f neutron.FloatingIP) bool { return !c.matches(f, uid) })
+	if err := r.dropAll(ctx, klb, onVIP, uid); err != nil {
+		return nil, "", err
+	}
+	if len(tagged) > 0 {
+		if err := r.Neutron.AssociateFloatingIP(ctx, tagged[0].ID, vipPort); err != nil {
+			return nil, "", err
+		}
+		return state(tagged[0], uid, false), "", nil
+	}
+	f, err := r.Neutron.CreateFloatingIP(ctx, neutron.FloatingIPSpec{Network: r.Settings.ExternalNetwork, Subnet: subnet,
+		Port: vipPort, Project: klb.Spec.ProjectID, Address: c.addr, Description: fipDescription(uid), Tags: r.tags(uid)})
+	if why := refusedAllocation(c.addr, r.Settings.ExternalNetwork, err); why != "" {
+		return nil, why, nil
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	r.event(ctx, klb, corev1.EventTypeNormal, "FloatingIPAllocated", "Allocate", "floating IP %s on the VIP %s", f.Address, klb.Spec.IP)
+	return state(*f, uid, false), "", nil
+}
+
+// fipDescription marks the floating IPs kuryr allocates for a Service, so
+// that one whose tagging failed is still known for that Service's. The
+// original's were described "kuryr_lb": those are never taken for kuryr's.
+func fipDescription(uid string) string { return "kuryr_lb " + uid }
 
 // ours reports a floating IP kuryr allocated for this Service.
 func ours(f neutron.FloatingIP, uid string) bool {
-	return neutron.ServiceUIDOf(f.Tags) == uid || (len(f.Tags) == 0 && f.Description == fipDescription)
+	return neutron.ServiceUIDOf(f.Tags) == uid || (len(f.Tags) == 0 && f.Description == fipDescription(uid))
 }
 
-func state(f neutron.FloatingIP, uid string) *kuryrv1.FloatingIPState {
+func state(f neutron.FloatingIP, uid string, userOwned bool) *kuryrv1.FloatingIPState {
 	m := allocUser
-	if ours(f, uid) {
+	if !userOwned && ours(f, uid) {
 		m = allocPool
 	}
 	return &kuryrv1.FloatingIPState{ID: f.ID, IP: f.Address, AllocMethod: m}
 }
 
+// dropAll lets go of floating IPs: those kuryr allocated for this Service
+// are released, the others disassociated.
+func (r *Reconciler) dropAll(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, fips []neutron.FloatingIP, uid string) error {
+	for _, f := range fips {
+		if err := r.dropFloatingIP(ctx, klb, f, uid); err != nil && !neutron.IsNotFound(err) {
+			return err
+		}
+	}
+	return nil
+}
+
 // dropFloatingIP releases a floating IP kuryr allocated for this Service
-// and disassociates one the user gave.
-func (r *Reconciler) dropFloatingIP(ctx context.Context, f neutron.FloatingIP, uid string) error {
-	if ours(f, uid) {
+// and disassociates any other, and any the Service names in
+// loadBalancerIP (until its hand-over is done, it may still look kuryr's).
+func (r *Reconciler) dropFloatingIP(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, f neutron.FloatingIP, uid string) error {
+	if ours(f, uid) && f.Address != klb.Spec.LoadBalancerIP {
 		return r.Neutron.DeleteFloatingIP(ctx, f.ID)
 	}
 	if err := r.Neutron.AssociateFloatingIP(ctx, f.ID, ""); err != nil && !neutron.IsNotFound(err) {
@@ -157,13 +232,23 @@ func (r *Reconciler) releaseFloatingIPs(ctx context.Context, klb *kuryrv1.KuryrL
 		}
 		found = append(found, onVIP...)
 	}
-	for _, f := range found {
-		if err := r.dropFloatingIP(ctx, f, uid); err != nil && !neutron.IsNotFound(err) {
-			return err
-		}
+	if err := r.dropAll(ctx, klb, found, uid); err != nil {
+		return err
 	}
 	klb.Status.FloatingIP = nil
 	return nil
+}
+
+// reportNotServed records the external addresses not served and warns
+// the user when that changes.
+func (r *Reconciler) reportNotServed(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, notServed []string) {
+	if slices.Equal(notServed, klb.Status.ExternalIPsNotServed) {
+		return
+	}
+	klb.Status.ExternalIPsNotServed = notServed
+	if len(notServed) > 0 {
+		r.event(ctx, klb, corev1.EventTypeWarning, "ExternalIPNotServed", "Associate", "%s", strings.Join(notServed, "; "))
+	}
 }
 
 // publish writes the Service's status.loadBalancer.ingress for the

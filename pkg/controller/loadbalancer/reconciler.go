@@ -49,9 +49,17 @@ type loadBalancers interface {
 // floatingIPs is the Neutron seam of this reconciler.
 type floatingIPs interface {
 	ListFloatingIPs(ctx context.Context, f neutron.FloatingIPFilter) ([]neutron.FloatingIP, error)
-	CreateFloatingIP(ctx context.Context, network, subnet, port, project, description string, tags []string) (*neutron.FloatingIP, error)
+	CreateFloatingIP(ctx context.Context, s neutron.FloatingIPSpec) (*neutron.FloatingIP, error)
 	AssociateFloatingIP(ctx context.Context, id, port string) error
+	HandOverFloatingIP(ctx context.Context, id string, tags []string) error
 	DeleteFloatingIP(ctx context.Context, id string) error
+}
+
+// netInfo serves network and subnet details (cached): the external
+// network's subnets, for externalIPs kuryr allocates.
+type netInfo interface {
+	Network(ctx context.Context, id string) (*neutron.Network, error)
+	Subnet(ctx context.Context, id string) (*neutron.Subnet, error)
 }
 
 // Settings are the parts of kuryr.conf this reconciler uses.
@@ -76,6 +84,7 @@ type Reconciler struct {
 	client.Client
 	Octavia loadBalancers
 	Neutron floatingIPs
+	Info    netInfo
 	// Groups, when set, gives LoadBalancer Services their source groups.
 	Groups   securityGroups
 	Recorder kuryrport.Recorder
@@ -94,6 +103,9 @@ const (
 	stepRequeue    = 250 * time.Millisecond
 	// groupInUseRequeue: a source group the pods' ports still carry.
 	groupInUseRequeue = 5 * time.Second
+	// notServedRecheck: external addresses not served are tried again this
+	// often (the user may allocate or free them meanwhile).
+	notServedRecheck = time.Minute
 )
 
 // creates is the record of unanswered creates, its settle time set once
@@ -208,6 +220,10 @@ func (r *Reconciler) ensure(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer,
 	}
 	r.progress.done(uid)
 	r.becomeReady(ctx, klb, lb)
+	if len(klb.Status.ExternalIPsNotServed) > 0 {
+		// The user may allocate them, or free them, at any time.
+		return ctrl.Result{RequeueAfter: notServedRecheck}, nil
+	}
 	return ctrl.Result{}, nil
 }
 

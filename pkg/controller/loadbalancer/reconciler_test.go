@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gophercloud/gophercloud/v2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -33,6 +34,8 @@ type fips struct {
 	mu  sync.Mutex
 	seq int
 	all map[string]*neutron.FloatingIP
+	// adminOnly: choosing an address is refused (Neutron's default policy).
+	adminOnly bool
 }
 
 func (f *fips) ListFloatingIPs(_ context.Context, q neutron.FloatingIPFilter) ([]neutron.FloatingIP, error) {
@@ -48,14 +51,46 @@ func (f *fips) ListFloatingIPs(_ context.Context, q neutron.FloatingIPFilter) ([
 	return out, nil
 }
 
-func (f *fips) CreateFloatingIP(_ context.Context, network, _, port, _, desc string, tags []string) (*neutron.FloatingIP, error) {
+func (f *fips) CreateFloatingIP(_ context.Context, spec neutron.FloatingIPSpec) (*neutron.FloatingIP, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if spec.Address != "" && f.adminOnly {
+		return nil, gophercloud.ErrUnexpectedResponseCode{Actual: 403, Body: []byte("policy")}
+	}
 	f.seq++
-	ip := &neutron.FloatingIP{ID: fmt.Sprintf("fip-%d", f.seq), Address: fmt.Sprintf("172.24.4.%d", 100+f.seq), PortID: port,
-		NetworkID: network, Description: desc, Tags: tags}
+	addr := spec.Address
+	if addr == "" {
+		addr = fmt.Sprintf("172.24.4.%d", 100+f.seq)
+	}
+	for _, ip := range f.all {
+		if ip.Address == addr {
+			return nil, gophercloud.ErrUnexpectedResponseCode{Actual: 409, Body: []byte("in use")}
+		}
+	}
+	ip := &neutron.FloatingIP{ID: fmt.Sprintf("fip-%d", f.seq), Address: addr, PortID: spec.Port,
+		NetworkID: spec.Network, Description: spec.Description, Tags: spec.Tags}
 	f.all[ip.ID] = ip
 	return ip, nil
+}
+
+func (f *fips) HandOverFloatingIP(_ context.Context, id string, tags []string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.all[id].Tags, f.all[id].Description = tags, ""
+	return nil
+}
+
+// external is the external network of the tests: public, 172.24.4.0/24.
+type external struct{}
+
+func (external) Network(_ context.Context, id string) (*neutron.Network, error) {
+	n := &neutron.Network{}
+	n.ID, n.Subnets = id, []string{"public-subnet"}
+	return n, nil
+}
+
+func (external) Subnet(_ context.Context, id string) (*neutron.Subnet, error) {
+	return &neutron.Subnet{ID: id, CIDR: "172.24.4.0/24"}, nil
 }
 
 func (f *fips) AssociateFloatingIP(_ context.Context, id, port string) error {
@@ -106,7 +141,7 @@ func newEnv(t *testing.T, typ string) *env {
 	oct := octaviatest.New(t)
 	f := &fips{all: map[string]*neutron.FloatingIP{}}
 	return &env{oct: oct, fip: f, cl: cl, r: &Reconciler{Client: cl, Octavia: octavia.New(oct.Client(t)), Neutron: f,
-		Recorder: noEvents{}, Settings: Settings{Cluster: "c1", ExternalNetwork: "public"}}}
+		Info: external{}, Recorder: noEvents{}, Settings: Settings{Cluster: "c1", ExternalNetwork: "public"}}}
 }
 
 func ptrTrue() *bool { b := true; return &b }
@@ -120,7 +155,7 @@ func (e *env) converge(t *testing.T) {
 			t.Logf("reconcile %d: %v", i, err)
 			continue
 		}
-		if res.IsZero() {
+		if res.IsZero() || res.RequeueAfter >= notServedRecheck {
 			return
 		}
 	}
@@ -162,7 +197,7 @@ func TestRestartAdoptsWithoutWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := e.oct.Writes()
-	e.r = &Reconciler{Client: e.cl, Octavia: e.r.Octavia, Neutron: e.fip, Recorder: noEvents{}, Settings: e.r.Settings}
+	e.r = &Reconciler{Client: e.cl, Octavia: e.r.Octavia, Neutron: e.fip, Info: external{}, Recorder: noEvents{}, Settings: e.r.Settings}
 	e.converge(t)
 	if w := e.oct.Writes() - before; w != 0 {
 		t.Fatalf("%d Octavia writes after the restart, want 0", w)

@@ -42,17 +42,28 @@ type securityGroups interface {
 // went unanswered (or before a crash) is found again.
 func groupName(uid string) string { return "kuryr-lb-" + uid }
 
+// exposed says whether a Service is reached from outside the cloud through
+// its VIP's floating IP: a LoadBalancer Service, or one with externalIPs.
+func exposed(spec kuryrv1.KuryrLoadBalancerSpec) bool {
+	return spec.Type == string(corev1.ServiceTypeLoadBalancer) || len(spec.ExternalIPs) > 0
+}
+
 // sourceRules are the ingress rules of the Service's source group: one per
-// source range and member target port; none unless the Service is of type
-// LoadBalancer. Ranges that do not parse were reported by the Service
-// reconciler and are skipped. The internal prefixes (the pods' and
-// Services' own networks, with NetworkPolicies on) are cut out of the
-// ranges: traffic from inside the cluster is the policies' to decide.
+// source range and member target port; none unless the Service is exposed.
+// A LoadBalancer Service admits its loadBalancerSourceRanges (everyone
+// when it names none), one with externalIPs everyone. Ranges that do not
+// parse were reported by the Service reconciler and are skipped. The
+// internal prefixes (the pods' and Services' own networks, with
+// NetworkPolicies on) are cut out of the ranges: traffic from inside the
+// cluster is the policies' to decide.
 func sourceRules(spec kuryrv1.KuryrLoadBalancerSpec, internal []netip.Prefix) []neutron.Rule {
-	if spec.Type != string(corev1.ServiceTypeLoadBalancer) {
+	if !exposed(spec) {
 		return nil
 	}
-	ranges := spec.SourceRanges
+	var ranges []string
+	if spec.Type == string(corev1.ServiceTypeLoadBalancer) {
+		ranges = spec.SourceRanges
+	}
 	if len(ranges) == 0 {
 		ranges = []string{"0.0.0.0/0", "::/0"}
 	}
@@ -112,8 +123,8 @@ func without(ranges []string, internal []netip.Prefix) []string {
 }
 
 // sourceGroup makes the Service's source group match its spec (created,
-// rules added and removed, or deleted when the Service is no longer of
-// type LoadBalancer) and records it in the status.
+// rules added and removed, or deleted when the Service is no longer
+// exposed) and records it in the status.
 func (r *Reconciler) sourceGroup(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, uid string) error {
 	if r.Groups == nil {
 		return nil
@@ -122,7 +133,7 @@ func (r *Reconciler) sourceGroup(ctx context.Context, klb *kuryrv1.KuryrLoadBala
 	if err != nil {
 		return err
 	}
-	if klb.Spec.Type != string(corev1.ServiceTypeLoadBalancer) {
+	if !exposed(klb.Spec) {
 		return r.dropGroups(ctx, klb, groups)
 	}
 	var sg neutron.SecurityGroup

@@ -71,6 +71,8 @@ func Desired(svc *corev1.Service, eps []discoveryv1.EndpointSlice, s Settings, s
 		spec.LoadBalancerIP = svc.Spec.LoadBalancerIP
 		spec.SourceRanges = slices.Clone(svc.Spec.LoadBalancerSourceRanges)
 		slices.Sort(spec.SourceRanges)
+	} else {
+		spec.ExternalIPs = slices.Clone(svc.Spec.ExternalIPs)
 	}
 	family := discoveryv1.AddressTypeIPv4
 	if ip, err := netip.ParseAddr(svc.Spec.ClusterIP); err == nil && ip.Is6() {
@@ -209,8 +211,8 @@ func Warnings(svc *corev1.Service, provider string) []string {
 	if sp.Type == corev1.ServiceTypeNodePort {
 		w = append(w, "type NodePort: node ports are not served (kuryr runs no kube-proxy); the ClusterIP is")
 	}
-	if len(sp.ExternalIPs) > 0 {
-		w = append(w, "externalIPs are not served; use type LoadBalancer for an external address")
+	if len(sp.ExternalIPs) > 0 && sp.Type == corev1.ServiceTypeLoadBalancer {
+		w = append(w, "externalIPs are not served on a LoadBalancer Service: its VIP carries one floating IP, the LoadBalancer's")
 	}
 	if len(sp.ClusterIPs) > 1 {
 		w = append(w, "dual-stack: only the first ClusterIP ("+sp.ClusterIP+") is served")

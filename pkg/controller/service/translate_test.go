@@ -190,7 +190,10 @@ func TestWarnings(t *testing.T) {
 		{"itp local", func(s *corev1.Service) {
 			s.Spec.InternalTrafficPolicy = ptr.To(corev1.ServiceInternalTrafficPolicyLocal)
 		}, "internalTrafficPolicy"},
-		{"external IPs", func(s *corev1.Service) { s.Spec.ExternalIPs = []string{"1.2.3.4"} }, "externalIPs"},
+		{"external IPs of a LoadBalancer", func(s *corev1.Service) {
+			s.Spec.Type = corev1.ServiceTypeLoadBalancer
+			s.Spec.ExternalIPs = []string{"1.2.3.4"}
+		}, "externalIPs"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := strings.Join(Warnings(svc(tc.mut), "ovn"), ";")
