@@ -11,6 +11,18 @@ const NodePortAnnotation = "kuryr.openstack.org/node-port"
 // NodePortInterface is the name of the management port on the node.
 const NodePortInterface = "kuryr-mgmt"
 
+// RefusePortAnnotation is the Node annotation through which
+// kuryr-controller tells a node's kuryr-daemon about the node's refuse
+// port: a Neutron port on the service network, bound to the node, without
+// port security, that the daemon plugs into a network namespace of its
+// own where every address of Refuse is local and nothing listens. The
+// router's ARP requests for a ClusterIP that has no load balancer yet, or
+// no endpoint (the ovn provider then has no VIP for it), reach it, and
+// clients get a TCP reset or an ICMP port unreachable at once instead of
+// silence, as kube-proxy rejects them. Its value is a NodePort in JSON,
+// with a default route through the service subnet's gateway.
+const RefusePortAnnotation = "kuryr.openstack.org/refuse-port"
+
 // NodePort is a node's management port, as the node must configure it.
 //
 // +kubebuilder:object:generate=false
@@ -22,4 +34,7 @@ type NodePort struct {
 	MTU int      `json:"mtu"`
 	// Routes to the pod and service subnets, via the subnet's router.
 	Routes []Route `json:"routes"`
+	// Refuse are the CIDRs a refuse port answers for (the ClusterIPs):
+	// its subnet minus Neutron's allocation pools and gateway.
+	Refuse []string `json:"refuse,omitempty"`
 }

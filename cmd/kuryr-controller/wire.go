@@ -142,7 +142,8 @@ func wire(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients, hs *heal
 	}
 	sweeper := &cleanup.Sweeper{Client: mgr.GetClient(), Neutron: nc, Ledger: kp.Ledger, Cluster: cluster,
 		Router: cfg.NamespaceSubnet.PodRouter, Period: cfg.Controller.CleanupPeriod, Ready: start.Done(),
-		Settle: 2*cfg.Neutron.Timeout + 5*time.Second, NodePorts: cfg.NeutronDefaults.NodeSubnet != ""}
+		Settle: 2*cfg.Neutron.Timeout + 5*time.Second, NodePorts: cfg.NeutronDefaults.NodeSubnet != "",
+		RefusePorts: cfg.Kubernetes.RefuseUnserved && cfg.Services()}
 	if kp.Pool != nil {
 		sweeper.Pool = kp.Pool
 	}
@@ -209,6 +210,9 @@ func newNodeReconciler(mgr ctrl.Manager, cfg *config.Config, nc *neutron.Client,
 	nd := cfg.NeutronDefaults
 	s := node.Settings{Cluster: cfg.Kubernetes.ClusterName, ProjectID: nd.Project, Subnet: nd.NodeSubnet, ExtraTags: nd.ResourceTags,
 		BindTimeout: 2 * cfg.Neutron.Timeout}
+	if cfg.Kubernetes.RefuseUnserved {
+		s.RefuseSubnet = nd.ServiceSubnet
+	}
 	for _, id := range []string{nd.PodSubnet, nd.ServiceSubnet} {
 		if id != "" {
 			s.RoutedSubnets = append(s.RoutedSubnets, id)

@@ -24,6 +24,7 @@ import (
 	"github.com/kuryr-k8s/kuryr/pkg/cni/daemon"
 	"github.com/kuryr-k8s/kuryr/pkg/cni/nodeport"
 	"github.com/kuryr-k8s/kuryr/pkg/cni/plug"
+	"github.com/kuryr-k8s/kuryr/pkg/cni/refuse"
 	"github.com/kuryr-k8s/kuryr/pkg/config"
 	"github.com/kuryr-k8s/kuryr/pkg/health"
 	"github.com/kuryr-k8s/kuryr/pkg/retry"
@@ -97,11 +98,13 @@ func run(ctx context.Context, logger logr.Logger, opts *startup.Options) error {
 		return err
 	}
 	agent := nodeport.NewAgent(ovs, nodeport.Linux{}, cfg.NeutronDefaults.OVSBridge, c.DisableTxChecksum)
-	if err := nodeport.Watch(work, informers, agent); err != nil {
+	refuser := refuse.NewAgent(ovs, &refuse.Linux{}, cfg.NeutronDefaults.OVSBridge, c.DisableTxChecksum)
+	if err := nodeport.Watch(work, informers, agent, refuser); err != nil {
 		return err
 	}
 	go func() { _ = informers.Start(work) }()
 	go func() { _ = agent.Run(work) }()
+	go func() { _ = refuser.Run(work) }()
 	d := &daemon.Daemon{
 		Registry: reg, OVS: ovs, Kernel: daemon.Linux{}, Bridge: cfg.NeutronDefaults.OVSBridge,
 		PortTimeout: c.VIFAnnotationTimeout, UsableTimeout: c.ActiveTimeout, Usable: daemon.Usable(c.WaitForUsable),
@@ -152,6 +155,7 @@ func serveHealth(ctx context.Context, cfg *config.Config, ready *daemon.Readines
 	reg := prometheus.NewRegistry()
 	daemon.MustRegister(reg)
 	nodeport.MustRegister(reg)
+	refuse.MustRegister(reg)
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	return health.Start(ctx, fmt.Sprintf(":%d", cfg.PrometheusExporter.CNIExporterPort), mux)

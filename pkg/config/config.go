@@ -62,6 +62,9 @@ type Kubernetes struct {
 	ControllerHA       bool
 	HANamespace        string
 	VIFPoolDriver      string
+	// RefuseUnserved: ClusterIPs without a load balancer or an endpoint
+	// are refused through a refuse port per node (on the service network).
+	RefuseUnserved bool
 }
 
 // Auth is the [neutron] section: how to reach OpenStack. One identity serves

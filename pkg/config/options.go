@@ -128,6 +128,7 @@ func options(c *Config) []*option {
 		{"vif_pool", "ports_pool_min", "5", "refill a node's pool below this many ready ports", integer(&c.VIFPool.Min, 0)},
 		{"vif_pool", "ports_pool_max", "0", "keep at most this many released ports per node (0: no limit)", integer(&c.VIFPool.Max, 0)},
 		{"vif_pool", "ports_pool_batch", "10", "ports created per refill, in one bulk request", integer(&c.VIFPool.Batch, 1)},
+		{"kubernetes", "refuse_unserved_services", "true", "refuse at once (TCP reset, ICMP port unreachable), as kube-proxy does, connections to a ClusterIP that has no load balancer yet or no ready endpoint, through a port per node on the service network that kuryr-daemon plugs into a namespace of its own (needs service_subnet, and nodes that plug into ovs_bridge); false: they go unanswered until the load balancer serves them", boolean(&k.RefuseUnserved)},
 		{"kubernetes", "controller_ha", "false", "run several kuryr-controllers, one active (a Lease elects it)", boolean(&k.ControllerHA)},
 		{"kubernetes", "controller_ha_namespace", "kube-system", "namespace of the kuryr-controller Lease", str(&k.HANamespace)},
 

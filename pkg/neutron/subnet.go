@@ -16,7 +16,12 @@ type Subnet struct {
 	GatewayIP     string
 	HostRoutes    []Route
 	DNS           []string
+	// Pools are the ranges Neutron allocates its ports' addresses from.
+	Pools []Range
 }
+
+// Range is an allocation pool: first and last address.
+type Range struct{ Start, End string }
 
 // Route is a subnet's host route.
 type Route struct{ Destination, NextHop string }
@@ -25,6 +30,9 @@ func subnetOf(s *subnets.Subnet) *Subnet {
 	out := &Subnet{ID: s.ID, NetworkID: s.NetworkID, CIDR: s.CIDR, GatewayIP: s.GatewayIP, DNS: s.DNSNameservers}
 	for _, r := range s.HostRoutes {
 		out.HostRoutes = append(out.HostRoutes, Route{Destination: r.DestinationCIDR, NextHop: r.NextHop})
+	}
+	for _, p := range s.AllocationPools {
+		out.Pools = append(out.Pools, Range{Start: p.Start, End: p.End})
 	}
 	return out
 }

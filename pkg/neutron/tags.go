@@ -16,6 +16,7 @@ const (
 	tagService   = "kuryr-service="
 	tagPolicy    = "kuryr-policy="
 	tagPeer      = "kuryr-peer="
+	tagRefuse    = "kuryr-refuse="
 )
 
 // ClusterTag marks everything that belongs to one Kubernetes cluster.
@@ -35,6 +36,13 @@ func PoolTag(node string) string { return tagPool + node }
 
 // NodeTag marks a node's management port with the node's name.
 func NodeTag(node string) string { return tagNode + node }
+
+// RefuseTag marks a node's refuse port (on the service network) with the
+// node's name.
+func RefuseTag(node string) string { return tagRefuse + node }
+
+// RefuseNodeOf returns the node a refuse port belongs to, or "".
+func RefuseNodeOf(tags []string) string { return tagValue(tags, tagRefuse) }
 
 // ServiceTag marks a Service's load balancer, listeners, pools and floating
 // IP with the Service's UID (Octavia tags follow the same vocabulary).

@@ -127,7 +127,7 @@ func orphans(ctx context.Context, e *env.Env) []Finding {
 	}
 	cfg := cloud.Config
 	s := &cleanup.Sweeper{Client: e.Client, Neutron: cloud.Neutron, Cluster: cfg.Kubernetes.ClusterName,
-		NodePorts: cfg.NeutronDefaults.NodeSubnet != ""}
+		NodePorts: cfg.NeutronDefaults.NodeSubnet != "", RefusePorts: cfg.Kubernetes.RefuseUnserved && cfg.Services()}
 	if cloud.Octavia != nil {
 		s.Octavia, s.FloatingIPs, s.Groups = cloud.Octavia, cloud.Neutron, cloud.Neutron
 	}

@@ -100,14 +100,24 @@ func (a *Agent) Run(ctx context.Context) error {
 	if err := a.Link.Watch(ctx, kuryrv1.NodePortInterface, a.signal); err != nil {
 		logger.Error(err, "not watching the management interface; relying on the periodic resync")
 	}
+	Reapply(ctx, a.kick, a.apply, func(err error, retryIn time.Duration) {
+		plugged.Set(0)
+		logger.Error(err, "plugging the node's management port", "retryIn", retryIn.String())
+	})
+	return nil
+}
+
+// Reapply runs apply at once, on every kick and every resync, until ctx
+// ends; a failure (reported to failed) is retried with backoff, 1 s
+// doubling to 30 s. Level-based agents of the node share it.
+func Reapply(ctx context.Context, kick <-chan struct{}, apply func(context.Context) error, failed func(err error, retryIn time.Duration)) {
 	backoff := time.Second
 	t := time.NewTimer(resync)
 	defer t.Stop()
 	for {
 		wait := resync
-		if err := a.apply(ctx); err != nil {
-			plugged.Set(0)
-			logger.Error(err, "plugging the node's management port", "retryIn", backoff.String())
+		if err := apply(ctx); err != nil {
+			failed(err, backoff)
 			wait, backoff = backoff, min(2*backoff, 30*time.Second)
 		} else {
 			backoff = time.Second
@@ -115,8 +125,8 @@ func (a *Agent) Run(ctx context.Context) error {
 		t.Reset(wait)
 		select {
 		case <-ctx.Done():
-			return nil
-		case <-a.kick:
+			return
+		case <-kick:
 		case <-t.C:
 		}
 	}

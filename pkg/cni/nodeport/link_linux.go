@@ -7,8 +7,9 @@ import (
 	"net"
 	"time"
 
-	"github.com/safchain/ethtool"
 	"github.com/vishvananda/netlink"
+
+	"github.com/kuryr-k8s/kuryr/pkg/cni/plug"
 )
 
 // Linux configures the management interface with netlink, in the calling
@@ -46,7 +47,7 @@ func (Linux) Configure(name string, p *Plan, txChecksumOff bool) error {
 		return err
 	}
 	if txChecksumOff {
-		return txOff(name)
+		return plug.TxChecksumOff(name)
 	}
 	return nil
 }
@@ -122,20 +123,6 @@ func syncRoutes(l netlink.Link, p *Plan) error {
 		if err := netlink.RouteReplace(&netlink.Route{LinkIndex: l.Attrs().Index, Dst: r.Dst, Gw: r.Gw}); err != nil {
 			return fmt.Errorf("route %s via %s: %w", r.Dst, r.Gw, err)
 		}
-	}
-	return nil
-}
-
-// txOff turns tx checksum offload off: OVS's userspace datapath never
-// completes partial checksums.
-func txOff(name string) error {
-	e, err := ethtool.NewEthtool()
-	if err != nil {
-		return fmt.Errorf("ethtool: %w", err)
-	}
-	defer e.Close()
-	if err := e.Change(name, map[string]bool{"tx-checksum-ip-generic": false}); err != nil {
-		return fmt.Errorf("disable tx checksum offload on %s: %w", name, err)
 	}
 	return nil
 }

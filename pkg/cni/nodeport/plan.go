@@ -34,6 +34,23 @@ type Route struct {
 
 // NewPlan checks a NodePort another component wrote. Pure.
 func NewPlan(np kuryrv1.NodePort) (*Plan, error) {
+	p, err := NewPortPlan(np)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range np.Routes {
+		rt, err := p.route(r)
+		if err != nil {
+			return nil, err
+		}
+		p.Routes = append(p.Routes, rt)
+	}
+	return p, nil
+}
+
+// NewPortPlan checks the port's own part of a NodePort another component
+// wrote (id, MAC, MTU, addresses), not its routes. Pure.
+func NewPortPlan(np kuryrv1.NodePort) (*Plan, error) {
 	if _, err := uuid.Parse(np.PortID); err != nil || len(np.PortID) != 36 {
 		return nil, fmt.Errorf("port id %q is not a UUID", np.PortID)
 	}
@@ -55,14 +72,17 @@ func NewPlan(np kuryrv1.NodePort) (*Plan, error) {
 	if len(p.Addrs) == 0 {
 		return nil, fmt.Errorf("port %s has no address", np.PortID)
 	}
-	for _, r := range np.Routes {
-		rt, err := p.route(r)
-		if err != nil {
-			return nil, err
-		}
-		p.Routes = append(p.Routes, rt)
-	}
 	return p, nil
+}
+
+// OnSubnet reports whether gw is on one of the port's subnets.
+func (p *Plan) OnSubnet(gw net.IP) bool {
+	for _, a := range p.Addrs {
+		if gw != nil && (&net.IPNet{IP: a.IP.Mask(a.Mask), Mask: a.Mask}).Contains(gw) {
+			return true
+		}
+	}
+	return false
 }
 
 // minPrefix is the widest route accepted: /8 in IPv4, /16 in IPv6.
@@ -84,10 +104,8 @@ func (p *Plan) route(r kuryrv1.Route) (Route, error) {
 		return Route{}, fmt.Errorf("route %s: wider than /%d (the node's own uplink keeps default routes)", r.Destination, minPrefix(bits))
 	}
 	gw := net.ParseIP(r.Gateway)
-	for _, a := range p.Addrs {
-		if gw != nil && (&net.IPNet{IP: a.IP.Mask(a.Mask), Mask: a.Mask}).Contains(gw) {
-			return Route{Dst: dst, Gw: gw}, nil
-		}
+	if !p.OnSubnet(gw) {
+		return Route{}, fmt.Errorf("route %s: gateway %q is not on the port's subnet", r.Destination, r.Gateway)
 	}
-	return Route{}, fmt.Errorf("route %s: gateway %q is not on the port's subnet", r.Destination, r.Gateway)
+	return Route{Dst: dst, Gw: gw}, nil
 }

@@ -127,7 +127,23 @@ func (o *OVS) addPorts(ctx context.Context, ps []Port) ([]struct{}, error) {
 // the Neutron port portID with the port's MAC (what ovn-controller binds),
 // in one transaction; what exists is updated in place.
 func (o *OVS) EnsureInternalPort(ctx context.Context, bridge, name, portID, mac string) error {
+	return o.ensurePort(ctx, bridge, name, "internal", portID, mac)
+}
+
+// EnsureSystemPort makes the existing device name (e.g. the host end of a
+// veth pair) a port of bridge bound to the Neutron port portID, the way a
+// pod's is but without the CNI attachment's ids: the daemon's DEL and GC
+// never take it for a pod's.
+func (o *OVS) EnsureSystemPort(ctx context.Context, bridge, name, portID, mac string) error {
+	return o.ensurePort(ctx, bridge, name, "", portID, mac)
+}
+
+func (o *OVS) ensurePort(ctx context.Context, bridge, name, typ, portID, mac string) error {
 	ext := internalExternalIDs(portID, mac)
+	var ifaceMAC *string
+	if typ == "internal" { // OVS sets the MAC of internal devices only
+		ifaceMAC = &mac
+	}
 	build := func(ctx context.Context, c client.Client) ([]ovsdb.Operation, error) {
 		_, b, ok, err := findPort(ctx, c, name)
 		if err != nil {
@@ -140,15 +156,15 @@ func (o *OVS) EnsureInternalPort(ctx context.Context, bridge, name, portID, mac 
 			if _, ok, err := findIface(ctx, c, name); err != nil || !ok {
 				return nil, errors.Join(fmt.Errorf("no row %s in table Interface", name), err)
 			}
-			return setIfaceOps(c, name, "internal", mac, ext)
+			return setIfaceOps(c, name, typ, ifaceMAC, ext)
 		}
 		if _, ok, err := findBridge(ctx, c, bridge); err != nil || !ok {
 			return nil, noBridge(bridge, err)
 		}
-		return addPortOps(c, bridge, name, "0", &ovsIface{Type: "internal", MAC: &mac, ExternalIDs: ext})
+		return addPortOps(c, bridge, name, "0", &ovsIface{Type: typ, MAC: ifaceMAC, ExternalIDs: ext})
 	}
 	if err := o.transact(ctx, build); err != nil {
-		return fmt.Errorf("ensure internal OVS port %s on %s: %w", name, bridge, err)
+		return fmt.Errorf("ensure OVS port %s on %s: %w", name, bridge, err)
 	}
 	return nil
 }

@@ -67,7 +67,8 @@ func podExternalIDs(p Port) map[string]string {
 	}
 }
 
-// internalExternalIDs are the external_ids EnsureInternalPort sets.
+// internalExternalIDs are the external_ids EnsureInternalPort and
+// EnsureSystemPort set.
 func internalExternalIDs(portID, mac string) map[string]string {
 	return map[string]string{"iface-id": portID, "attached-mac": mac, "iface-status": "active"}
 }
@@ -111,10 +112,10 @@ func delPortOps(ctx context.Context, c client.Client, name string) ([]ovsdb.Oper
 }
 
 // setIfaceOps is set Interface name type=... mac=... external_ids:k=v...:
-// type and mac replaced, the given keys of external_ids replaced, others
-// kept.
-func setIfaceOps(c client.Client, name, typ, mac string, ext map[string]string) ([]ovsdb.Operation, error) {
-	m := &ovsIface{Name: name, Type: typ, MAC: &mac}
+// type and mac replaced (mac cleared when nil), the given keys of
+// external_ids replaced, others kept.
+func setIfaceOps(c client.Client, name, typ string, mac *string, ext map[string]string) ([]ovsdb.Operation, error) {
+	m := &ovsIface{Name: name, Type: typ, MAC: mac}
 	ops, err := c.Where(m).Update(m, &m.Type, &m.MAC)
 	if err != nil {
 		return nil, err

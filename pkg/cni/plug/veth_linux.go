@@ -69,13 +69,20 @@ func configurePodEnd(v Veth) error {
 	if !v.TxChecksumOff {
 		return nil
 	}
+	return TxChecksumOff(v.IfName)
+}
+
+// TxChecksumOff turns tx checksum offload off on an interface of the
+// calling thread's namespace: OVS's userspace datapath never completes
+// partial checksums, and TCP breaks.
+func TxChecksumOff(name string) error {
 	e, err := ethtool.NewEthtool()
 	if err != nil {
 		return fmt.Errorf("ethtool: %w", err)
 	}
 	defer e.Close()
-	if err := e.Change(v.IfName, map[string]bool{"tx-checksum-ip-generic": false}); err != nil {
-		return fmt.Errorf("disable tx checksum offload on %s: %w", v.IfName, err)
+	if err := e.Change(name, map[string]bool{"tx-checksum-ip-generic": false}); err != nil {
+		return fmt.Errorf("disable tx checksum offload on %s: %w", name, err)
 	}
 	return nil
 }

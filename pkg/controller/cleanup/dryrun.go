@@ -59,7 +59,7 @@ func (s *Sweeper) DryRun(ctx context.Context, pools bool) (Orphans, error) {
 		return out, err
 	}
 	owned.Cutoff = listedAt.Add(-MinAge)
-	owned.PoolEnabled, owned.NodePortsEnabled = pools || s.Pool != nil, s.NodePorts
+	owned.PoolEnabled, owned.NodePortsEnabled, owned.RefusePortsEnabled = pools || s.Pool != nil, s.NodePorts, s.RefusePorts
 	out.Ports, out.Networks = OrphanPorts(ports, owned), OrphanNetworks(nets, owned)
 	if s.Octavia != nil {
 		out.LoadBalancers = OrphanLoadBalancers(svc.lbs, owned)

@@ -22,12 +22,14 @@ type Owners struct {
 	PortOfPod map[string]string // pod UID -> the port its KuryrPort names
 	Holders   map[string]string // port id -> the pod whose KuryrPort names it
 	// PoolEnabled keeps unused pooled ports of the nodes that exist;
-	// NodePortsEnabled the management ports of the nodes that exist.
-	PoolEnabled, NodePortsEnabled bool
-	Nodes                         map[string]bool   // nodes
-	NodePortOf                    map[string]string // node -> the management port its annotation names
-	Namespaces                    map[string]bool   // namespaces with a KuryrNetwork
-	Services                      map[string]bool   // UIDs of the Services with a KuryrLoadBalancer
+	// NodePortsEnabled the management ports of the nodes that exist,
+	// RefusePortsEnabled their refuse ports.
+	PoolEnabled, NodePortsEnabled, RefusePortsEnabled bool
+	Nodes                                             map[string]bool   // nodes
+	NodePortOf                                        map[string]string // node -> the management port its annotation names
+	RefusePortOf                                      map[string]string // node -> the refuse port its annotation names
+	Namespaces                                        map[string]bool   // namespaces with a KuryrNetwork
+	Services                                          map[string]bool   // UIDs of the Services with a KuryrLoadBalancer
 	// Cutoff, when set, spares what was created after it (young objects
 	// whose owner may not be visible yet).
 	Cutoff time.Time
@@ -62,6 +64,9 @@ func orphanPort(p neutron.Port, o Owners) bool {
 		// A node's port is the one its annotation names: another is a
 		// duplicate (its create went unanswered and was made again).
 		return !o.NodePortsEnabled || !o.Nodes[node] || o.NodePortOf[node] != p.ID
+	}
+	if node := neutron.RefuseNodeOf(p.Tags); node != "" {
+		return !o.RefusePortsEnabled || !o.Nodes[node] || o.RefusePortOf[node] != p.ID
 	}
 	return false
 }

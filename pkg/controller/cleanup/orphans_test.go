@@ -99,3 +99,25 @@ func TestOrphanNodePortsAndYoungObjects(t *testing.T) {
 		t.Errorf("orphans %v, want %v", got, want)
 	}
 }
+
+// A refuse port is kept while its node exists, refusing is on and the
+// node's annotation names it.
+func TestOrphanRefusePorts(t *testing.T) {
+	ports := []neutron.Port{port("live", neutron.RefuseTag("n1")), port("duplicate", neutron.RefuseTag("n1")),
+		port("gone-node", neutron.RefuseTag("n2"))}
+	o := Owners{Nodes: map[string]bool{"n1": true}, RefusePortOf: map[string]string{"n1": "live"}, RefusePortsEnabled: true}
+	ids := func() []string {
+		var out []string
+		for _, p := range OrphanPorts(ports, o) {
+			out = append(out, p.ID)
+		}
+		return out
+	}
+	if got, want := ids(), []string{"duplicate", "gone-node"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("orphans %v, want %v", got, want)
+	}
+	o.RefusePortsEnabled = false
+	if got, want := ids(), []string{"live", "duplicate", "gone-node"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("refusing off: orphans %v, want %v", got, want)
+	}
+}

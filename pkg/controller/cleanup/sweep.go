@@ -78,8 +78,9 @@ type Sweeper struct {
 	// pooled ports are orphans (left by a pool that was switched off).
 	Pool pool
 	// NodePorts: nodes have management ports ([neutron_defaults]
-	// node_subnet is set).
-	NodePorts bool
+	// node_subnet is set); RefusePorts: refuse ports ([kubernetes]
+	// refuse_unserved_services, with Services).
+	NodePorts, RefusePorts bool
 	// Octavia and FloatingIPs are set when kuryr serves Services.
 	Octavia     loadBalancers
 	FloatingIPs floatingIPs
@@ -161,7 +162,7 @@ func (s *Sweeper) Sweep(ctx context.Context, logger logr.Logger) error {
 			logger.Info("the port pool adopted ports it did not know", "count", n)
 		}
 	}
-	owned.PoolEnabled, owned.NodePortsEnabled = s.Pool != nil, s.NodePorts
+	owned.PoolEnabled, owned.NodePortsEnabled, owned.RefusePortsEnabled = s.Pool != nil, s.NodePorts, s.RefusePorts
 	var errs []error
 	for _, p := range OrphanPorts(ports, owned) {
 		logger.Info("deleting orphaned port", "port", p.ID, "podUid", neutron.PodUIDOf(p.Tags), "name", p.Name)
@@ -192,16 +193,20 @@ func (s *Sweeper) deleteNetwork(ctx context.Context, n neutron.Network) error {
 
 func (s *Sweeper) liveOwners(ctx context.Context) (Owners, error) {
 	o := Owners{PodUIDs: map[string]bool{}, PortIDs: map[string]bool{}, PortOfPod: map[string]string{},
-		Holders: map[string]string{}, Nodes: map[string]bool{}, NodePortOf: map[string]string{}, Namespaces: map[string]bool{}}
+		Holders: map[string]string{}, Nodes: map[string]bool{}, NodePortOf: map[string]string{}, RefusePortOf: map[string]string{},
+		Namespaces: map[string]bool{}}
 	var nodes corev1.NodeList
 	if err := s.Client.List(ctx, &nodes); err != nil {
 		return o, err
 	}
 	for _, n := range nodes.Items {
 		o.Nodes[n.Name] = true
-		var np kuryrv1.NodePort
-		if json.Unmarshal([]byte(n.Annotations[kuryrv1.NodePortAnnotation]), &np) == nil && np.PortID != "" {
-			o.NodePortOf[n.Name] = np.PortID
+		for annotation, of := range map[string]map[string]string{kuryrv1.NodePortAnnotation: o.NodePortOf,
+			kuryrv1.RefusePortAnnotation: o.RefusePortOf} {
+			var np kuryrv1.NodePort
+			if json.Unmarshal([]byte(n.Annotations[annotation]), &np) == nil && np.PortID != "" {
+				of[n.Name] = np.PortID
+			}
 		}
 	}
 	var pods corev1.PodList

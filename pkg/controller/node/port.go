@@ -26,10 +26,10 @@ func (r *Reconciler) exists(ctx context.Context, id string) (bool, error) {
 
 // port returns the node's port, found by its tags or created, once Neutron
 // has bound it. A port Neutron could not bind, or never bound, is replaced.
-func (r *Reconciler) port(ctx context.Context, node *corev1.Node, sub *neutron.Subnet) (kuryrv1.NodePort, ctrl.Result, error) {
-	port, wait, err := r.ensurePort(ctx, node, sub)
+func (r *Reconciler) port(ctx context.Context, k kind, node *corev1.Node, sub *neutron.Subnet) (kuryrv1.NodePort, ctrl.Result, error) {
+	port, wait, err := r.ensurePort(ctx, k, node, sub)
 	if err != nil {
-		return kuryrv1.NodePort{}, ctrl.Result{}, r.fail(ctx, node, "CreatePort", err)
+		return kuryrv1.NodePort{}, ctrl.Result{}, r.fail(ctx, k, node, "CreatePort", err)
 	}
 	if port == nil {
 		return kuryrv1.NodePort{}, ctrl.Result{RequeueAfter: wait}, nil
@@ -39,14 +39,14 @@ func (r *Reconciler) port(ctx context.Context, node *corev1.Node, sub *neutron.S
 		return kuryrv1.NodePort{}, ctrl.Result{RequeueAfter: time.Second}, nil
 	}
 	if cause != nil {
-		if err := r.deletePorts(ctx, node.Name, ""); err != nil {
+		if err := r.deletePorts(ctx, k, node.Name, ""); err != nil {
 			return kuryrv1.NodePort{}, ctrl.Result{}, err
 		}
-		return kuryrv1.NodePort{}, ctrl.Result{}, r.fail(ctx, node, "BindPort", cause)
+		return kuryrv1.NodePort{}, ctrl.Result{}, r.fail(ctx, k, node, "BindPort", cause)
 	}
 	np, err := fromPort(port, sub)
 	if err != nil {
-		return np, ctrl.Result{}, r.fail(ctx, node, "DescribePort", err)
+		return np, ctrl.Result{}, r.fail(ctx, k, node, "DescribePort", err)
 	}
 	return np, ctrl.Result{}, nil
 }
@@ -55,37 +55,38 @@ func (r *Reconciler) port(ctx context.Context, node *corev1.Node, sub *neutron.S
 // that went unanswered) or creates it; duplicates are deleted. After an
 // unanswered create it keeps looking for UnclearSettle before creating
 // again (nil port, and how long to wait).
-func (r *Reconciler) ensurePort(ctx context.Context, node *corev1.Node, sub *neutron.Subnet) (*neutron.Port, time.Duration, error) {
-	ports, err := r.Neutron.ListPorts(ctx, []string{neutron.ClusterTag(r.Settings.Cluster), neutron.NodeTag(node.Name)}, "")
+func (r *Reconciler) ensurePort(ctx context.Context, k kind, node *corev1.Node, sub *neutron.Subnet) (*neutron.Port, time.Duration, error) {
+	ports, err := r.Neutron.ListPorts(ctx, []string{neutron.ClusterTag(r.Settings.Cluster), k.tag(node.Name)}, "")
 	if err != nil {
 		return nil, 0, err
 	}
+	key := k.prefix + node.Name
 	if len(ports) > 0 {
-		r.unclear.Clear(node.Name)
+		r.unclear.Clear(key)
 		keep := ports[0]
-		if err := r.deletePorts(ctx, node.Name, keep.ID); err != nil {
+		if err := r.deletePorts(ctx, k, node.Name, keep.ID); err != nil {
 			return nil, 0, err
 		}
 		return &keep, 0, nil
 	}
-	if pending, left := r.unclear.Pending(node.Name); pending && left > 0 {
+	if pending, left := r.unclear.Pending(key); pending && left > 0 {
 		return nil, left, nil
 	}
-	r.unclear.Clear(node.Name)
-	p, err := r.Neutron.CreatePort(ctx, portSpec(node.Name, sub, r.Settings))
+	r.unclear.Clear(key)
+	p, err := r.Neutron.CreatePort(ctx, k.portSpec(node.Name, sub, r.Settings))
 	if err != nil {
 		if p == nil && neutron.Unclear(err) {
-			r.unclear.Mark(node.Name)
+			r.unclear.Mark(key)
 		}
 		return nil, 0, err
 	}
-	log.FromContext(ctx).Info("node management port created", "node", node.Name, "port", p.ID)
+	log.FromContext(ctx).Info("node port created", "kind", k.what, "node", node.Name, "port", p.ID)
 	return p, 0, nil
 }
 
-// deletePorts deletes the node's management ports but keep.
-func (r *Reconciler) deletePorts(ctx context.Context, node, keep string) error {
-	ports, err := r.Neutron.ListPorts(ctx, []string{neutron.ClusterTag(r.Settings.Cluster), neutron.NodeTag(node)}, "")
+// deletePorts deletes the node's ports of kind k but keep.
+func (r *Reconciler) deletePorts(ctx context.Context, k kind, node, keep string) error {
+	ports, err := r.Neutron.ListPorts(ctx, []string{neutron.ClusterTag(r.Settings.Cluster), k.tag(node)}, "")
 	if err != nil {
 		return err
 	}
@@ -96,7 +97,7 @@ func (r *Reconciler) deletePorts(ctx context.Context, node, keep string) error {
 		if err := r.Neutron.DeletePort(ctx, p.ID); err != nil {
 			return err
 		}
-		log.FromContext(ctx).Info("node management port deleted", "node", node, "port", p.ID)
+		log.FromContext(ctx).Info("node port deleted", "kind", k.what, "node", node, "port", p.ID)
 	}
 	return nil
 }

@@ -3,7 +3,9 @@
 // br-int so that the node reaches its pods (and every other pod) without
 // NAT, as the Kubernetes network model and the kubelet's probes require. It
 // is for nodes that are Neutron/OVN chassis themselves (bare metal); nodes
-// that are VMs on Neutron reach pods through their own ports.
+// that are VMs on Neutron reach pods through their own ports. Every node
+// also gets a refuse port on the service network (kind.go), through which
+// ClusterIPs without a load balancer or an endpoint refuse connections.
 package node
 
 import (
@@ -39,89 +41,108 @@ type netInfo interface {
 	SubnetPoolPrefixes(ctx context.Context, id string) ([]string, error)
 }
 
-// Reconciler keeps one management port per node and its annotation.
+// Reconciler keeps, for every node, one port of each kind (management,
+// refuse) and the annotation that tells the node's daemon about it.
 type Reconciler struct {
 	client.Client
 	Neutron  portAPI
 	Info     netInfo
 	Recorder kuryrport.Recorder
 	Settings Settings
-	unclear  neutron.Unanswered // nodes whose last create went unanswered
+	unclear  neutron.Unanswered // kind/node of the last creates that went unanswered
 }
 
-// Reconcile converges the management port of one node.
+// Reconcile converges the ports of one node, one of each kind.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var node corev1.Node
 	err := r.Get(ctx, req.NamespacedName, &node)
 	if apierrors.IsNotFound(err) || (err == nil && !node.DeletionTimestamp.IsZero()) {
-		return ctrl.Result{}, r.deletePorts(ctx, req.Name, "")
+		for _, k := range r.kinds() {
+			if err := r.deletePorts(ctx, k, req.Name, ""); err != nil {
+				return ctrl.Result{}, err
+			}
+		}
+		return ctrl.Result{}, nil
 	}
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if r.Settings.Subnet == "" {
-		return ctrl.Result{}, r.disable(ctx, &node)
+	res := ctrl.Result{}
+	for _, k := range r.kinds() {
+		kr, err := r.converge(ctx, k, &node)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if kr.RequeueAfter > 0 && (res.RequeueAfter == 0 || kr.RequeueAfter < res.RequeueAfter) {
+			res = kr
+		}
 	}
-	sub, err := r.Info.Subnet(ctx, r.Settings.Subnet)
+	return res, nil
+}
+
+// converge makes the node's port of kind k exist and its annotation say
+// how to configure it (or removes both when k is off).
+func (r *Reconciler) converge(ctx context.Context, k kind, node *corev1.Node) (ctrl.Result, error) {
+	if k.subnet == "" {
+		return ctrl.Result{}, r.disable(ctx, k, node)
+	}
+	sub, err := r.Info.Subnet(ctx, k.subnet)
 	if err != nil {
-		return ctrl.Result{}, r.fail(ctx, &node, "FindSubnet", err)
+		return ctrl.Result{}, r.fail(ctx, k, node, "FindSubnet", err)
 	}
-	np, ok := recorded(node.Annotations)
+	np, ok := recorded(node.Annotations, k.annotation)
 	if ok {
 		ok, err = r.exists(ctx, np.PortID)
 		if err != nil {
-			return ctrl.Result{}, r.fail(ctx, &node, "GetPort", err)
+			return ctrl.Result{}, r.fail(ctx, k, node, "GetPort", err)
 		}
 	}
 	if !ok {
 		var res ctrl.Result
-		if np, res, err = r.port(ctx, &node, sub); err != nil || np.PortID == "" {
+		if np, res, err = r.port(ctx, k, node, sub); err != nil || np.PortID == "" {
 			return res, err
 		}
 	}
 	// The port is checked again now and then: one deleted behind kuryr's
 	// back is replaced.
-	return ctrl.Result{RequeueAfter: verifyPeriod}, r.annotate(ctx, &node, np, sub)
+	return ctrl.Result{RequeueAfter: verifyPeriod}, r.annotate(ctx, k, node, np, sub)
 }
 
 // annotate writes what the node must configure, if it changed.
-func (r *Reconciler) annotate(ctx context.Context, node *corev1.Node, np kuryrv1.NodePort, sub *neutron.Subnet) error {
-	dests, err := r.destinations(ctx)
-	if err != nil {
-		return r.fail(ctx, node, "FindRoutes", err)
-	}
+func (r *Reconciler) annotate(ctx context.Context, k kind, node *corev1.Node, np kuryrv1.NodePort, sub *neutron.Subnet) error {
 	n, err := r.Info.Network(ctx, sub.NetworkID)
 	if err != nil {
-		return r.fail(ctx, node, "FindNetwork", err)
+		return r.fail(ctx, k, node, "FindNetwork", err)
 	}
-	want, err := withRoutes(np, sub, n.MTU, dests)
+	np.MTU = n.MTU
+	want, err := k.complete(ctx, np, sub)
 	if err != nil {
-		return r.fail(ctx, node, "DescribePort", err)
+		return r.fail(ctx, k, node, "DescribePort", err)
 	}
-	if have, ok := recorded(node.Annotations); ok && reflect.DeepEqual(have, want) {
+	if have, ok := recorded(node.Annotations, k.annotation); ok && reflect.DeepEqual(have, want) {
 		return nil
 	}
 	raw, err := json.Marshal(want)
 	if err != nil {
 		return err
 	}
-	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{kuryrv1.NodePortAnnotation: string(raw)}}})
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{k.annotation: string(raw)}}})
 	if err := r.Patch(ctx, node, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		return fmt.Errorf("annotate node %s: %w", node.Name, err)
 	}
 	return nil
 }
 
-// disable removes the node's port and annotation: management ports are
-// off ([neutron_defaults] node_subnet is empty).
-func (r *Reconciler) disable(ctx context.Context, node *corev1.Node) error {
-	if _, ok := node.Annotations[kuryrv1.NodePortAnnotation]; !ok {
+// disable removes the node's port and annotation of a kind that is off
+// (e.g. [neutron_defaults] node_subnet is empty).
+func (r *Reconciler) disable(ctx context.Context, k kind, node *corev1.Node) error {
+	if _, ok := node.Annotations[k.annotation]; !ok {
 		return nil
 	}
-	if err := r.deletePorts(ctx, node.Name, ""); err != nil {
+	if err := r.deletePorts(ctx, k, node.Name, ""); err != nil {
 		return err
 	}
-	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{kuryrv1.NodePortAnnotation: nil}}})
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{k.annotation: nil}}})
 	return client.IgnoreNotFound(r.Patch(ctx, node, client.RawPatch(types.MergePatchType, patch)))
 }
 
@@ -147,10 +168,10 @@ func (r *Reconciler) destinations(ctx context.Context) ([]string, error) {
 
 // fail makes an error visible as a Warning Event on the node and returns
 // it for a retry with backoff.
-func (r *Reconciler) fail(ctx context.Context, node *corev1.Node, action string, cause error) error {
+func (r *Reconciler) fail(ctx context.Context, k kind, node *corev1.Node, action string, cause error) error {
 	if retry.Stopping(ctx, cause) {
 		return cause
 	}
-	r.Recorder.Eventf(node, nil, corev1.EventTypeWarning, string(neutron.Classify(cause)), action, "management port: %v", cause)
+	r.Recorder.Eventf(node, nil, corev1.EventTypeWarning, string(neutron.Classify(cause)), action, "%s: %v", k.what, cause)
 	return cause
 }

@@ -58,11 +58,16 @@ func (e *env) reconcile(t *testing.T, name string) ctrl.Result {
 
 func (e *env) annotation(t *testing.T, name string) (kuryrv1.NodePort, bool) {
 	t.Helper()
+	return e.annotationOf(t, name, kuryrv1.NodePortAnnotation)
+}
+
+func (e *env) annotationOf(t *testing.T, name, annotation string) (kuryrv1.NodePort, bool) {
+	t.Helper()
 	var n corev1.Node
 	if err := e.r.Get(context.Background(), types.NamespacedName{Name: name}, &n); err != nil {
 		t.Fatal(err)
 	}
-	raw, ok := n.Annotations[kuryrv1.NodePortAnnotation]
+	raw, ok := n.Annotations[annotation]
 	var np kuryrv1.NodePort
 	if ok {
 		if err := json.Unmarshal([]byte(raw), &np); err != nil {

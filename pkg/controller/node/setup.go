@@ -13,12 +13,16 @@ import (
 )
 
 // SetupWithManager watches nodes appearing and going, and changes of the
-// annotation (not their frequent status updates).
+// annotations (not their frequent status updates).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	annotation := predicate.Funcs{
 		UpdateFunc: func(e event.UpdateEvent) bool {
-			return e.ObjectOld.GetAnnotations()[kuryrv1.NodePortAnnotation] != e.ObjectNew.GetAnnotations()[kuryrv1.NodePortAnnotation] ||
-				!e.ObjectNew.GetDeletionTimestamp().IsZero()
+			for _, k := range []string{kuryrv1.NodePortAnnotation, kuryrv1.RefusePortAnnotation} {
+				if e.ObjectOld.GetAnnotations()[k] != e.ObjectNew.GetAnnotations()[k] {
+					return true
+				}
+			}
+			return !e.ObjectNew.GetDeletionTimestamp().IsZero()
 		},
 	}
 	return ctrl.NewControllerManagedBy(mgr).

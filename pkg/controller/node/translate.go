@@ -14,12 +14,18 @@ import (
 // DeviceOwner marks nodes' management ports.
 const DeviceOwner = "compute:kuryr-node"
 
+// RefuseDeviceOwner marks nodes' refuse ports.
+const RefuseDeviceOwner = "compute:kuryr-refuse"
+
 // Settings are the parts of kuryr.conf this reconciler uses.
 type Settings struct {
 	Cluster, ProjectID string
 	// Subnet is [neutron_defaults] node_subnet.
-	Subnet    string
-	ExtraTags []string
+	Subnet string
+	// RefuseSubnet is the service subnet when ClusterIPs without a load
+	// balancer or an endpoint are refused ("": they are not).
+	RefuseSubnet string
+	ExtraTags    []string
 	// Routed are the subnets (pod, service) and subnet pools (namespace
 	// subnets) the node must reach through its port.
 	RoutedSubnets, RoutedPools []string
@@ -28,12 +34,12 @@ type Settings struct {
 	BindTimeout time.Duration
 }
 
-// portSpec is the management port of a node. Pure.
-func portSpec(node string, sub *neutron.Subnet, s Settings) neutron.PortSpec {
+// portSpec is the port of kind k of a node. Pure.
+func (k kind) portSpec(node string, sub *neutron.Subnet, s Settings) neutron.PortSpec {
 	return neutron.PortSpec{
-		Name: "kuryr-node-" + node, NetworkID: sub.NetworkID, SubnetID: sub.ID, ProjectID: s.ProjectID,
-		HostID: node, DeviceID: "kuryr-node-" + node, DeviceOwner: DeviceOwner, NoPortSecurity: true,
-		Tags: append([]string{neutron.ClusterTag(s.Cluster), neutron.NodeTag(node)}, s.ExtraTags...),
+		Name: k.prefix + node, NetworkID: sub.NetworkID, SubnetID: sub.ID, ProjectID: s.ProjectID,
+		HostID: node, DeviceID: k.prefix + node, DeviceOwner: k.deviceOwner, NoPortSecurity: true,
+		Tags: append([]string{neutron.ClusterTag(s.Cluster), k.tag(node)}, s.ExtraTags...),
 	}
 }
 
@@ -57,13 +63,13 @@ func fromPort(p *neutron.Port, sub *neutron.Subnet) (kuryrv1.NodePort, error) {
 	return np, nil
 }
 
-// withRoutes completes np with the network's MTU and a route to each
-// destination through the subnet's gateway (the router). Pure.
-func withRoutes(np kuryrv1.NodePort, sub *neutron.Subnet, mtu int, destinations []string) (kuryrv1.NodePort, error) {
+// withRoutes completes np with a route to each destination through the
+// subnet's gateway (the router). Pure.
+func withRoutes(np kuryrv1.NodePort, sub *neutron.Subnet, destinations []string) (kuryrv1.NodePort, error) {
 	if sub.GatewayIP == "" {
-		return np, fmt.Errorf("node subnet %s has no gateway: attach it to the pods' router", sub.ID)
+		return np, fmt.Errorf("subnet %s has no gateway: attach it to the pods' router", sub.ID)
 	}
-	np.MTU, np.Routes = mtu, nil
+	np.Routes = nil
 	dests := append([]string(nil), destinations...)
 	sort.Strings(dests)
 	for _, d := range dests {
@@ -74,9 +80,9 @@ func withRoutes(np kuryrv1.NodePort, sub *neutron.Subnet, mtu int, destinations 
 
 // recorded returns the port the node's annotation names (kuryr-controller
 // is its only writer), if it names one.
-func recorded(annotations map[string]string) (kuryrv1.NodePort, bool) {
+func recorded(annotations map[string]string, annotation string) (kuryrv1.NodePort, bool) {
 	var np kuryrv1.NodePort
-	raw, ok := annotations[kuryrv1.NodePortAnnotation]
+	raw, ok := annotations[annotation]
 	if !ok || json.Unmarshal([]byte(raw), &np) != nil || np.PortID == "" || len(np.IPs) == 0 {
 		return np, false
 	}

@@ -1,0 +1,197 @@
+package refuse
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"runtime"
+	"sync"
+
+	"github.com/containernetworking/plugins/pkg/ns"
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
+
+	"github.com/kuryr-k8s/kuryr/pkg/cni/plug"
+)
+
+// podIf is the refuse port's interface inside its namespace.
+const podIf = "eth0"
+
+// Linux keeps the refuse namespace (made by this process on first use,
+// held open while it runs: no bind mount, nothing to clean up after a
+// crash) and plugs the port into it with a veth pair.
+type Linux struct {
+	mu sync.Mutex
+	ns ns.NetNS
+}
+
+// namespace returns the refuse namespace, making it the first time.
+func (l *Linux) namespace() (ns.NetNS, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ns != nil {
+		return l.ns, nil
+	}
+	n, err := newNamespace()
+	if err != nil {
+		return nil, err
+	}
+	l.ns = n
+	return n, nil
+}
+
+// newNamespace makes a network namespace without entering it for good:
+// netns.New switches the calling thread, which is switched back before
+// the goroutine may run elsewhere (a thread left in the new namespace is
+// never unlocked, so the runtime retires it).
+func newNamespace() (ns.NetNS, error) {
+	runtime.LockOSThread()
+	orig, err := netns.Get()
+	if err != nil {
+		runtime.UnlockOSThread()
+		return nil, fmt.Errorf("current netns: %w", err)
+	}
+	defer orig.Close()
+	h, err := netns.New()
+	if err != nil {
+		runtime.UnlockOSThread()
+		return nil, fmt.Errorf("new netns: %w", err)
+	}
+	defer h.Close()
+	if err := netns.Set(orig); err != nil {
+		return nil, fmt.Errorf("back to the node's netns: %w", err) // thread stays locked
+	}
+	runtime.UnlockOSThread()
+	n, err := ns.GetNS(fmt.Sprintf("/proc/%d/fd/%d", unix.Getpid(), int(h)))
+	if err != nil {
+		return nil, fmt.Errorf("open the refuse netns: %w", err)
+	}
+	return n, nil
+}
+
+// Plug makes (or checks) the veth pair, the host end up in the caller's
+// namespace, the other in the refuse namespace with the port's MAC, MTU
+// and addresses, a default route through the gateway, and the refused
+// prefixes local. Idempotent.
+func (l *Linux) Plug(p *Plan, txChecksumOff bool) error {
+	n, err := l.namespace()
+	if err != nil {
+		return err
+	}
+	if !isPlugged(n, p) {
+		if err := l.Unplug(p.HostIf()); err != nil {
+			return err
+		}
+		veth := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: p.HostIf(), MTU: p.MTU}, PeerName: podIf,
+			PeerHardwareAddr: p.MAC, PeerMTU: uint32(p.MTU), PeerNamespace: netlink.NsFd(int(n.Fd()))}
+		if err := netlink.LinkAdd(veth); err != nil {
+			return fmt.Errorf("create veth %s: %w", p.HostIf(), err)
+		}
+	}
+	host, err := netlink.LinkByName(p.HostIf())
+	if err != nil {
+		return fmt.Errorf("find %s: %w", p.HostIf(), err)
+	}
+	if err := netlink.LinkSetUp(host); err != nil {
+		return fmt.Errorf("bring %s up: %w", p.HostIf(), err)
+	}
+	return n.Do(func(ns.NetNS) error { return configure(p, txChecksumOff) })
+}
+
+// isPlugged reports whether the pair exists with the port's MAC inside.
+func isPlugged(n ns.NetNS, p *Plan) bool {
+	if _, err := netlink.LinkByName(p.HostIf()); err != nil {
+		return false
+	}
+	ok := false
+	_ = n.Do(func(ns.NetNS) error {
+		l, err := netlink.LinkByName(podIf)
+		ok = err == nil && bytes.Equal(l.Attrs().HardwareAddr, p.MAC)
+		return nil
+	})
+	return ok
+}
+
+// Unplug removes the host end, and with it the other.
+func (l *Linux) Unplug(hostIf string) error {
+	link, err := netlink.LinkByName(hostIf)
+	var notFound netlink.LinkNotFoundError
+	if errors.As(err, &notFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("find %s: %w", hostIf, err)
+	}
+	if err := netlink.LinkDel(link); err != nil {
+		return fmt.Errorf("remove %s: %w", hostIf, err)
+	}
+	return nil
+}
+
+// configure runs inside the refuse namespace.
+func configure(p *Plan, txChecksumOff bool) error {
+	if lo, err := netlink.LinkByName("lo"); err == nil {
+		if err := netlink.LinkSetUp(lo); err != nil {
+			return fmt.Errorf("bring lo up: %w", err)
+		}
+	}
+	l, err := netlink.LinkByName(podIf)
+	if err != nil {
+		return fmt.Errorf("find %s: %w", podIf, err)
+	}
+	for _, a := range p.Addrs {
+		if err := netlink.AddrReplace(l, &netlink.Addr{IPNet: a}); err != nil {
+			return fmt.Errorf("add %s: %w", a, err)
+		}
+	}
+	if err := netlink.LinkSetUp(l); err != nil {
+		return fmt.Errorf("bring %s up: %w", podIf, err)
+	}
+	if err := netlink.RouteReplace(&netlink.Route{LinkIndex: l.Attrs().Index, Gw: p.Gateway}); err != nil {
+		return fmt.Errorf("default route via %s: %w", p.Gateway, err)
+	}
+	if err := syncLocal(p.Refuse); err != nil {
+		return err
+	}
+	if txChecksumOff {
+		return plug.TxChecksumOff(podIf)
+	}
+	return nil
+}
+
+// syncLocal makes exactly the refused prefixes local (routes of type local
+// on lo in the local table, as `ip route add local PREFIX dev lo`): the
+// kernel then answers ARP for them, and resets or refuses what arrives,
+// as nothing listens here.
+func syncLocal(refuse []*net.IPNet) error {
+	lo, err := netlink.LinkByName("lo")
+	if err != nil {
+		return fmt.Errorf("find lo: %w", err)
+	}
+	want := map[string]bool{}
+	for _, n := range refuse {
+		want[n.String()] = true
+	}
+	have, err := netlink.RouteListFiltered(netlink.FAMILY_ALL,
+		&netlink.Route{Table: unix.RT_TABLE_LOCAL, LinkIndex: lo.Attrs().Index}, netlink.RT_FILTER_TABLE|netlink.RT_FILTER_OIF)
+	if err != nil {
+		return fmt.Errorf("list local routes: %w", err)
+	}
+	for _, r := range have {
+		if r.Type == unix.RTN_LOCAL && r.Dst != nil && !r.Dst.IP.IsLoopback() && !want[r.Dst.String()] {
+			if err := netlink.RouteDel(&r); err != nil {
+				return fmt.Errorf("remove local route %s: %w", r.Dst, err)
+			}
+		}
+	}
+	for _, n := range refuse {
+		r := &netlink.Route{LinkIndex: lo.Attrs().Index, Dst: n, Table: unix.RT_TABLE_LOCAL, Type: unix.RTN_LOCAL,
+			Scope: unix.RT_SCOPE_HOST}
+		if err := netlink.RouteReplace(r); err != nil {
+			return fmt.Errorf("local route %s: %w", n, err)
+		}
+	}
+	return nil
+}

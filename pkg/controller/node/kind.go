@@ -1,0 +1,111 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+
+	"go4.org/netipx"
+
+	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+)
+
+// kind is one sort of port kuryr gives every node, announced to the node's
+// daemon by an annotation of the Node.
+type kind struct {
+	// what names the kind in logs and Events.
+	what string
+	// annotation is the Node annotation that describes the port.
+	annotation string
+	// tag marks the node's ports of this kind.
+	tag func(node string) string
+	// prefix + node name the port and its device.
+	prefix, deviceOwner string
+	// subnet the ports are on; "" turns the kind off.
+	subnet string
+	// complete adds to np what the node configures besides the port's
+	// addresses, MAC and MTU.
+	complete func(ctx context.Context, np kuryrv1.NodePort, sub *neutron.Subnet) (kuryrv1.NodePort, error)
+}
+
+// kinds are the node ports: the management port (the node reaches pods
+// through it) and the refuse port (clients of ClusterIPs that have no
+// load balancer or no endpoint are refused at once through it).
+func (r *Reconciler) kinds() []kind {
+	return []kind{{
+		what: "management port", annotation: kuryrv1.NodePortAnnotation, tag: neutron.NodeTag,
+		prefix: "kuryr-node-", deviceOwner: DeviceOwner, subnet: r.Settings.Subnet,
+		complete: func(ctx context.Context, np kuryrv1.NodePort, sub *neutron.Subnet) (kuryrv1.NodePort, error) {
+			dests, err := r.destinations(ctx)
+			if err != nil {
+				return np, err
+			}
+			return withRoutes(np, sub, dests)
+		},
+	}, {
+		what: "refuse port", annotation: kuryrv1.RefusePortAnnotation, tag: neutron.RefuseTag,
+		prefix: "kuryr-refuse-", deviceOwner: RefuseDeviceOwner, subnet: r.Settings.RefuseSubnet,
+		complete: func(_ context.Context, np kuryrv1.NodePort, sub *neutron.Subnet) (kuryrv1.NodePort, error) {
+			return refusing(np, sub)
+		},
+	}}
+}
+
+// refusing completes a refuse port: a default route through the service
+// subnet's gateway (it answers clients anywhere) and the addresses it
+// refuses. Pure.
+func refusing(np kuryrv1.NodePort, sub *neutron.Subnet) (kuryrv1.NodePort, error) {
+	p, err := netip.ParsePrefix(sub.CIDR)
+	if err != nil {
+		return np, fmt.Errorf("service subnet %s: bad cidr %q: %w", sub.ID, sub.CIDR, err)
+	}
+	all := "0.0.0.0/0"
+	if p.Addr().Is6() {
+		all = "::/0"
+	}
+	if np, err = withRoutes(np, sub, []string{all}); err != nil {
+		return np, err
+	}
+	np.Refuse, err = refused(p.Masked(), sub)
+	if err != nil {
+		return np, err
+	}
+	if len(np.Refuse) == 0 {
+		return np, fmt.Errorf("service subnet %s (%s): Neutron's allocation pools cover it all, leaving no address to "+
+			"Kubernetes' ClusterIPs: give Kubernetes part of it (--service-cluster-ip-range) outside the pools", sub.ID, sub.CIDR)
+	}
+	return np, nil
+}
+
+// refused is the subnet minus what Neutron may give its own ports (the
+// allocation pools, the gateway) and the network and broadcast
+// addresses: the ClusterIPs, as CIDRs. Pure.
+func refused(p netip.Prefix, sub *neutron.Subnet) ([]string, error) {
+	var b netipx.IPSetBuilder
+	b.AddPrefix(p)
+	b.Remove(p.Addr())
+	if p.Addr().Is4() {
+		b.Remove(netipx.PrefixLastIP(p))
+	}
+	if gw, err := netip.ParseAddr(sub.GatewayIP); err == nil {
+		b.Remove(gw)
+	}
+	for _, r := range sub.Pools {
+		first, err1 := netip.ParseAddr(r.Start)
+		last, err2 := netip.ParseAddr(r.End)
+		if err1 != nil || err2 != nil {
+			return nil, fmt.Errorf("service subnet %s: bad allocation pool %s-%s", sub.ID, r.Start, r.End)
+		}
+		b.RemoveRange(netipx.IPRangeFrom(first, last))
+	}
+	set, err := b.IPSet()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, q := range set.Prefixes() {
+		out = append(out, q.String())
+	}
+	return out, nil
+}
