@@ -21,6 +21,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/kuryr-k8s/kuryr/pkg/cni/api"
+	"github.com/kuryr-k8s/kuryr/pkg/cni/conntrack"
 	"github.com/kuryr-k8s/kuryr/pkg/cni/daemon"
 	"github.com/kuryr-k8s/kuryr/pkg/cni/nodeport"
 	"github.com/kuryr-k8s/kuryr/pkg/cni/plug"
@@ -102,6 +103,13 @@ func run(ctx context.Context, logger logr.Logger, opts *startup.Options) error {
 	if err := nodeport.Watch(work, informers, agent, refuser); err != nil {
 		return err
 	}
+	if c.ConntrackCleanup {
+		flusher := conntrack.NewFlusher(vswitchdCtl(c))
+		if err := conntrack.Watch(work, informers, flusher); err != nil {
+			return err
+		}
+		go flusher.Run(work)
+	}
 	go func() { _ = informers.Start(work) }()
 	go func() { _ = agent.Run(work) }()
 	go func() { _ = refuser.Run(work) }()
@@ -141,6 +149,12 @@ func run(ctx context.Context, logger logr.Logger, opts *startup.Options) error {
 	return nil
 }
 
+// vswitchdCtl is ovs-vswitchd's control socket: the configured one, else
+// found next to the OVSDB socket.
+func vswitchdCtl(c config.CNIDaemon) *conntrack.Unixctl {
+	return &conntrack.Unixctl{Path: c.VSwitchdCtl, Dir: filepath.Dir(strings.TrimPrefix(c.OVSDBConnection, "unix:"))}
+}
+
 // serveHealth serves /livez, /readyz and the read-only /attachments from
 // the start, and the metrics.
 func serveHealth(ctx context.Context, cfg *config.Config, ready *daemon.Readiness, attachments http.Handler) error {
@@ -156,6 +170,7 @@ func serveHealth(ctx context.Context, cfg *config.Config, ready *daemon.Readines
 	daemon.MustRegister(reg)
 	nodeport.MustRegister(reg)
 	refuse.MustRegister(reg)
+	conntrack.MustRegister(reg)
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	return health.Start(ctx, fmt.Sprintf(":%d", cfg.PrometheusExporter.CNIExporterPort), mux)

@@ -172,10 +172,15 @@ type CNIDaemon struct {
 	WaitForUsable        string
 	DisableTxChecksum    bool
 	OVSDBConnection      string
-	CNIBinDir            string
-	CNIConfDir           string
-	CNIBinary            string
-	CNIVersion           string
+	// ConntrackCleanup: stale Service entries of the connection tracker
+	// are deleted, through ovs-vswitchd's control socket VSwitchdCtl
+	// ("": found next to the OVSDB socket).
+	ConntrackCleanup bool
+	VSwitchdCtl      string
+	CNIBinDir        string
+	CNIConfDir       string
+	CNIBinary        string
+	CNIVersion       string
 }
 
 // Overrides collects repeated --set section.option=value flags.

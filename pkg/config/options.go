@@ -185,6 +185,8 @@ func options(c *Config) []*option {
 		{"cni_daemon", "wait_for_usable", "ovn-installed", "ovn-installed (OVN), neutron-active (other ML2 drivers) or none", oneOf(&c.CNIDaemon.WaitForUsable, "ovn-installed", "neutron-active", "none")},
 		{"cni_daemon", "disable_tx_checksum_offload", "false", "turn tx checksum offload off in pods (needed with OVS's userspace datapath)", boolean(&c.CNIDaemon.DisableTxChecksum)},
 		{"cni_daemon", "ovsdb_connection", "unix:/run/openvswitch/db.sock", "the node's ovsdb-server", str(&c.CNIDaemon.OVSDBConnection)},
+		{"cni_daemon", "conntrack_cleanup", "true", "delete the connection-tracking entries that keep a Service connection from its load balancer (a SYN or datagram sent before the load balancer served the ClusterIP, a UDP flow to a backend that is gone), as kube-proxy does, through ovs-vswitchd's control socket", boolean(&c.CNIDaemon.ConntrackCleanup)},
+		{"cni_daemon", "ovs_vswitchd_ctl", "", "ovs-vswitchd's control socket; empty: ovs-vswitchd.<pid>.ctl (or ovs-vswitchd.ctl) next to the ovsdb_connection socket", str(&c.CNIDaemon.VSwitchdCtl)},
 		{"cni_daemon", "cni_bin_dir", "/opt/cni/bin", "where kuryr-cni is installed", str(&c.CNIDaemon.CNIBinDir)},
 		{"cni_daemon", "cni_conf_dir", "/etc/cni/net.d", "where the network configuration is written", str(&c.CNIDaemon.CNIConfDir)},
 		{"cni_daemon", "cni_binary", "", "kuryr-cni to install; empty: next to kuryr-daemon", str(&c.CNIDaemon.CNIBinary)},

@@ -23,7 +23,7 @@ type ovsAPI interface {
 
 // namespaceAPI is the kernel seam: the refuse namespace and its veth.
 type namespaceAPI interface {
-	Plug(p *Plan, txChecksumOff bool) error
+	Plug(p *Plan, txChecksumOff bool) (created bool, err error)
 	Unplug(hostIf string) error
 }
 
@@ -113,8 +113,17 @@ func (a *Agent) apply(ctx context.Context) error {
 		plugged.Set(0)
 		return nil
 	}
-	if err := a.NS.Plug(p, a.TxChecksumOff); err != nil {
+	created, err := a.NS.Plug(p, a.TxChecksumOff)
+	if err != nil {
 		return err
+	}
+	if created {
+		// A device made anew under an old port's name (a restarted daemon
+		// makes a new namespace): ovs-vswitchd's userspace datapath keeps
+		// reading the gone one until the port is added again.
+		if err := a.OVS.DelPort(ctx, p.HostIf()); err != nil {
+			return err
+		}
 	}
 	if err := a.OVS.EnsureSystemPort(ctx, a.Bridge, p.HostIf(), p.PortID, p.MAC.String()); err != nil {
 		return err

@@ -74,30 +74,31 @@ func newNamespace() (ns.NetNS, error) {
 // Plug makes (or checks) the veth pair, the host end up in the caller's
 // namespace, the other in the refuse namespace with the port's MAC, MTU
 // and addresses, a default route through the gateway, and the refused
-// prefixes local. Idempotent.
-func (l *Linux) Plug(p *Plan, txChecksumOff bool) error {
+// prefixes local; created says the pair is new. Idempotent.
+func (l *Linux) Plug(p *Plan, txChecksumOff bool) (created bool, err error) {
 	n, err := l.namespace()
 	if err != nil {
-		return err
+		return false, err
 	}
 	if !isPlugged(n, p) {
 		if err := l.Unplug(p.HostIf()); err != nil {
-			return err
+			return false, err
 		}
 		veth := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: p.HostIf(), MTU: p.MTU}, PeerName: podIf,
 			PeerHardwareAddr: p.MAC, PeerMTU: uint32(p.MTU), PeerNamespace: netlink.NsFd(int(n.Fd()))}
 		if err := netlink.LinkAdd(veth); err != nil {
-			return fmt.Errorf("create veth %s: %w", p.HostIf(), err)
+			return false, fmt.Errorf("create veth %s: %w", p.HostIf(), err)
 		}
+		created = true
 	}
 	host, err := netlink.LinkByName(p.HostIf())
 	if err != nil {
-		return fmt.Errorf("find %s: %w", p.HostIf(), err)
+		return created, fmt.Errorf("find %s: %w", p.HostIf(), err)
 	}
 	if err := netlink.LinkSetUp(host); err != nil {
-		return fmt.Errorf("bring %s up: %w", p.HostIf(), err)
+		return created, fmt.Errorf("bring %s up: %w", p.HostIf(), err)
 	}
-	return n.Do(func(ns.NetNS) error { return configure(p, txChecksumOff) })
+	return created, n.Do(func(ns.NetNS) error { return configure(p, txChecksumOff) })
 }
 
 // isPlugged reports whether the pair exists with the port's MAC inside.

@@ -38,9 +38,13 @@ func TestPlugRefuses(t *testing.T) {
 		}
 	})
 	err = node.Do(func(ns.NetNS) error {
-		for i := 0; i < 2; i++ {
-			if err := l.Plug(p, true); err != nil {
+		for i, want := range []bool{true, false} {
+			created, err := l.Plug(p, true)
+			if err != nil {
 				return err
+			}
+			if created != want {
+				t.Errorf("plug %d: created %v, want %v", i, created, want)
 			}
 		}
 		host, err := netlink.LinkByName(p.HostIf())
