@@ -164,7 +164,11 @@ func plan(want []octavia.ListenerSpec, obs observed) []step {
 
 // memberSteps make a pool's members want: nothing when they match (by
 // address and port, and by subnet where kuryr names one), one step per
-// member for a small change, else one batch. A member in ERROR is replaced.
+// member for a small change, else one batch; a batch too when members
+// come and go and the pool ends up smaller than the change (a backend
+// replaced in a pool of one: one write, so one lock of the load balancer,
+// instead of two). A member in ERROR is replaced member by member (a batch
+// would keep it).
 func memberSteps(poolID string, w octavia.ListenerSpec, have []octavia.Member) []step {
 	idx := map[string]octavia.Member{}
 	for _, m := range have {
@@ -172,7 +176,7 @@ func memberSteps(poolID string, w octavia.ListenerSpec, have []octavia.Member) [
 	}
 	var adds []octavia.MemberSpec
 	var removes []string
-	wanted := map[string]bool{}
+	wanted, replaced := map[string]bool{}, false
 	for _, m := range w.Pool.Members {
 		k := fmt.Sprintf("%s/%d", m.Address, m.Port)
 		wanted[k] = true
@@ -181,7 +185,7 @@ func memberSteps(poolID string, w octavia.ListenerSpec, have []octavia.Member) [
 		case !ok:
 			adds = append(adds, m)
 		case cur.ProvisioningStatus == octavia.StatusError || (m.SubnetID != "" && cur.SubnetID != m.SubnetID):
-			removes, adds = append(removes, cur.ID), append(adds, m)
+			removes, adds, replaced = append(removes, cur.ID), append(adds, m), true
 		}
 	}
 	for k, m := range idx {
@@ -192,7 +196,7 @@ func memberSteps(poolID string, w octavia.ListenerSpec, have []octavia.Member) [
 	switch n := len(adds) + len(removes); {
 	case n == 0:
 		return nil
-	case n > smallChange:
+	case n > smallChange, !replaced && len(adds) > 0 && len(removes) > 0 && len(w.Pool.Members) < n:
 		return []step{{kind: setMembers, id: poolID, listener: w}}
 	}
 	var out []step

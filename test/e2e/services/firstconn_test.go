@@ -35,14 +35,15 @@ const maxAfterReady = 2 * time.Second
 // ready: a TCP client retrying with a long connect timeout (as redis-cli
 // in a loop does), and a UDP client sending from one fixed source port
 // (a DNS-like client). Before that, a connection is refused at once
-// rather than left unanswered. The UDP client then follows a backend
-// replaced by another within 2 s of the new one being Ready.
+// rather than left unanswered. A UDP client of a DNS-like Service follows
+// its backend replaced by another (a rolling update) within 2 s of the
+// load balancer letting the old one go.
 func TestFirstConnections(t *testing.T) {
 	c := framework.Connect(t)
 	k := c.ConnectKuryr(t)
 	ns := framework.Name("e2e-first")
 	c.CreateNamespace(t, ns)
-	backends := createBackends(t, c, ns, "web", 0, 1)
+	createBackends(t, c, ns, "web", 0, 1)
 	cl := clientPod(t, c, ns, "client", c.Nodes[len(c.Nodes)-1])
 	netns, err := cloudnet.PodNetns(cl.Status.PodIP)
 	if err != nil {
@@ -73,17 +74,50 @@ func TestFirstConnections(t *testing.T) {
 		t.Errorf("%d TCP attempts before the load balancer went unanswered, want them refused at once", tcp.silent())
 	}
 
-	// The backend replaced: the UDP client, still on its source port,
-	// reaches the new one.
-	next := createBackends(t, c, ns, "web", 1, 1)[0]
-	replaced := time.Now()
-	deletePod(t, c, backends[0])
-	at := udp.answeredBy(t, next.Name, time.Minute)
-	t.Logf("UDP client (fixed source port) answered by the replacement %s after the old backend was deleted (the new one was Ready before)",
-		at.Sub(replaced).Round(time.Millisecond))
-	if d := at.Sub(replaced); d > maxAfterReady {
-		t.Errorf("UDP client reached the replacement %s after the old backend went, want within %s", d.Round(time.Millisecond), maxAfterReady)
+	// A DNS-like Service (UDP only) whose backend is replaced: its client,
+	// still on one source port, reaches the new one.
+	dns := createBackends(t, c, ns, "dns", 0, 1)
+	createService(t, c, webService(ns, "dns", "dns",
+		corev1.ServicePort{Name: "echo", Port: 53, Protocol: corev1.ProtocolUDP, TargetPort: intstr.FromString("echo")}))
+	waitReadyTime(t, k, ns, "dns", time.Minute)
+	var dnsSvc corev1.Service
+	if err := k.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "dns"}, &dnsSvc); err != nil {
+		t.Fatal(err)
 	}
+	udp = startUDPClient(ctx, t, netns, dnsSvc.Spec.ClusterIP+":53", 35354)
+	udp.answeredBy(t, dns[0].Name, time.Minute)
+	// A rolling update: the new backend serves before the old one goes.
+	next := createBackends(t, c, ns, "dns", 1, 1)[0]
+	waitKLB(t, k, ns, "dns", 2, time.Minute)
+	replaced := time.Now()
+	deletePod(t, c, dns[0])
+	served := waitMembers(t, k, ns, "dns", 1, time.Minute)
+	at := udp.answeredBy(t, next.Name, time.Minute)
+	t.Logf("UDP client (fixed source port) answered by the replacement %s after the old backend was deleted, %s after the load balancer let it go",
+		at.Sub(replaced).Round(time.Millisecond), at.Sub(served).Round(time.Millisecond))
+	if d := at.Sub(served); d > maxAfterReady {
+		t.Errorf("UDP client reached the replacement %s after the load balancer let the old backend go, want within %s",
+			d.Round(time.Millisecond), maxAfterReady)
+	}
+}
+
+// waitMembers polls the KuryrLoadBalancer every 100 ms and returns when it
+// was first seen Ready with n members.
+func waitMembers(t *testing.T, k *framework.Kuryr, ns, name string, n int, timeout time.Duration) time.Time {
+	t.Helper()
+	var at time.Time
+	framework.Eventually(t, timeout, 100*time.Millisecond, fmt.Sprintf("the load balancer ready with %d members", n), func() (bool, error) {
+		var klb kuryrv1.KuryrLoadBalancer
+		if err := k.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, &klb); err != nil {
+			return false, err
+		}
+		if meta.IsStatusConditionTrue(klb.Status.Conditions, kuryrv1.ConditionReady) && klb.Status.Members == n {
+			at = time.Now()
+			return true, nil
+		}
+		return false, fmt.Errorf("%d members", klb.Status.Members)
+	})
+	return at
 }
 
 // waitReadyTime polls the KuryrLoadBalancer every 100 ms and returns when
