@@ -13,6 +13,7 @@ const (
 	tagNamespace = "kuryr-namespace="
 	tagPool      = "kuryr-pool="
 	tagNode      = "kuryr-node="
+	tagNodeNet   = "kuryr-node-net="
 	tagService   = "kuryr-service="
 	tagPolicy    = "kuryr-policy="
 	tagPeer      = "kuryr-peer="
@@ -35,6 +36,11 @@ func PoolTag(node string) string { return tagPool + node }
 
 // NodeTag marks a node's management port with the node's name.
 func NodeTag(node string) string { return tagNode + node }
+
+// NodeNetworkTag marks a node's pod network and subnet (pod_subnets_driver
+// = node) with the node's name. It is not NodeTag: that one marks the
+// node's management port, which the sweep judges by other rules.
+func NodeNetworkTag(node string) string { return tagNodeNet + node }
 
 // ServiceTag marks a Service's load balancer, listeners, pools and floating
 // IP with the Service's UID (Octavia tags follow the same vocabulary).
@@ -75,6 +81,9 @@ func NamespaceOf(tags []string) string { return tagValue(tags, tagNamespace) }
 
 // PoolNodeOf returns the node of a pooled port, or "".
 func PoolNodeOf(tags []string) string { return tagValue(tags, tagPool) }
+
+// NodeNetworkOf returns the node a pod network was created for, or "".
+func NodeNetworkOf(tags []string) string { return tagValue(tags, tagNodeNet) }
 
 // NodeOf returns the node a management port belongs to, or "".
 func NodeOf(tags []string) string { return tagValue(tags, tagNode) }
