@@ -155,6 +155,13 @@ func (f *Fake) show(w http.ResponseWriter, collection, id string) {
 func (f *Fake) remove(w http.ResponseWriter, collection, id string) {
 	f.mu.Lock()
 	_, ok := f.objects[collection][id]
+	if ok && collection == "networks" {
+		if aerr := f.removeNetwork(id); aerr != nil {
+			f.mu.Unlock()
+			aerr.write(w)
+			return
+		}
+	}
 	delete(f.objects[collection], id)
 	f.mu.Unlock()
 	if !ok {
@@ -162,6 +169,36 @@ func (f *Fake) remove(w http.ResponseWriter, collection, id string) {
 		return
 	}
 	w.WriteHeader(204)
+}
+
+// autoDeleted are the owners of the ports Neutron deletes with their
+// network; any other port (a router interface included) makes it refuse.
+var autoDeleted = []string{"network:dhcp", "network:distributed"}
+
+// removeNetwork deletes a network's subnets and own ports, or refuses
+// (409 NetworkInUse) while other ports remain, as Neutron does. The caller
+// holds f.mu.
+func (f *Fake) removeNetwork(id string) *apiError {
+	var own []string
+	for pid, p := range f.objects["ports"] {
+		if p["network_id"] != id {
+			continue
+		}
+		if owner, _ := p["device_owner"].(string); !slices.Contains(autoDeleted, owner) {
+			return conflict("NetworkInUse", "Unable to complete operation on network %s. "+
+				"There are one or more ports still in use on the network.", id)
+		}
+		own = append(own, pid)
+	}
+	for _, pid := range own {
+		delete(f.objects["ports"], pid)
+	}
+	for sid, s := range f.objects["subnets"] {
+		if s["network_id"] == id {
+			delete(f.objects["subnets"], sid)
+		}
+	}
+	return nil
 }
 
 // routerInterface attaches or detaches a subnet as Neutron does: a port on
@@ -189,7 +226,11 @@ func (f *Fake) routerInterface(w http.ResponseWriter, r *http.Request, router, a
 		writeJSON(w, 404, Object{"NeutronError": Object{"type": "RouterInterfaceNotFoundForSubnet"}})
 		return
 	}
-	port := f.add("ports", Object{"device_id": router, "device_owner": "network:router_interface",
+	var network any
+	if s := f.objects["subnets"][body.SubnetID]; s != nil {
+		network = s["network_id"]
+	}
+	port := f.add("ports", Object{"device_id": router, "device_owner": "network:router_interface", "network_id": network,
 		"fixed_ips": []Object{{"subnet_id": body.SubnetID, "ip_address": "10.10.0.1"}}})
 	writeJSON(w, 200, Object{"id": router, "subnet_id": body.SubnetID, "port_id": port})
 }
