@@ -198,6 +198,8 @@ func newNetworkReconciler(mgr ctrl.Manager, cfg *config.Config, nc *neutron.Clie
 	return &kuryrnetwork.Reconciler{Client: mgr.GetClient(), Neutron: nc, Recorder: rec, Settings: kuryrnetwork.Settings{
 		Cluster: cfg.Kubernetes.ClusterName, Router: cfg.NamespaceSubnet.PodRouter,
 		SubnetPool: cfg.NamespaceSubnet.PodSubnetPool, ExtraTags: cfg.NeutronDefaults.ResourceTags,
+		Namespaces: cfg.Kubernetes.PodSubnetsDriver == config.SubnetDriverNamespace,
+		Nodes:      cfg.Kubernetes.PodSubnetsDriver == config.SubnetDriverNode,
 	}}
 }
 

@@ -115,6 +115,7 @@ func (f *Fake) createOne(collection string, o Object) Object {
 			o["cidr"] = fmt.Sprintf("10.10.%d.0/24", f.seq%250)
 			o["gateway_ip"] = fmt.Sprintf("10.10.%d.1", f.seq%250)
 		}
+		defer f.listSubnet(o) // once it has its id
 	}
 	if !f.TagOnCreate || collection != "ports" {
 		o["tags"] = []string{}
@@ -124,6 +125,16 @@ func (f *Fake) createOne(collection string, o Object) Object {
 	}
 	f.add(collection, o)
 	return o
+}
+
+// listSubnet adds a new subnet to its network's list, as Neutron shows
+// it; the caller holds f.mu.
+func (f *Fake) listSubnet(o Object) {
+	id, _ := o["network_id"].(string)
+	if n := f.objects["networks"][id]; n != nil {
+		subs, _ := n["subnets"].([]string)
+		n["subnets"] = append(subs, o["id"].(string))
+	}
 }
 
 // completePort fills what Neutron would: MAC, an address on the requested
