@@ -29,17 +29,22 @@ func (p *Pool) load(ports []neutron.Port, holders map[string]string) {
 }
 
 // Start refills every node below Min with bulk creations of Batch ports,
-// whenever a port is taken and every poolTick (a manager Runnable).
+// whenever a port is taken and every poolTick (a manager Runnable). Each
+// round first learns where every node's ports go and deletes the free
+// ports that are not there (nor beyond Max).
 func (p *Pool) Start(ctx context.Context) error {
 	t := time.NewTicker(poolTick)
 	defer t.Stop()
 	for {
+		if err := p.resolve(ctx); err != nil {
+			log.FromContext(ctx).Error(err, "finding where the pooled ports go")
+		}
+		p.trim(ctx)
 		for node, want := range p.deficits() {
 			if err := p.refill(ctx, node, want); err != nil {
 				log.FromContext(ctx).Error(err, "refilling the port pool", "node", node)
 			}
 		}
-		p.trim(ctx)
 		select {
 		case <-ctx.Done():
 			return nil
@@ -67,6 +72,9 @@ func (p *Pool) deficits() map[string]int {
 	defer p.mu.Unlock()
 	out := map[string]int{}
 	for node := range p.nodes {
+		if p.target(node).SubnetID == "" {
+			continue // not known yet, or the node's network is going
+		}
 		if n := len(p.free[node]); n < p.Settings.Min {
 			out[node] = max(p.Settings.Batch, p.Settings.Min-n)
 		}
@@ -74,12 +82,16 @@ func (p *Pool) deficits() map[string]int {
 	return out
 }
 
-// refill creates n ports for node in one bulk request. After a refill whose
-// outcome is unknown, it first looks for the ports that one may have made.
+// refill creates n ports for node, on its target, in one bulk request.
+// After a refill whose outcome is unknown, it first looks for the ports
+// that one may have made.
 func (p *Pool) refill(ctx context.Context, node string, n int) error {
 	p.mu.Lock()
-	target := p.target
+	target := p.target(node)
 	p.mu.Unlock()
+	if target.SubnetID == "" {
+		return nil // the next round, once the node's target is known
+	}
 	if pending, left := p.unclear.Pending(node); pending {
 		found, err := p.adopt(ctx, node)
 		if err != nil {
@@ -116,7 +128,7 @@ func (p *Pool) refill(ctx context.Context, node string, n int) error {
 	if err != nil {
 		return err
 	}
-	log.FromContext(ctx).Info("port pool refilled", "node", node, "created", len(ports))
+	log.FromContext(ctx).Info("port pool refilled", "node", node, "created", len(ports), "subnet", target.SubnetID)
 	return nil
 }
 
