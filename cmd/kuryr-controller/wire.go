@@ -219,7 +219,7 @@ func portBatch(cfg *config.Config) int {
 }
 
 func newNetworkReconciler(mgr ctrl.Manager, cfg *config.Config, nc *neutron.Client, rec kuryrport.Recorder) *kuryrnetwork.Reconciler {
-	return &kuryrnetwork.Reconciler{Client: mgr.GetClient(), Neutron: nc, Recorder: rec, Settings: kuryrnetwork.Settings{
+	return &kuryrnetwork.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Neutron: nc, Recorder: rec, Settings: kuryrnetwork.Settings{
 		Cluster: cfg.Kubernetes.ClusterName, Router: cfg.NamespaceSubnet.PodRouter,
 		SubnetPool: cfg.NamespaceSubnet.PodSubnetPool, ExtraTags: cfg.NeutronDefaults.ResourceTags,
 		Namespaces: cfg.Kubernetes.PodSubnetsDriver == config.SubnetDriverNamespace,

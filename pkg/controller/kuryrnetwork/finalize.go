@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -51,6 +52,9 @@ func (r *Reconciler) finalize(ctx context.Context, kn *kuryrv1.KuryrNetwork) (ct
 	}
 	orig := kn.DeepCopy()
 	o := ownerOf(kn, r.Settings)
+	if kept, err := r.keepForLiveNode(ctx, kn); err != nil || kept {
+		return ctrl.Result{}, err
+	}
 	netID := kn.Status.NetID
 	if netID == "" {
 		// Created before a crash, never recorded: find it by name.
@@ -90,6 +94,40 @@ func (r *Reconciler) finalize(ctx context.Context, kn *kuryrv1.KuryrNetwork) (ct
 	}
 	log.FromContext(ctx).Info(o.kind+" network deleted", o.kind, o.name, "network", netID)
 	return ctrl.Result{}, nil
+}
+
+// keepForLiveNode releases, in node mode, the KuryrNetwork of a node that
+// exists (read from the API server: the cache may still show a node just
+// deleted) without touching its network: the node's pods use it, Nodes
+// makes the node a new KuryrNetwork at once, and that one finds the
+// network again by name. This is what happens when a Node is deleted and
+// registered again under its name before its pods are gone: the garbage
+// collector deletes the KuryrNetwork of the old Node, whose network could
+// not go while those pods run, and the new node's pods would wait for
+// ever behind it.
+func (r *Reconciler) keepForLiveNode(ctx context.Context, kn *kuryrv1.KuryrNetwork) (bool, error) {
+	if kn.Spec.NodeName == "" || !r.Settings.Nodes {
+		return false, nil
+	}
+	reader := r.APIReader
+	if reader == nil {
+		reader = r.Client
+	}
+	var node corev1.Node
+	err := reader.Get(ctx, client.ObjectKey{Name: kn.Spec.NodeName}, &node)
+	if apierrors.IsNotFound(err) || (err == nil && !node.DeletionTimestamp.IsZero()) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read node %s: %w", kn.Spec.NodeName, err)
+	}
+	patch := client.MergeFrom(kn.DeepCopy())
+	controllerutil.RemoveFinalizer(kn, kuryrv1.KuryrNetworkFinalizer)
+	if err := r.Patch(ctx, kn, patch); err != nil {
+		return true, client.IgnoreNotFound(err)
+	}
+	log.FromContext(ctx).Info("node network kept for the live node of that name", "node", kn.Spec.NodeName, "network", kn.Status.NetID)
+	return true, nil
 }
 
 // waitForUsers says on the KuryrNetwork why its network is still there.

@@ -83,3 +83,50 @@ func TestNodesLeaveAnExistingKuryrNetwork(t *testing.T) {
 		t.Errorf("owner %+v, want the old node's, untouched", metav1.GetControllerOf(&kn))
 	}
 }
+
+// In node mode, the KuryrNetwork of a node that exists (a Node deleted and
+// registered again under its name: the garbage collector deletes the old
+// Node's KuryrNetwork) is released without touching its network, which
+// the node's new KuryrNetwork adopts by name. In another mode, deleting it
+// removes the network.
+func TestLiveNodeKeepsItsNetwork(t *testing.T) {
+	tests := []struct {
+		name     string
+		nodeMode bool
+		wantKept bool
+	}{
+		{"node mode", true, true},
+		{"another mode", false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "worker-1", UID: "new"}}
+			old := ForNode(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "worker-1", UID: "old"}}, "kube-system", "p")
+			e := newEnv(t, node, old)
+			key := client.ObjectKeyFromObject(old)
+			e.reconcile(t, key)
+			before := e.get(t, key).Status.NetID
+			e.r.Settings.Nodes = tt.nodeMode
+			if err := e.c.Delete(context.Background(), old); err != nil {
+				t.Fatal(err)
+			}
+			e.reconcile(t, key)
+			if kept := e.fake.Get("networks", before) != nil; kept != tt.wantKept {
+				t.Fatalf("network kept %v, want %v", kept, tt.wantKept)
+			}
+			if !tt.wantKept {
+				return
+			}
+			nodes := &Nodes{Client: e.c, Namespace: "kube-system", ProjectID: "p"}
+			if _, err := nodes.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Name: "worker-1"}}); err != nil {
+				t.Fatal(err)
+			}
+			e.reconcile(t, key)
+			got := e.get(t, key)
+			if got.Status.NetID != before || metav1.GetControllerOf(got).UID != "new" || e.fake.Requests["POST networks"] != 1 {
+				t.Errorf("network %s (was %s), owner %v, %d network creates: want the same network adopted by the new node's KuryrNetwork",
+					got.Status.NetID, before, metav1.GetControllerOf(got).UID, e.fake.Requests["POST networks"])
+			}
+		})
+	}
+}

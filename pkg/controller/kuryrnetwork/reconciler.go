@@ -52,7 +52,10 @@ type Reconciler struct {
 	Neutron  networks
 	Recorder kuryrport.Recorder
 	Settings Settings
-	unclear  neutron.Unanswered // network names whose last create went unanswered
+	// APIReader reads Nodes from the API server, not the cache, when a
+	// node's KuryrNetwork is finalized (nil: the client).
+	APIReader client.Reader
+	unclear   neutron.Unanswered // network names whose last create went unanswered
 }
 
 // NetworkName is the deterministic name of a namespace's network, so that a
