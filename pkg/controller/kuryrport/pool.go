@@ -97,7 +97,7 @@ func (p *Pool) Take(node, podUID string, t Target) (neutron.Port, bool) {
 	p.nodes[node] = true
 	p.signal()
 	ids := p.free[node]
-	for i := len(ids) - 1; i >= 0 && t.SubnetID != ""; i-- {
+	for i := len(ids) - 1; i >= 0; i-- { // the most recent first
 		e := p.ports[ids[i]]
 		if !on(e.port, t) {
 			continue // misplaced: trim deletes it
@@ -238,51 +238,6 @@ func (p *Pool) Adopt(ports []neutron.Port, holders map[string]string, live map[s
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.learn(mine, holders)
-}
-
-// excess takes off the free lists the ports beyond Max and those not on
-// their node's target, to be deleted, with the ports left retiring for a
-// while (their release's delete never came: a KuryrPort whose finalizer
-// was removed by hand).
-func (p *Pool) excess() []neutron.Port {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	var out []neutron.Port
-	for _, e := range p.ports {
-		if e.state == stateRetiring && !e.retiredAt.IsZero() && time.Since(e.retiredAt) > retireGrace {
-			out = append(out, e.port)
-		}
-	}
-	for node, ids := range p.free {
-		kept := ids[:0:0]
-		for _, id := range ids {
-			if e := p.ports[id]; p.misplaced(e) {
-				e.state, e.retiredAt = stateRetiring, time.Now()
-				out = append(out, e.port)
-				continue
-			}
-			kept = append(kept, id)
-		}
-		ids = kept
-		for p.Settings.Max > 0 && len(ids) > p.Settings.Max {
-			e := p.ports[ids[0]]
-			ids = ids[1:]
-			e.state, e.retiredAt = stateRetiring, time.Now()
-			out = append(out, e.port)
-		}
-		p.free[node] = ids
-		p.gauge(node)
-	}
-	return out
-}
-
-// unretire puts back a port whose deletion failed.
-func (p *Pool) unretire(id string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if e, ok := p.ports[id]; ok && e.state == stateRetiring {
-		p.makeFree(e)
-	}
 }
 
 // makeFree puts a port that is not free on its node's free list. Callers

@@ -67,6 +67,51 @@ func (p *Pool) trim(ctx context.Context) {
 	}
 }
 
+// excess takes off the free lists the ports beyond Max and those not on
+// their node's target, to be deleted, with the ports left retiring for a
+// while (their release's delete never came: a KuryrPort whose finalizer
+// was removed by hand).
+func (p *Pool) excess() []neutron.Port {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []neutron.Port
+	for _, e := range p.ports {
+		if e.state == stateRetiring && !e.retiredAt.IsZero() && time.Since(e.retiredAt) > retireGrace {
+			out = append(out, e.port)
+		}
+	}
+	for node, ids := range p.free {
+		kept := ids[:0:0]
+		for _, id := range ids {
+			if e := p.ports[id]; p.misplaced(e) {
+				e.state, e.retiredAt = stateRetiring, time.Now()
+				out = append(out, e.port)
+				continue
+			}
+			kept = append(kept, id)
+		}
+		ids = kept
+		for p.Settings.Max > 0 && len(ids) > p.Settings.Max {
+			e := p.ports[ids[0]]
+			ids = ids[1:]
+			e.state, e.retiredAt = stateRetiring, time.Now()
+			out = append(out, e.port)
+		}
+		p.free[node] = ids
+		p.gauge(node)
+	}
+	return out
+}
+
+// unretire puts back a port whose deletion failed.
+func (p *Pool) unretire(id string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if e, ok := p.ports[id]; ok && e.state == stateRetiring {
+		p.makeFree(e)
+	}
+}
+
 func (p *Pool) deficits() map[string]int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
