@@ -2,11 +2,11 @@
 // Kubernetes object owns any more: the ports of pods deleted while the
 // controller was down, a network whose namespace vanished with its
 // finalizer removed by hand, the network of a removed node (once its ports
-// are gone), the management port of a removed node, and the
-// second port of a pod whose create was still in flight in Neutron when the
-// controller crashed or gave up on it (Neutron has no idempotency keys:
-// only converging on "one port per pod" can fix that). Finalizers make all
-// this rare; the sweep makes it impossible to leak.
+// are gone), the management port of a removed node, and the second port of
+// a pod whose create was still in flight in Neutron when the controller
+// crashed or gave up on it (Neutron has no idempotency keys: only
+// converging on "one port per pod" can fix that). Finalizers make all this
+// rare; the sweep makes it impossible to leak.
 package cleanup
 
 import (

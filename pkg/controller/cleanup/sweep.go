@@ -122,11 +122,11 @@ func (s *Sweeper) Start(ctx context.Context) error {
 }
 
 // Sweep deletes what belongs to no live pod, namespace or node (networks
-// only once no port is left on them). Neutron is
-// listed first and Kubernetes read after: whatever was created before the
-// listing has its owner visible by then, so nothing in use is taken for an
-// orphan. One failed delete does not stop the others. Reads only, when
-// nothing is orphaned.
+// only once no port is left on them). Neutron is listed first and
+// Kubernetes read after: whatever was created before the listing has its
+// owner visible by then, so nothing in use is taken for an orphan. One
+// failed delete does not stop the others. Reads only, when nothing is
+// orphaned.
 func (s *Sweeper) Sweep(ctx context.Context, logger logr.Logger) error {
 	listedAt := time.Now()
 	tag := []string{neutron.ClusterTag(s.Cluster)}
