@@ -6,12 +6,14 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
 
 func kuryrScheme() *runtime.Scheme {
@@ -99,5 +101,57 @@ func TestWaitingOn(t *testing.T) {
 		if !slices.Equal(got, tt.want) {
 			t.Errorf("%s: woke %v, want %v", tt.name, got, tt.want)
 		}
+	}
+}
+
+// In node mode a pod's port is created on its node's network, or taken
+// from its node's pool there; a pod on a node whose network is not ready
+// waits without a port.
+func TestNodeModePorts(t *testing.T) {
+	onNode := func(name, uid, node string) *kuryrv1.KuryrPort {
+		k := kp(name, uid)
+		k.Spec.PodNodeName = node
+		return k
+	}
+	kn := nodeNetwork("node-a", false)
+	e := newEnv(t, onNode("web", "uid-1", "node-a"), onNode("api", "uid-2", "node-a"), onNode("db", "uid-3", "node-b"), kn)
+	a := e.addTarget("10.11.1.0/24")
+	kn.Status = kuryrv1.KuryrNetworkStatus{NetID: a.NetworkID, SubnetID: a.SubnetID, RouterID: "r"}
+	if err := e.r.Update(context.Background(), kn); err != nil {
+		t.Fatal(err)
+	}
+	e.r.Target = NodeTarget(e.r.Client, "kube-system")
+	pool := NewPool(e.r.Neutron.(*neutron.Client), NodeNetworks(e.r.Client, "kube-system"), PoolSettings{Min: 1, Batch: 1}, e.r.Settings)
+	for _, name := range []string{"web", "api", "db"} {
+		if name == "api" { // pools on from the second pod
+			pool.fillResolved(t, "node-a", "node-b")
+			for node, n := range pool.deficits() {
+				if err := pool.refill(context.Background(), node, n); err != nil {
+					t.Fatal(err)
+				}
+			}
+			e.r.Pool = pool
+		}
+		if err := e.reconcile(t, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tt := range []struct{ name, reason string }{{"web", kuryrv1.ReasonCreated}, {"api", kuryrv1.ReasonPooled}} {
+		got := e.get(t, tt.name)
+		v, ok := got.Status.DefaultVIF()
+		port := e.fake.Get("ports", v.PortID)
+		c := meta.FindStatusCondition(got.Status.Conditions, kuryrv1.ConditionReady)
+		if !ok || v.NetworkID != a.NetworkID || port["binding:host_id"] != "node-a" || c == nil || c.Reason != tt.reason {
+			t.Errorf("%s: VIF %+v, port bound to %v, condition %+v; want a %s port on node-a's network %s",
+				tt.name, v, port["binding:host_id"], c, tt.reason, a.NetworkID)
+		}
+	}
+	db := e.get(t, "db")
+	c := meta.FindStatusCondition(db.Status.Conditions, kuryrv1.ConditionReady)
+	if _, ok := db.Status.DefaultVIF(); ok || c == nil || c.Reason != kuryrv1.ReasonWaiting {
+		t.Errorf("db on node-b (no network): status %+v, want it waiting", db.Status)
+	}
+	if pool.FreeCount("node-b") != 0 {
+		t.Errorf("node-b, without a network, has %d pooled ports", pool.FreeCount("node-b"))
 	}
 }
