@@ -66,10 +66,11 @@ func podExposure(nc *neutron.Client, groups []string, externalNet string) string
 	return e
 }
 
-// internalPrefixes gives the pods' and Services' networks (pod subnet or
-// subnet pool, service subnet), read from Neutron once: with
-// NetworkPolicies on, they are cut out of loadBalancerSourceRanges. Until
-// they are read, source groups wait (the reconcile fails and is retried).
+// internalPrefixes gives the pods' and Services' networks (pod subnet, the
+// subnet pool of namespace and node subnets, service subnet), read from
+// Neutron once: with NetworkPolicies on, they are cut out of
+// loadBalancerSourceRanges. Until they are read, source groups wait (the
+// reconcile fails and is retried).
 func internalPrefixes(nc *neutron.Client, cfg *config.Config) func(ctx context.Context) ([]netip.Prefix, error) {
 	var mu sync.Mutex
 	var known []netip.Prefix

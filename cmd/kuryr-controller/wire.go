@@ -97,14 +97,12 @@ func wire(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients, hs *heal
 	if cfg.Kubernetes.UseEvents {
 		rec = mgr.GetEventRecorder("kuryr-controller")
 	}
-	namespaced := cfg.Kubernetes.PodSubnetsDriver == config.SubnetDriverNamespace
-	target := kuryrport.DefaultTarget(info, cfg.NeutronDefaults.PodSubnet)
-	if namespaced {
-		target = kuryrport.NamespaceTarget(mgr.GetClient())
-	}
-	kp := newKuryrPortReconciler(mgr, cfg, nc, info, target, rec)
+	driver := cfg.Kubernetes.PodSubnetsDriver
+	namespaced := driver == config.SubnetDriverNamespace
+	target, poolTargets := targets(mgr, cfg, info)
+	kp := newKuryrPortReconciler(mgr, cfg, nc, info, target, poolTargets, rec)
 	start := kuryrport.NewStartup(kuryrport.Startup{Client: mgr.GetAPIReader(), Cache: mgr.GetCache(), Neutron: nc,
-		Cluster: cluster, Ledger: kp.Ledger, Pool: kp.Pool, Target: target})
+		Cluster: cluster, Ledger: kp.Ledger, Pool: kp.Pool})
 	kp.Started = start
 	if cfg.Services() {
 		// LoadBalancer Services' source groups go onto their pods' ports.
@@ -127,8 +125,17 @@ func wire(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients, hs *heal
 	if err := pr.SetupWithManager(mgr, podWorkers); err != nil {
 		return err
 	}
-	if namespaced {
+	// pod_router is required in namespace and node modes; in default mode,
+	// KuryrNetworks left from those modes still have their networks
+	// removed when they are deleted (none is created).
+	if cfg.NamespaceSubnet.PodRouter != "" {
 		if err := newNetworkReconciler(mgr, cfg, nc, rec).SetupWithManager(mgr, cfg.Controller.NetworkWorkers); err != nil {
+			return err
+		}
+	}
+	if driver == config.SubnetDriverNode {
+		nodes := &kuryrnetwork.Nodes{Client: mgr.GetClient(), Namespace: cfg.Kubernetes.HANamespace, ProjectID: cfg.NeutronDefaults.Project}
+		if err := nodes.SetupWithManager(mgr); err != nil {
 			return err
 		}
 	}
@@ -166,8 +173,24 @@ func wire(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients, hs *heal
 	return addReadiness(mgr, hs, start)
 }
 
+// targets says where pods' ports go, and where each node's pooled ports
+// go (nil: pools are not possible, in namespace mode): the default subnet,
+// the namespace's network, or the node's network (its KuryrNetwork in the
+// controller's namespace).
+func targets(mgr ctrl.Manager, cfg *config.Config, info *neutron.Info) (kuryrport.TargetFunc, kuryrport.NodeTargetFunc) {
+	switch cfg.Kubernetes.PodSubnetsDriver {
+	case config.SubnetDriverNamespace:
+		return kuryrport.NamespaceTarget(mgr.GetClient()), nil
+	case config.SubnetDriverNode:
+		ns := cfg.Kubernetes.HANamespace
+		return kuryrport.NodeTarget(mgr.GetClient(), ns), kuryrport.NodeNetworks(mgr.GetClient(), ns)
+	}
+	t := kuryrport.DefaultTarget(info, cfg.NeutronDefaults.PodSubnet)
+	return t, kuryrport.EveryNode(t)
+}
+
 func newKuryrPortReconciler(mgr ctrl.Manager, cfg *config.Config, nc *neutron.Client, info *neutron.Info,
-	target kuryrport.TargetFunc, rec kuryrport.Recorder) *kuryrport.Reconciler {
+	target kuryrport.TargetFunc, poolTargets kuryrport.NodeTargetFunc, rec kuryrport.Recorder) *kuryrport.Reconciler {
 	nd := cfg.NeutronDefaults
 	kp := &kuryrport.Reconciler{
 		Client: mgr.GetClient(), Neutron: nc.Batching(cfg.Controller.PortWorkers, portBatch(cfg)),
@@ -178,8 +201,9 @@ func newKuryrPortReconciler(mgr ctrl.Manager, cfg *config.Config, nc *neutron.Cl
 			BindTimeout: 2 * cfg.Neutron.Timeout,
 		},
 	}
-	if cfg.Kubernetes.VIFPoolDriver == "neutron" && cfg.Kubernetes.PodSubnetsDriver != config.SubnetDriverNamespace {
-		kp.Pool = kuryrport.NewPool(nc, kuryrport.PoolSettings{Min: cfg.VIFPool.Min, Max: cfg.VIFPool.Max, Batch: cfg.VIFPool.Batch}, kp.Settings)
+	if cfg.Kubernetes.VIFPoolDriver == "neutron" && poolTargets != nil {
+		kp.Pool = kuryrport.NewPool(nc, poolTargets,
+			kuryrport.PoolSettings{Min: cfg.VIFPool.Min, Max: cfg.VIFPool.Max, Batch: cfg.VIFPool.Batch}, kp.Settings)
 	}
 	return kp
 }
@@ -196,16 +220,18 @@ func portBatch(cfg *config.Config) int {
 }
 
 func newNetworkReconciler(mgr ctrl.Manager, cfg *config.Config, nc *neutron.Client, rec kuryrport.Recorder) *kuryrnetwork.Reconciler {
-	return &kuryrnetwork.Reconciler{Client: mgr.GetClient(), Neutron: nc, Recorder: rec, Settings: kuryrnetwork.Settings{
+	return &kuryrnetwork.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Neutron: nc, Recorder: rec, Settings: kuryrnetwork.Settings{
 		Cluster: cfg.Kubernetes.ClusterName, Router: cfg.NamespaceSubnet.PodRouter,
 		SubnetPool: cfg.NamespaceSubnet.PodSubnetPool, ExtraTags: cfg.NeutronDefaults.ResourceTags,
+		Namespaces: cfg.Kubernetes.PodSubnetsDriver == config.SubnetDriverNamespace,
+		Nodes:      cfg.Kubernetes.PodSubnetsDriver == config.SubnetDriverNode,
 	}}
 }
 
 // newNodeReconciler gives nodes management ports routed to every pod subnet
-// configured (the default one, the namespace subnets' pool) and to the
-// service subnet, whichever subnet driver runs: the routes do not change
-// when the driver does.
+// configured (the default one, the pool of the namespace and node subnets)
+// and to the service subnet, whichever subnet driver runs: the routes do
+// not change when the driver does.
 func newNodeReconciler(mgr ctrl.Manager, cfg *config.Config, nc *neutron.Client, info *neutron.Info, rec kuryrport.Recorder) *node.Reconciler {
 	nd := cfg.NeutronDefaults
 	s := node.Settings{Cluster: cfg.Kubernetes.ClusterName, ProjectID: nd.Project, Subnet: nd.NodeSubnet, ExtraTags: nd.ResourceTags,

@@ -196,6 +196,7 @@ func (o *Overrides) Set(v string) error { *o = append(*o, v); return nil }
 const (
 	SubnetDriverDefault   = "default"
 	SubnetDriverNamespace = "namespace"
+	SubnetDriverNode      = "node"
 )
 
 // Load reads file (if not empty), then applies overrides of the form

@@ -62,6 +62,15 @@ func TestLoad(t *testing.T) {
 		{name: "negative workers", conf: noauthConf, overrides: []string{"controller.port_workers=0"}, wantErr: "at least 1"},
 		{name: "namespace driver needs pool", conf: noauthConf, overrides: []string{"kubernetes.pod_subnets_driver=namespace"},
 			wantErr: "pod_subnet_pool is required"},
+		{name: "node driver needs router", conf: noauthConf, overrides: []string{"kubernetes.pod_subnets_driver=node",
+			"namespace_subnet.pod_subnet_pool=pool"}, wantErr: "pod_router is required with pod_subnets_driver = node"},
+		{name: "node driver", conf: noauthConf, overrides: []string{"kubernetes.pod_subnets_driver=node",
+			"namespace_subnet.pod_subnet_pool=pool", "namespace_subnet.pod_router=r"},
+			check: func(t *testing.T, c *Config) {
+				if c.Kubernetes.PodSubnetsDriver != SubnetDriverNode || c.Kubernetes.HANamespace != "kube-system" {
+					t.Errorf("driver %q, nodes' KuryrNetworks in %q", c.Kubernetes.PodSubnetsDriver, c.Kubernetes.HANamespace)
+				}
+			}},
 		{name: "noauth needs endpoint", conf: "[neutron]\nauth_type = none\n[neutron_defaults]\nproject = p\npod_subnet = s\n",
 			wantErr: "endpoint_override is required"},
 		{name: "no credentials", conf: "[neutron_defaults]\nproject = p\npod_subnet = s\n", wantErr: "[neutron] cloud is required"},

@@ -44,9 +44,10 @@ func (c *Config) ValidateController() error {
 	switch c.Kubernetes.PodSubnetsDriver {
 	case SubnetDriverDefault:
 		req(c.NeutronDefaults.PodSubnet, "neutron_defaults", "pod_subnet", "with pod_subnets_driver = default")
-	case SubnetDriverNamespace:
-		req(c.NamespaceSubnet.PodRouter, "namespace_subnet", "pod_router", "with pod_subnets_driver = namespace")
-		req(c.NamespaceSubnet.PodSubnetPool, "namespace_subnet", "pod_subnet_pool", "with pod_subnets_driver = namespace")
+	case SubnetDriverNamespace, SubnetDriverNode:
+		why := "with pod_subnets_driver = " + c.Kubernetes.PodSubnetsDriver
+		req(c.NamespaceSubnet.PodRouter, "namespace_subnet", "pod_router", why)
+		req(c.NamespaceSubnet.PodSubnetPool, "namespace_subnet", "pod_subnet_pool", why)
 	}
 	if c.Services() && c.Neutron.NoAuth() {
 		req(c.Octavia.EndpointOverride, "octavia", "endpoint_override", "with auth_type = none when service_subnet is set")

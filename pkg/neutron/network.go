@@ -8,6 +8,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/attributestags"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/mtu"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 )
 
 // Network is a Neutron network with its MTU.
@@ -76,6 +77,33 @@ func (c *Client) DeleteNetwork(ctx context.Context, id string) error {
 		return fmt.Errorf("delete network %s: %w", id, err)
 	}
 	return nil
+}
+
+// NetworkUsers lists the ports on a network that keep it from being
+// deleted and that kuryr must not cut off from the router: every port but
+// Neutron's own (router interfaces, DHCP and metadata ports), whose owners
+// start with "network:".
+func (c *Client) NetworkUsers(ctx context.Context, networkID string) ([]Port, error) {
+	pages, err := ports.List(c.sc, ports.ListOpts{NetworkID: networkID}).AllPages(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list ports of network %s: %w", networkID, err)
+	}
+	var all []Port
+	if err := ports.ExtractPortsInto(pages, &all); err != nil {
+		return nil, fmt.Errorf("decode ports: %w", err)
+	}
+	return Users(all), nil
+}
+
+// Users are the ports among ps that are not Neutron's own. Pure.
+func Users(ps []Port) []Port {
+	var out []Port
+	for _, p := range ps {
+		if !strings.HasPrefix(p.DeviceOwner, "network:") {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func (c *Client) setTags(ctx context.Context, kind, id string, tags []string) error {

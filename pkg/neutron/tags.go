@@ -13,6 +13,7 @@ const (
 	tagNamespace = "kuryr-namespace="
 	tagPool      = "kuryr-pool="
 	tagNode      = "kuryr-node="
+	tagNodeNet   = "kuryr-node-net="
 	tagService   = "kuryr-service="
 	tagPolicy    = "kuryr-policy="
 	tagPeer      = "kuryr-peer="
@@ -43,6 +44,11 @@ func RefuseTag(node string) string { return tagRefuse + node }
 
 // RefuseNodeOf returns the node a refuse port belongs to, or "".
 func RefuseNodeOf(tags []string) string { return tagValue(tags, tagRefuse) }
+
+// NodeNetworkTag marks a node's pod network and subnet (pod_subnets_driver
+// = node) with the node's name. It is not NodeTag: that one marks the
+// node's management port, which the sweep judges by other rules.
+func NodeNetworkTag(node string) string { return tagNodeNet + node }
 
 // ServiceTag marks a Service's load balancer, listeners, pools and floating
 // IP with the Service's UID (Octavia tags follow the same vocabulary).
@@ -83,6 +89,9 @@ func NamespaceOf(tags []string) string { return tagValue(tags, tagNamespace) }
 
 // PoolNodeOf returns the node of a pooled port, or "".
 func PoolNodeOf(tags []string) string { return tagValue(tags, tagPool) }
+
+// NodeNetworkOf returns the node a pod network was created for, or "".
+func NodeNetworkOf(tags []string) string { return tagValue(tags, tagNodeNet) }
 
 // NodeOf returns the node a management port belongs to, or "".
 func NodeOf(tags []string) string { return tagValue(tags, tagNode) }

@@ -140,3 +140,42 @@ func dump(fs []Finding) string {
 	}
 	return b.String()
 }
+
+// Namespace and node modes check the subnet pool and the router their
+// subnets come from and are attached to; default mode the pod subnet.
+func TestNeutronObjectsPerMode(t *testing.T) {
+	tests := []struct {
+		driver   string
+		noRouter bool
+		status   string
+		want     string
+	}{
+		{"default", false, OK, "configured objects exist: pod_subnet,"},
+		{"namespace", false, OK, "configured objects exist: pod_subnet_pool, pod_router,"},
+		{"node", false, OK, "configured objects exist: pod_subnet_pool, pod_router,"},
+		{"node", true, Fail, "pod_router missing-router"},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%s, router missing %v", tt.driver, tt.noRouter), func(t *testing.T) {
+			f := clitest.New(t)
+			pool := f.Neutron.Add("subnetpools", neutrontest.Object{"name": "pods", "prefixes": []string{"10.11.0.0/16"},
+				"default_prefixlen": 24, "min_prefixlen": 16, "max_prefixlen": 28})
+			router := "missing-router"
+			if !tt.noRouter {
+				router = f.Neutron.Add("routers", neutrontest.Object{"name": "pods"})
+			}
+			e := f.Env(t)
+			e.Overrides = []string{"kubernetes.pod_subnets_driver=" + tt.driver,
+				"namespace_subnet.pod_subnet_pool=" + pool, "namespace_subnet.pod_router=" + router}
+			for _, x := range Checks(context.Background(), e) {
+				if x.Check == "neutron objects" {
+					if x.Status != tt.status || !strings.Contains(x.Message, tt.want) {
+						t.Errorf("%s %q, want %s mentioning %q", x.Status, x.Message, tt.status, tt.want)
+					}
+					return
+				}
+			}
+			t.Error("no neutron objects finding")
+		})
+	}
+}

@@ -93,7 +93,9 @@ func probes(ctx context.Context, cloud *env.Cloud) []probeSpec {
 		return func() error { _, err := nc.GetSubnet(ctx, id); return err }
 	}
 	var ps []probeSpec
-	if cfg.Kubernetes.PodSubnetsDriver == config.SubnetDriverNamespace {
+	// Namespace and node modes take their subnets from the pool and attach
+	// them to the router; default mode uses the one pod subnet.
+	if d := cfg.Kubernetes.PodSubnetsDriver; d == config.SubnetDriverNamespace || d == config.SubnetDriverNode {
 		ps = append(ps, probeSpec{"pod_subnet_pool", cfg.NamespaceSubnet.PodSubnetPool, func() error {
 			_, err := nc.SubnetPoolPrefixes(ctx, cfg.NamespaceSubnet.PodSubnetPool)
 			return err
@@ -134,6 +136,7 @@ func orphans(ctx context.Context, e *env.Env) []Finding {
 	if cfg.NetworkPolicy.Enabled {
 		s.Policies = cloud.Neutron
 	}
+	// Pools run in default and node modes.
 	pools := cfg.Kubernetes.VIFPoolDriver == "neutron" && cfg.Kubernetes.PodSubnetsDriver != config.SubnetDriverNamespace
 	o, err := s.DryRun(ctx, pools)
 	if err != nil {

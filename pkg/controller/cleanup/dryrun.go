@@ -60,7 +60,10 @@ func (s *Sweeper) DryRun(ctx context.Context, pools bool) (Orphans, error) {
 	}
 	owned.Cutoff = listedAt.Add(-MinAge)
 	owned.PoolEnabled, owned.NodePortsEnabled, owned.RefusePortsEnabled = pools || s.Pool != nil, s.NodePorts, s.RefusePorts
-	out.Ports, out.Networks = OrphanPorts(ports, owned), OrphanNetworks(nets, owned)
+	out.Ports = OrphanPorts(ports, owned)
+	if out.Networks, err = s.unused(ctx, OrphanNetworks(nets, owned), out.Ports); err != nil {
+		return out, err
+	}
 	if s.Octavia != nil {
 		out.LoadBalancers = OrphanLoadBalancers(svc.lbs, owned)
 		out.FloatingIPs = OrphanFloatingIPs(svc.fips, owned)

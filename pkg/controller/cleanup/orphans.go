@@ -1,11 +1,12 @@
 // Package cleanup deletes Neutron resources of this cluster that no
 // Kubernetes object owns any more: the ports of pods deleted while the
 // controller was down, a network whose namespace vanished with its
-// finalizer removed by hand, the management port of a removed node, and the
-// second port of a pod whose create was still in flight in Neutron when the
-// controller crashed or gave up on it (Neutron has no idempotency keys:
-// only converging on "one port per pod" can fix that). Finalizers make all
-// this rare; the sweep makes it impossible to leak.
+// finalizer removed by hand, the network of a removed node (once its ports
+// are gone), the management port of a removed node, and the second port of
+// a pod whose create was still in flight in Neutron when the controller
+// crashed or gave up on it (Neutron has no idempotency keys: only
+// converging on "one port per pod" can fix that). Finalizers make all this
+// rare; the sweep makes it impossible to leak.
 package cleanup
 
 import (
@@ -29,6 +30,7 @@ type Owners struct {
 	NodePortOf                                        map[string]string // node -> the management port its annotation names
 	RefusePortOf                                      map[string]string // node -> the refuse port its annotation names
 	Namespaces                                        map[string]bool   // namespaces with a KuryrNetwork
+	NetworkNodes                                      map[string]bool   // nodes with a KuryrNetwork
 	Services                                          map[string]bool   // UIDs of the Services with a KuryrLoadBalancer
 	// Cutoff, when set, spares what was created after it (young objects
 	// whose owner may not be visible yet).
@@ -84,11 +86,19 @@ func (o Owners) settled(ports []neutron.Port) []neutron.Port {
 	return out
 }
 
-// OrphanNetworks are the namespace networks without a KuryrNetwork. Pure.
+// OrphanNetworks are the namespace networks without a KuryrNetwork, and the
+// node networks of removed nodes without one (a live node's network is
+// never an orphan: its KuryrNetwork may be missing only for a moment, or
+// in another mode, and its pods may still use it). Whether ports remain on
+// them is checked before each is deleted. Pure.
 func OrphanNetworks(nets []neutron.Network, o Owners) []neutron.Network {
 	var out []neutron.Network
 	for _, n := range nets {
-		if ns := neutron.NamespaceOf(n.Tags); ns != "" && !o.Namespaces[ns] && !o.young(n.CreatedAt) {
+		if o.young(n.CreatedAt) {
+			continue
+		}
+		ns, node := neutron.NamespaceOf(n.Tags), neutron.NodeNetworkOf(n.Tags)
+		if (ns != "" && !o.Namespaces[ns]) || (node != "" && !o.Nodes[node] && !o.NetworkNodes[node]) {
 			out = append(out, n)
 		}
 	}

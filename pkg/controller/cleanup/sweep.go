@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -22,6 +21,7 @@ type resources interface {
 	ListPorts(ctx context.Context, tags []string, status string) ([]neutron.Port, error)
 	DeletePort(ctx context.Context, id string) error
 	ListNetworks(ctx context.Context, tags []string) ([]neutron.Network, error)
+	NetworkUsers(ctx context.Context, networkID string) ([]neutron.Port, error)
 	RemoveRouterInterface(ctx context.Context, router, subnet string) error
 	DeleteNetwork(ctx context.Context, id string) error
 }
@@ -122,11 +122,12 @@ func (s *Sweeper) Start(ctx context.Context) error {
 	}
 }
 
-// Sweep deletes what belongs to no live pod, namespace or node. Neutron is
-// listed first and Kubernetes read after: whatever was created before the
-// listing has its owner visible by then, so nothing in use is taken for an
-// orphan. One failed delete does not stop the others. Reads only, when
-// nothing is orphaned.
+// Sweep deletes what belongs to no live pod, namespace or node (networks
+// only once no port is left on them). Neutron is listed first and
+// Kubernetes read after: whatever was created before the listing has its
+// owner visible by then, so nothing in use is taken for an orphan. One
+// failed delete does not stop the others. Reads only, when nothing is
+// orphaned.
 func (s *Sweeper) Sweep(ctx context.Context, logger logr.Logger) error {
 	listedAt := time.Now()
 	tag := []string{neutron.ClusterTag(s.Cluster)}
@@ -172,29 +173,15 @@ func (s *Sweeper) Sweep(ctx context.Context, logger logr.Logger) error {
 		}
 		s.Ledger.ForgetPort(neutron.PodUIDOf(p.Tags), p.ID)
 	}
-	for _, n := range OrphanNetworks(nets, owned) {
-		logger.Info("deleting orphaned network", "network", n.ID, "namespace", neutron.NamespaceOf(n.Tags))
-		if err := s.deleteNetwork(ctx, n); err != nil {
-			errs = append(errs, err)
-		}
-	}
+	errs = append(errs, s.sweepNetworks(ctx, logger, OrphanNetworks(nets, owned)))
 	errs = append(errs, s.sweepServices(ctx, logger, svc, owned), s.sweepPolicies(ctx, logger, policyGroups, owned))
 	return errors.Join(errs...)
-}
-
-func (s *Sweeper) deleteNetwork(ctx context.Context, n neutron.Network) error {
-	for _, sub := range n.Subnets {
-		if err := s.Neutron.RemoveRouterInterface(ctx, s.Router, sub); err != nil {
-			return fmt.Errorf("network %s: %w", n.ID, err)
-		}
-	}
-	return s.Neutron.DeleteNetwork(ctx, n.ID)
 }
 
 func (s *Sweeper) liveOwners(ctx context.Context) (Owners, error) {
 	o := Owners{PodUIDs: map[string]bool{}, PortIDs: map[string]bool{}, PortOfPod: map[string]string{},
 		Holders: map[string]string{}, Nodes: map[string]bool{}, NodePortOf: map[string]string{}, RefusePortOf: map[string]string{},
-		Namespaces: map[string]bool{}}
+		Namespaces: map[string]bool{}, NetworkNodes: map[string]bool{}}
 	var nodes corev1.NodeList
 	if err := s.Client.List(ctx, &nodes); err != nil {
 		return o, err
@@ -233,6 +220,10 @@ func (s *Sweeper) liveOwners(ctx context.Context) (Owners, error) {
 		return o, err
 	}
 	for _, kn := range kns.Items {
+		if kn.Spec.NodeName != "" {
+			o.NetworkNodes[kn.Spec.NodeName] = true
+			continue
+		}
 		o.Namespaces[kn.Spec.NsName] = true
 	}
 	if s.Octavia == nil {

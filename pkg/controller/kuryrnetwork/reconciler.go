@@ -1,11 +1,13 @@
-// Package kuryrnetwork gives a namespace its own Neutron network, a subnet
-// from the pod subnet pool and an interface on the cluster router, and
-// removes them when the namespace goes.
+// Package kuryrnetwork gives a namespace (namespace mode) or a node (node
+// mode) its own Neutron network, a subnet from the pod subnet pool and an
+// interface on the cluster router, and removes them when the namespace or
+// the node goes, once no port uses them.
 package kuryrnetwork
 
 import (
 	"context"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -29,6 +31,7 @@ type networks interface {
 	EnsureSubnetFromPool(ctx context.Context, networkID, name, project, pool string, tags []string) (*neutron.Subnet, error)
 	EnsureRouterInterface(ctx context.Context, router, subnet string) error
 	RemoveRouterInterface(ctx context.Context, router, subnet string) error
+	NetworkUsers(ctx context.Context, networkID string) ([]neutron.Port, error)
 	DeleteNetwork(ctx context.Context, id string) error
 }
 
@@ -36,6 +39,11 @@ type networks interface {
 type Settings struct {
 	Cluster, Router, SubnetPool string
 	ExtraTags                   []string
+	// Namespaces and Nodes say which KuryrNetworks get a network: the
+	// namespaces' (pod_subnets_driver = namespace) or the nodes' (node).
+	// The others, left from another mode, are only finalized: their
+	// networks are removed when they are deleted, never created.
+	Namespaces, Nodes bool
 }
 
 // Reconciler converges KuryrNetworks and Neutron networks.
@@ -44,56 +52,71 @@ type Reconciler struct {
 	Neutron  networks
 	Recorder kuryrport.Recorder
 	Settings Settings
+	// APIReader reads Nodes from the API server, not the cache, when a
+	// node's KuryrNetwork is finalized (nil: the client).
+	APIReader client.Reader
+	unclear   neutron.Unanswered // network names whose last create went unanswered
 }
 
 // NetworkName is the deterministic name of a namespace's network, so that a
 // network created before a crash is found again by name.
 func NetworkName(cluster, ns string) string { return "kuryr-" + cluster + "-ns-" + ns }
 
-func (r *Reconciler) tags(ns string) []string {
-	return append([]string{neutron.ClusterTag(r.Settings.Cluster), neutron.NamespaceTag(ns)}, r.Settings.ExtraTags...)
-}
+// NodeNetworkName is the deterministic name of a node's network.
+func NodeNetworkName(cluster, node string) string { return "kuryr-" + cluster + "-node-" + node }
 
-// Reconcile creates or removes the network of one namespace.
+// usersRecheck is how often a network being removed is looked at again
+// while ports remain on it (its pods' KuryrPorts are being finalized).
+const usersRecheck = 5 * time.Second
+
+// Reconcile creates or removes the network of one namespace or node.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var kn kuryrv1.KuryrNetwork
 	if err := r.Get(ctx, req.NamespacedName, &kn); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !kn.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, r.finalize(ctx, &kn)
+		return r.finalize(ctx, &kn)
 	}
-	if kn.Status.Ready() {
+	if kn.Status.Ready() || !r.serves(&kn) {
 		return ctrl.Result{}, nil
 	}
-	return ctrl.Result{}, r.ensure(ctx, &kn)
+	return r.ensure(ctx, &kn)
 }
 
-func (r *Reconciler) ensure(ctx context.Context, kn *kuryrv1.KuryrNetwork) error {
+// serves says whether kn gets a network in this mode.
+func (r *Reconciler) serves(kn *kuryrv1.KuryrNetwork) bool {
+	if kn.Spec.NodeName != "" {
+		return r.Settings.Nodes
+	}
+	return r.Settings.Namespaces
+}
+
+func (r *Reconciler) ensure(ctx context.Context, kn *kuryrv1.KuryrNetwork) (ctrl.Result, error) {
 	orig := kn.DeepCopy()
 	if !controllerutil.ContainsFinalizer(kn, kuryrv1.KuryrNetworkFinalizer) {
 		controllerutil.AddFinalizer(kn, kuryrv1.KuryrNetworkFinalizer)
 		if err := r.Patch(ctx, kn, client.MergeFrom(orig)); err != nil {
-			return fmt.Errorf("add finalizer: %w", err)
+			return ctrl.Result{}, fmt.Errorf("add finalizer: %w", err)
 		}
 		orig = kn.DeepCopy()
 	}
-	ns, name := kn.Spec.NsName, NetworkName(r.Settings.Cluster, kn.Spec.NsName)
-	net, err := r.Neutron.FindNetwork(ctx, name, kn.Spec.ProjectID)
-	if err == nil && net == nil {
-		net, err = r.Neutron.CreateNetwork(ctx, name, kn.Spec.ProjectID, r.tags(ns))
+	o := ownerOf(kn, r.Settings)
+	net, wait, err := r.network(ctx, kn, o)
+	switch {
+	case err != nil:
+		return ctrl.Result{}, r.fail(ctx, kn, orig, "CreateNetwork", err)
+	case net == nil:
+		return ctrl.Result{RequeueAfter: wait}, nil
 	}
+	sub, err := r.Neutron.EnsureSubnetFromPool(ctx, net.ID, o.network, kn.Spec.ProjectID, r.Settings.SubnetPool, o.tags)
 	if err != nil {
-		return r.fail(ctx, kn, orig, "CreateNetwork", err)
-	}
-	sub, err := r.Neutron.EnsureSubnetFromPool(ctx, net.ID, name, kn.Spec.ProjectID, r.Settings.SubnetPool, r.tags(ns))
-	if err != nil {
-		return r.fail(ctx, kn, orig, "CreateSubnet", err)
+		return ctrl.Result{}, r.fail(ctx, kn, orig, "CreateSubnet", err)
 	}
 	// Record what exists before attaching, so a failure here cannot orphan it.
 	kn.Status.NetID, kn.Status.SubnetID, kn.Status.SubnetCIDR = net.ID, sub.ID, sub.CIDR
 	if err := r.Neutron.EnsureRouterInterface(ctx, r.Settings.Router, sub.ID); err != nil {
-		return r.fail(ctx, kn, orig, "AttachRouter", err)
+		return ctrl.Result{}, r.fail(ctx, kn, orig, "AttachRouter", err)
 	}
 	kn.Status.RouterID = r.Settings.Router
 	meta.SetStatusCondition(&kn.Status.Conditions, metav1.Condition{
@@ -101,49 +124,34 @@ func (r *Reconciler) ensure(ctx context.Context, kn *kuryrv1.KuryrNetwork) error
 		Message: fmt.Sprintf("network %s, subnet %s (%s)", net.ID, sub.ID, sub.CIDR),
 	})
 	if err := r.Status().Patch(ctx, kn, client.MergeFrom(orig)); err != nil {
-		return fmt.Errorf("write status: %w", err)
+		return ctrl.Result{}, fmt.Errorf("write status: %w", err)
 	}
-	log.FromContext(ctx).Info("namespace network ready", "namespace", ns, "network", net.ID, "cidr", sub.CIDR)
-	return nil
+	log.FromContext(ctx).Info(o.kind+" network ready", o.kind, o.name, "network", net.ID, "cidr", sub.CIDR)
+	return ctrl.Result{}, nil
 }
 
-// finalize detaches and deletes the network. Neutron refuses while pod
-// ports remain; the error requeues until their KuryrPorts are gone.
-func (r *Reconciler) finalize(ctx context.Context, kn *kuryrv1.KuryrNetwork) error {
-	if !controllerutil.ContainsFinalizer(kn, kuryrv1.KuryrNetworkFinalizer) {
-		return nil
-	}
-	orig := kn.DeepCopy()
-	netID := kn.Status.NetID
-	if netID == "" {
-		// Created before a crash, never recorded: find it by name.
-		net, err := r.Neutron.FindNetwork(ctx, NetworkName(r.Settings.Cluster, kn.Spec.NsName), kn.Spec.ProjectID)
-		if err != nil {
-			return r.fail(ctx, kn, orig, "DeleteNetwork", err)
-		}
+// network returns the owner's network: found by name (made before a crash,
+// or by a create whose answer was lost), else created. After a create that
+// went unanswered it keeps looking for neutron.UnclearSettle before
+// creating again (nil and how long to wait): Neutron may still commit it,
+// and a second network of the same name would be one too many.
+func (r *Reconciler) network(ctx context.Context, kn *kuryrv1.KuryrNetwork, o owner) (*neutron.Network, time.Duration, error) {
+	net, err := r.Neutron.FindNetwork(ctx, o.network, kn.Spec.ProjectID)
+	if err != nil || net != nil {
 		if net != nil {
-			netID = net.ID
-			if len(net.Subnets) > 0 {
-				kn.Status.SubnetID = net.Subnets[0]
-			}
+			r.unclear.Clear(o.network)
 		}
+		return net, 0, err
 	}
-	if kn.Status.SubnetID != "" {
-		if err := r.Neutron.RemoveRouterInterface(ctx, r.Settings.Router, kn.Status.SubnetID); err != nil {
-			return r.fail(ctx, kn, orig, "DetachRouter", err)
-		}
+	if pending, left := r.unclear.Pending(o.network); pending && left > 0 {
+		return nil, left, nil
 	}
-	if netID != "" {
-		if err := r.Neutron.DeleteNetwork(ctx, netID); err != nil {
-			return r.fail(ctx, kn, orig, "DeleteNetwork", err)
-		}
+	r.unclear.Clear(o.network)
+	net, err = r.Neutron.CreateNetwork(ctx, o.network, kn.Spec.ProjectID, o.tags)
+	if net == nil && neutron.Unclear(err) {
+		r.unclear.Mark(o.network)
 	}
-	controllerutil.RemoveFinalizer(kn, kuryrv1.KuryrNetworkFinalizer)
-	if err := r.Patch(ctx, kn, client.MergeFrom(orig)); err != nil {
-		return client.IgnoreNotFound(err)
-	}
-	log.FromContext(ctx).Info("namespace network deleted", "namespace", kn.Spec.NsName, "network", netID)
-	return nil
+	return net, 0, err
 }
 
 func (r *Reconciler) fail(ctx context.Context, kn, orig *kuryrv1.KuryrNetwork, action string, cause error) error {
@@ -157,8 +165,7 @@ func (r *Reconciler) fail(ctx context.Context, kn, orig *kuryrv1.KuryrNetwork, a
 	if err := r.Status().Patch(ctx, kn, client.MergeFrom(orig)); err != nil {
 		log.FromContext(ctx).Error(err, "could not record the failure on the KuryrNetwork")
 	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: kn.Spec.NsName}}
-	r.Recorder.Eventf(ns, kn, corev1.EventTypeWarning, kind, action, "%v", cause)
+	r.Recorder.Eventf(ownerOf(kn, r.Settings).regarding, kn, corev1.EventTypeWarning, kind, action, "%v", cause)
 	return cause
 }
 

@@ -44,8 +44,8 @@ func (r *Reconciler) obtainPort(ctx context.Context, kp *kuryrv1.KuryrPort, targ
 		}
 		r.Ledger.Unanswered.Clear(uid)
 	}
-	if r.Pool != nil && r.Pool.Serves(target) {
-		if p, ok := r.Pool.Take(kp.Spec.PodNodeName, uid); ok {
+	if r.Pool != nil {
+		if p, ok := r.Pool.Take(kp.Spec.PodNodeName, uid, target); ok {
 			r.Ledger.Record(uid, p)
 			return r.bound(ctx, kp, target, groups, p, kuryrv1.ReasonPooled)
 		}

@@ -12,23 +12,30 @@ type PoolSettings struct {
 	Min, Max, Batch int
 }
 
-// Pool keeps ready Neutron ports per node (on one subnet, with the pod
-// security groups): the original kuryr's main start-up optimisation. A pod
-// takes a port without any Neutron request; the port's creation happened
-// earlier, in bulk, off the pod's critical path.
+// Pool keeps ready Neutron ports per node (on the node's target, with the
+// pod security groups): the original kuryr's main start-up optimisation. A
+// pod takes a port without any Neutron request; the port's creation
+// happened earlier, in bulk, off the pod's critical path.
 //
 // Every port the pool knows has exactly one state (free, held by a pod, or
 // being deleted) in one map, and a node's free list holds a port only while
 // its state is free: a port cannot be free twice, nor free while a pod
 // holds it, whatever order releases, retries and restarts come in.
+//
+// Each node's ports go on the network and subnet Targets says for it: the
+// default subnet for every node, or the node's own network (node mode). A
+// node is refilled only once its target is known, and a pod is handed only
+// a port on the target it asks for; free ports left on another one (the
+// node's network removed, or the configuration changed) are deleted.
 type Pool struct {
 	mu      sync.Mutex
 	ports   map[string]*pooled  // port id -> state
 	free    map[string][]string // node -> free port ids, most recent last
 	nodes   map[string]bool     // nodes to keep filled
+	targets map[string]Target   // node -> where its ports go, once asked (Target{}: nowhere now)
 	unclear neutron.Unanswered  // nodes whose last refill went unanswered
 	kick    chan struct{}
-	target  Target
+	Targets NodeTargetFunc
 	Neutron poolAPI
 	// Settings are the pool's bounds, Spec what its ports are created with.
 	Settings PoolSettings
@@ -75,42 +82,32 @@ const (
 	NotOurs
 )
 
-// NewPool returns an empty pool; it serves nothing until SetTarget.
-func NewPool(n poolAPI, s PoolSettings, spec Settings) *Pool {
+// NewPool returns an empty pool, which asks targets where each node's
+// ports go.
+func NewPool(n poolAPI, targets NodeTargetFunc, s PoolSettings, spec Settings) *Pool {
 	return &Pool{ports: map[string]*pooled{}, free: map[string][]string{}, nodes: map[string]bool{},
-		kick: make(chan struct{}, 1), Neutron: n, Settings: s, Spec: spec}
+		targets: map[string]Target{}, kick: make(chan struct{}, 1), Targets: targets, Neutron: n, Settings: s, Spec: spec}
 }
 
-// SetTarget sets the network and subnet pooled ports are created on.
-func (p *Pool) SetTarget(t Target) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.target = t
-}
-
-// Serves reports whether ports for t can come from the pool.
-func (p *Pool) Serves(t Target) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.target.SubnetID != "" && p.target == t
-}
-
-// Take hands out a ready port bound to node to the pod podUID, if one is
-// free, and asks for a refill.
-func (p *Pool) Take(node, podUID string) (neutron.Port, bool) {
+// Take hands out a ready port bound to node, on t, to the pod podUID, if
+// one is free, and asks for a refill.
+func (p *Pool) Take(node, podUID string, t Target) (neutron.Port, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.nodes[node] = true
 	p.signal()
 	ids := p.free[node]
-	if len(ids) == 0 {
-		return neutron.Port{}, false
+	for i := len(ids) - 1; i >= 0; i-- { // the most recent first
+		e := p.ports[ids[i]]
+		if !on(e.port, t) {
+			continue // misplaced: trim deletes it
+		}
+		p.free[node] = append(ids[:i:i], ids[i+1:]...)
+		e.state, e.holder = stateHeld, podUID
+		p.gauge(node)
+		return e.port, true
 	}
-	e := p.ports[ids[len(ids)-1]]
-	p.free[node] = ids[:len(ids)-1]
-	e.state, e.holder = stateHeld, podUID
-	p.gauge(node)
-	return e.port, true
+	return neutron.Port{}, false
 }
 
 // Holds says whether the pool records the port as held by the pod.
@@ -138,7 +135,7 @@ func (p *Pool) Release(port neutron.Port, podUID string) Release {
 	case e.holder != podUID:
 		return NotOurs
 	}
-	if (p.Settings.Max > 0 && len(p.free[e.node]) >= p.Settings.Max) || !p.nodes[e.node] {
+	if (p.Settings.Max > 0 && len(p.free[e.node]) >= p.Settings.Max) || !p.nodes[e.node] || p.misplaced(e) {
 		e.state, e.holder, e.retiredAt = stateRetiring, "", time.Now()
 		return Retire
 	}
@@ -199,6 +196,7 @@ func (p *Pool) Prune(live map[string]bool) {
 	for node := range p.nodes {
 		if !live[node] {
 			delete(p.nodes, node)
+			delete(p.targets, node)
 			p.unclear.Clear(node)
 		}
 	}
@@ -240,40 +238,6 @@ func (p *Pool) Adopt(ports []neutron.Port, holders map[string]string, live map[s
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.learn(mine, holders)
-}
-
-// excess takes off the free lists the ports beyond Max, to be deleted,
-// with the ports left retiring for a while (their release's delete never
-// came: a KuryrPort whose finalizer was removed by hand).
-func (p *Pool) excess() []neutron.Port {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	var out []neutron.Port
-	for _, e := range p.ports {
-		if e.state == stateRetiring && !e.retiredAt.IsZero() && time.Since(e.retiredAt) > retireGrace {
-			out = append(out, e.port)
-		}
-	}
-	for node, ids := range p.free {
-		for p.Settings.Max > 0 && len(ids) > p.Settings.Max {
-			e := p.ports[ids[0]]
-			ids = ids[1:]
-			e.state, e.retiredAt = stateRetiring, time.Now()
-			out = append(out, e.port)
-		}
-		p.free[node] = ids
-		p.gauge(node)
-	}
-	return out
-}
-
-// unretire puts back a port whose deletion failed.
-func (p *Pool) unretire(id string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if e, ok := p.ports[id]; ok && e.state == stateRetiring {
-		p.makeFree(e)
-	}
 }
 
 // makeFree puts a port that is not free on its node's free list. Callers

@@ -29,17 +29,22 @@ func (p *Pool) load(ports []neutron.Port, holders map[string]string) {
 }
 
 // Start refills every node below Min with bulk creations of Batch ports,
-// whenever a port is taken and every poolTick (a manager Runnable).
+// whenever a port is taken and every poolTick (a manager Runnable). Each
+// round first learns where every node's ports go and deletes the free
+// ports that are not there (nor beyond Max).
 func (p *Pool) Start(ctx context.Context) error {
 	t := time.NewTicker(poolTick)
 	defer t.Stop()
 	for {
+		if err := p.resolve(ctx); err != nil {
+			log.FromContext(ctx).Error(err, "finding where the pooled ports go")
+		}
+		p.trim(ctx)
 		for node, want := range p.deficits() {
 			if err := p.refill(ctx, node, want); err != nil {
 				log.FromContext(ctx).Error(err, "refilling the port pool", "node", node)
 			}
 		}
-		p.trim(ctx)
 		select {
 		case <-ctx.Done():
 			return nil
@@ -62,11 +67,59 @@ func (p *Pool) trim(ctx context.Context) {
 	}
 }
 
+// excess takes off the free lists the ports beyond Max and those not on
+// their node's target, to be deleted, with the ports left retiring for a
+// while (their release's delete never came: a KuryrPort whose finalizer
+// was removed by hand).
+func (p *Pool) excess() []neutron.Port {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []neutron.Port
+	for _, e := range p.ports {
+		if e.state == stateRetiring && !e.retiredAt.IsZero() && time.Since(e.retiredAt) > retireGrace {
+			out = append(out, e.port)
+		}
+	}
+	for node, ids := range p.free {
+		kept := ids[:0:0]
+		for _, id := range ids {
+			if e := p.ports[id]; p.misplaced(e) {
+				e.state, e.retiredAt = stateRetiring, time.Now()
+				out = append(out, e.port)
+				continue
+			}
+			kept = append(kept, id)
+		}
+		ids = kept
+		for p.Settings.Max > 0 && len(ids) > p.Settings.Max {
+			e := p.ports[ids[0]]
+			ids = ids[1:]
+			e.state, e.retiredAt = stateRetiring, time.Now()
+			out = append(out, e.port)
+		}
+		p.free[node] = ids
+		p.gauge(node)
+	}
+	return out
+}
+
+// unretire puts back a port whose deletion failed.
+func (p *Pool) unretire(id string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if e, ok := p.ports[id]; ok && e.state == stateRetiring {
+		p.makeFree(e)
+	}
+}
+
 func (p *Pool) deficits() map[string]int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	out := map[string]int{}
 	for node := range p.nodes {
+		if p.target(node).SubnetID == "" {
+			continue // not known yet, or the node's network is going
+		}
 		if n := len(p.free[node]); n < p.Settings.Min {
 			out[node] = max(p.Settings.Batch, p.Settings.Min-n)
 		}
@@ -74,12 +127,16 @@ func (p *Pool) deficits() map[string]int {
 	return out
 }
 
-// refill creates n ports for node in one bulk request. After a refill whose
-// outcome is unknown, it first looks for the ports that one may have made.
+// refill creates n ports for node, on its target, in one bulk request.
+// After a refill whose outcome is unknown, it first looks for the ports
+// that one may have made.
 func (p *Pool) refill(ctx context.Context, node string, n int) error {
 	p.mu.Lock()
-	target := p.target
+	target := p.target(node)
 	p.mu.Unlock()
+	if target.SubnetID == "" {
+		return nil // the next round, once the node's target is known
+	}
 	if pending, left := p.unclear.Pending(node); pending {
 		found, err := p.adopt(ctx, node)
 		if err != nil {
@@ -116,7 +173,7 @@ func (p *Pool) refill(ctx context.Context, node string, n int) error {
 	if err != nil {
 		return err
 	}
-	log.FromContext(ctx).Info("port pool refilled", "node", node, "created", len(ports))
+	log.FromContext(ctx).Info("port pool refilled", "node", node, "created", len(ports), "subnet", target.SubnetID)
 	return nil
 }
 

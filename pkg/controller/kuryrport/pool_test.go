@@ -9,22 +9,29 @@ import (
 	"github.com/kuryr-k8s/kuryr/pkg/neutron/neutrontest"
 )
 
+// newTestPool is a pool on the env's default target.
 func newTestPool(t *testing.T, e *env, s PoolSettings) *Pool {
 	t.Helper()
-	target, _, err := e.r.Target(context.Background(), nil)
-	if err != nil {
+	return NewPool(e.r.Neutron.(*neutron.Client), EveryNode(e.r.Target), s, e.r.Settings)
+}
+
+// fillResolved declares nodes to fill and learns their targets, as
+// start-up does.
+func (p *Pool) fillResolved(t *testing.T, nodes ...string) {
+	t.Helper()
+	for _, n := range nodes {
+		p.Fill(n)
+	}
+	if err := p.resolve(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	p := NewPool(e.r.Neutron.(*neutron.Client), s, e.r.Settings)
-	p.SetTarget(target)
-	return p
 }
 
 // filledPool is a test pool that has refilled node with n ports.
 func filledPool(t *testing.T, e *env, s PoolSettings, node string, n int) *Pool {
 	t.Helper()
 	pool := newTestPool(t, e, s)
-	pool.Fill(node)
+	pool.fillResolved(t, node)
 	if err := pool.refill(context.Background(), node, n); err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +80,8 @@ func TestPooledPortTakenAndReturned(t *testing.T) {
 func TestPoolNeverHoldsAPortTwice(t *testing.T) {
 	e := newEnv(t)
 	pool := filledPool(t, e, PoolSettings{Min: 1, Batch: 1}, "node-a", 1)
-	port, ok := pool.Take("node-a", "pod-a")
+	target := e.target(t)
+	port, ok := pool.Take("node-a", "pod-a", target)
 	if !ok {
 		t.Fatal("no port")
 	}
@@ -92,13 +100,13 @@ func TestPoolNeverHoldsAPortTwice(t *testing.T) {
 		t.Errorf("%d free after load, want 1", pool.FreeCount("node-a"))
 	}
 	// Handed out again, a late release of the former holder changes nothing.
-	if p, ok := pool.Take("node-a", "pod-b"); !ok || p.ID != port.ID {
+	if p, ok := pool.Take("node-a", "pod-b", target); !ok || p.ID != port.ID {
 		t.Fatal("the port is not free")
 	}
 	if r := pool.Release(port, "pod-a"); r != NotOurs {
 		t.Errorf("a late release of a port another pod holds: %v", r)
 	}
-	if _, ok := pool.Take("node-a", "pod-c"); ok {
+	if _, ok := pool.Take("node-a", "pod-c", target); ok {
 		t.Error("the port pod-b holds was handed out again")
 	}
 }
@@ -108,7 +116,7 @@ func TestPoolNeverHoldsAPortTwice(t *testing.T) {
 func TestPoolForgetsDeletedPorts(t *testing.T) {
 	e := newEnv(t)
 	pool := filledPool(t, e, PoolSettings{Min: 1, Max: 1, Batch: 2}, "node-a", 2)
-	a, _ := pool.Take("node-a", "pod-a")
+	a, _ := pool.Take("node-a", "pod-a", e.target(t))
 	listed, _ := e.r.Neutron.(*neutron.Client).ListPorts(context.Background(), nil, "")
 	if r := pool.Release(a, "pod-a"); r != Retire {
 		t.Fatalf("over max: %v, want Retire", r)
@@ -130,7 +138,7 @@ func TestPoolForgetsDeletedPorts(t *testing.T) {
 func TestPoolRefillUnclearAdoptsFirst(t *testing.T) {
 	e := newEnv(t)
 	pool := newTestPool(t, e, PoolSettings{Min: 2, Batch: 2})
-	pool.Fill("node-a")
+	pool.fillResolved(t, "node-a")
 	e.fake.Unanswered = func(method, coll string) (int, string) {
 		if method == "POST" && coll == "ports" {
 			return 504, "gateway timeout"
@@ -160,7 +168,7 @@ func TestPoolRefillUnclearAdoptsFirst(t *testing.T) {
 func TestPoolRefillUnclearRetriesAfterSettle(t *testing.T) {
 	e := newEnv(t)
 	pool := newTestPool(t, e, PoolSettings{Min: 1, Batch: 1})
-	pool.Fill("node-a")
+	pool.fillResolved(t, "node-a")
 	e.fake.Fail = func(method, coll string) (int, string) {
 		if method == "POST" {
 			return 503, "unavailable"
@@ -182,29 +190,39 @@ func TestPoolRefillUnclearRetriesAfterSettle(t *testing.T) {
 // it was removed does not bring it back.
 func TestPoolPrunesRemovedNodes(t *testing.T) {
 	e := newEnv(t)
+	target := e.target(t)
 	pool := newTestPool(t, e, PoolSettings{Min: 2, Batch: 1})
+	pool.fillResolved(t, "node-a", "node-b")
 	for _, node := range []string{"node-a", "node-b"} {
-		pool.Fill(node)
 		if err := pool.refill(context.Background(), node, 1); err != nil {
 			t.Fatal(err)
 		}
 	}
 	pool.Prune(map[string]bool{"node-a": true})
-	if _, ok := pool.Take("node-b", "p1"); ok {
+	if _, ok := pool.Take("node-b", "p1", target); ok {
 		t.Error("a removed node's port was handed out")
 	}
 	pool.Prune(map[string]bool{"node-a": true}) // Take marked node-b wanted again
 	if d := pool.deficits(); len(d) != 1 || d["node-a"] != 1 {
 		t.Errorf("deficits %v, want only node-a's", d)
 	}
+	// node-b wanted again, and removed while its refill is in flight.
+	pool.fillResolved(t, "node-b")
+	e.fake.Fail = func(method, coll string) (int, string) {
+		if method == "POST" && coll == "ports" {
+			pool.Prune(map[string]bool{"node-a": true})
+		}
+		return 0, ""
+	}
 	if err := pool.refill(context.Background(), "node-b", 1); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := pool.Take("node-a", "p2"); !ok {
+	e.fake.Fail = nil
+	if _, ok := pool.Take("node-a", "p2", target); !ok {
 		t.Error("node-a lost its port")
 	}
 	pool.Prune(map[string]bool{"node-a": true})
-	if _, ok := pool.Take("node-b", "p3"); ok {
+	if _, ok := pool.Take("node-b", "p3", target); ok {
 		t.Error("a refill for a removed node came back into the pool")
 	}
 }

@@ -45,7 +45,8 @@ type Recorder interface {
 }
 
 // TargetFunc says which network and subnet a KuryrPort's port goes on; ok is
-// false while that is not known yet (a namespace network being created).
+// false while that is not known yet (a namespace's or node's network being
+// created).
 type TargetFunc func(ctx context.Context, kp *kuryrv1.KuryrPort) (t Target, ok bool, err error)
 
 // Reconciler converges KuryrPorts and Neutron ports.
@@ -57,7 +58,8 @@ type Reconciler struct {
 	Target   TargetFunc
 	Recorder Recorder
 	Settings Settings
-	// Pool, when set, hands out pre-created ports on the default target.
+	// Pool, when set, hands out pre-created ports on the target of their
+	// node (the default subnet, or the node's own network).
 	Pool *Pool
 	// Started reports that start-up (ledger, pool) has completed.
 	Started interface{ Completed() bool }
@@ -123,7 +125,7 @@ func (r *Reconciler) ensurePort(ctx context.Context, kp *kuryrv1.KuryrPort) (ctr
 		return ctrl.Result{}, r.fail(ctx, kp, "FindNetwork", err)
 	}
 	if !ok {
-		return ctrl.Result{}, r.setCondition(ctx, kp, metav1.ConditionFalse, kuryrv1.ReasonWaiting, "waiting for the namespace's network")
+		return ctrl.Result{}, r.setCondition(ctx, kp, metav1.ConditionFalse, kuryrv1.ReasonWaiting, "waiting for the pod's network (its namespace's or node's KuryrNetwork)")
 	}
 	groups, err := r.groupsAtCreation(ctx, kp)
 	if err != nil {

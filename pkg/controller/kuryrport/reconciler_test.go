@@ -76,6 +76,16 @@ func kp(name, uid string) *kuryrv1.KuryrPort {
 	}
 }
 
+// target is the env's default target.
+func (e *env) target(t *testing.T) Target {
+	t.Helper()
+	target, _, err := e.r.Target(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return target
+}
+
 // start does what start-up does for the ledger: load the cluster's ports.
 func (e *env) start(t *testing.T) []neutron.Port {
 	t.Helper()

@@ -49,7 +49,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("kuryrport").
 		For(&kuryrv1.KuryrPort{}).
-		// A namespace network becoming ready unblocks its KuryrPorts.
+		// A namespace's or node's network becoming ready unblocks its
+		// KuryrPorts.
 		Watches(&kuryrv1.KuryrNetwork{}, handler.EnqueueRequestsFromMapFunc(r.waitingOn))
 	if r.Groups != nil {
 		h, err := watchServiceGroups(context.Background(), mgr)
@@ -65,9 +66,16 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 		Complete(r)
 }
 
+// waitingOn are the KuryrPorts without a port that a KuryrNetwork serves:
+// those of its namespace, or, for a node's, those of the pods on the node
+// (labelled with it), in every namespace.
 func (r *Reconciler) waitingOn(ctx context.Context, o client.Object) []reconcile.Request {
+	var opt client.ListOption = client.InNamespace(o.GetNamespace())
+	if kn, ok := o.(*kuryrv1.KuryrNetwork); ok && kn.Spec.NodeName != "" {
+		opt = client.MatchingLabels{kuryrv1.NodeNameLabel: kn.Spec.NodeName}
+	}
 	var kps kuryrv1.KuryrPortList
-	if err := r.List(ctx, &kps, client.InNamespace(o.GetNamespace())); err != nil {
+	if err := r.List(ctx, &kps, opt); err != nil {
 		return nil
 	}
 	var out []reconcile.Request
@@ -92,6 +100,42 @@ func DefaultTarget(info subnetReader, subnetID string) TargetFunc {
 			return Target{}, false, err
 		}
 		return Target{NetworkID: s.NetworkID, SubnetID: s.ID}, true, nil
+	}
+}
+
+// NodeTargetFunc says which network and subnet the ports bound to a node
+// go on; ok is false while that is not known (the node's network being
+// created or removed). The pool asks it for each node it fills.
+type NodeTargetFunc func(ctx context.Context, node string) (t Target, ok bool, err error)
+
+// EveryNode is a target that depends on no pod or node (the default
+// subnet), as the pool asks for it.
+func EveryNode(f TargetFunc) NodeTargetFunc {
+	return func(ctx context.Context, _ string) (Target, bool, error) { return f(ctx, nil) }
+}
+
+// NodeNetworks are the nodes' own networks (pod_subnets_driver = node):
+// each node's, once the KuryrNetwork kuryrv1.NodeNetworkName(node) in
+// namespace ns reports it ready, and not while it is being deleted (its
+// network is going).
+func NodeNetworks(c client.Reader, ns string) NodeTargetFunc {
+	return func(ctx context.Context, node string) (Target, bool, error) {
+		var kn kuryrv1.KuryrNetwork
+		err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: kuryrv1.NodeNetworkName(node)}, &kn)
+		if err != nil || !kn.Status.Ready() || !kn.DeletionTimestamp.IsZero() || kn.Spec.NodeName != node {
+			return Target{}, false, client.IgnoreNotFound(err)
+		}
+		return Target{NetworkID: kn.Status.NetID, SubnetID: kn.Status.SubnetID}, true, nil
+	}
+}
+
+// NodeTarget puts a port on the network of its pod's node (read from the
+// KuryrNetworks in namespace ns), once that is ready: until then the
+// KuryrPort waits, and the node's KuryrNetwork becoming ready wakes it.
+func NodeTarget(c client.Reader, ns string) TargetFunc {
+	nodes := NodeNetworks(c, ns)
+	return func(ctx context.Context, kp *kuryrv1.KuryrPort) (Target, bool, error) {
+		return nodes(ctx, kp.Spec.PodNodeName)
 	}
 }
 

@@ -38,7 +38,6 @@ type Startup struct {
 	Cluster string
 	Ledger  *Ledger
 	Pool    *Pool
-	Target  TargetFunc
 	done    chan struct{}
 }
 
@@ -91,13 +90,10 @@ func (s *Startup) Start(ctx context.Context) error {
 	return nil
 }
 
-// loadPool gives the pool its target, its ports with their holders, and
-// every node to fill.
+// loadPool gives the pool its ports with their holders, every node to
+// fill, and where each node's ports go (so that the first pods after
+// start-up take pooled ports).
 func (s *Startup) loadPool(ctx context.Context, ports []neutron.Port) error {
-	t, _, err := s.Target(ctx, nil)
-	if err != nil {
-		return err
-	}
 	var kps kuryrv1.KuryrPortList
 	if err := s.Client.List(ctx, &kps); err != nil {
 		return err
@@ -113,9 +109,8 @@ func (s *Startup) loadPool(ctx context.Context, ports []neutron.Port) error {
 		return err
 	}
 	s.Pool.load(ports, holders)
-	s.Pool.SetTarget(t)
 	for _, n := range nodes.Items {
 		s.Pool.Fill(n.Name)
 	}
-	return nil
+	return s.Pool.resolve(ctx)
 }

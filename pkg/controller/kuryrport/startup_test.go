@@ -27,8 +27,13 @@ func TestStartupLoadsLedgerAndPool(t *testing.T) {
 	e := newEnv(t)
 	tag := neutron.ClusterTag("c1")
 	podPort := e.fake.Add("ports", neutrontest.Object{"tags": []string{tag, neutron.PodTag("uid-1")}, "binding:vif_type": "ovs"})
-	held := e.fake.Add("ports", neutrontest.Object{"tags": []string{tag, neutron.PoolTag("node-a")}})
-	free := e.fake.Add("ports", neutrontest.Object{"tags": []string{tag, neutron.PoolTag("node-a")}})
+	target := e.target(t)
+	onTarget := func() neutrontest.Object {
+		return neutrontest.Object{"tags": []string{tag, neutron.PoolTag("node-a")}, "network_id": target.NetworkID,
+			"fixed_ips": []neutrontest.Object{{"subnet_id": target.SubnetID, "ip_address": "10.10.0.50"}}}
+	}
+	held := e.fake.Add("ports", onTarget())
+	free := e.fake.Add("ports", onTarget())
 	s := runtime.NewScheme()
 	_ = clientgoscheme.AddToScheme(s)
 	_ = kuryrv1.AddToScheme(s)
@@ -36,7 +41,7 @@ func TestStartupLoadsLedgerAndPool(t *testing.T) {
 		Spec:   kuryrv1.KuryrPortSpec{PodUID: "uid-2", PodNodeName: "node-a"},
 		Status: kuryrv1.KuryrPortStatus{VIFs: map[string]kuryrv1.VIF{kuryrv1.DefaultInterface: {PortID: held}}}}
 	c := fake.NewClientBuilder().WithScheme(s).WithObjects(holder, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-a"}}).Build()
-	pool := NewPool(e.r.Neutron.(*neutron.Client), PoolSettings{Min: 1, Batch: 1}, e.r.Settings)
+	pool := NewPool(e.r.Neutron.(*neutron.Client), EveryNode(e.r.Target), PoolSettings{Min: 1, Batch: 1}, e.r.Settings)
 	fails := 2
 	e.fake.Fail = func(method, coll string) (int, string) {
 		if method == "GET" && coll == "ports" && fails > 0 {
@@ -46,7 +51,7 @@ func TestStartupLoadsLedgerAndPool(t *testing.T) {
 		return 0, ""
 	}
 	st := NewStartup(Startup{Client: c, Cache: synced{}, Neutron: e.r.Neutron.(*neutron.Client), Cluster: "c1",
-		Ledger: e.r.Ledger, Pool: pool, Target: e.r.Target})
+		Ledger: e.r.Ledger, Pool: pool})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() { _ = st.Start(ctx) }()
@@ -61,7 +66,7 @@ func TestStartupLoadsLedgerAndPool(t *testing.T) {
 	if r := pool.Release(neutron.Port{}, "x"); r != Retire {
 		t.Errorf("unknown port: %v", r)
 	}
-	got, ok := pool.Take("node-a", "uid-3")
+	got, ok := pool.Take("node-a", "uid-3", target)
 	if !ok || got.ID != free {
 		t.Errorf("took %q, want the free port %s (not %s, which uid-2 holds)", got.ID, free, held)
 	}

@@ -26,8 +26,8 @@ type Settings struct {
 	// balancer or an endpoint are refused ("": they are not).
 	RefuseSubnet string
 	ExtraTags    []string
-	// Routed are the subnets (pod, service) and subnet pools (namespace
-	// subnets) the node must reach through its port.
+	// Routed are the subnets (pod, service) and subnet pools (of the
+	// namespace and node subnets) the node must reach through its port.
 	RoutedSubnets, RoutedPools []string
 	// BindTimeout: a port still unbound this long after its creation will
 	// never be bound, and is replaced.

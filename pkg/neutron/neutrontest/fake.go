@@ -1,8 +1,9 @@
 // Package neutrontest is a fake Neutron for unit tests: an HTTP server that
 // keeps ports, networks, subnets, security groups and their rules in
 // memory and understands the calls kuryr makes (tag and status filters,
-// tags sub-resources, security groups of ports included), counts requests,
-// and can be told to fail. It has no address groups: kuryr does not use
+// tags sub-resources, security groups of ports included; a network is
+// deleted with its subnets, and refused while ports other than Neutron's
+// own are on it), counts requests, and can be told to fail. It has no address groups: kuryr does not use
 // them (ML2/OVN ignores a rule's remote address group), and a rule naming
 // one is refused as an unrecognized attribute.
 package neutrontest

@@ -115,6 +115,7 @@ func (f *Fake) createOne(collection string, o Object) Object {
 			o["cidr"] = fmt.Sprintf("10.10.%d.0/24", f.seq%250)
 			o["gateway_ip"] = fmt.Sprintf("10.10.%d.1", f.seq%250)
 		}
+		defer f.listSubnet(o) // once it has its id
 	}
 	if !f.TagOnCreate || collection != "ports" {
 		o["tags"] = []string{}
@@ -124,6 +125,16 @@ func (f *Fake) createOne(collection string, o Object) Object {
 	}
 	f.add(collection, o)
 	return o
+}
+
+// listSubnet adds a new subnet to its network's list, as Neutron shows
+// it; the caller holds f.mu.
+func (f *Fake) listSubnet(o Object) {
+	id, _ := o["network_id"].(string)
+	if n := f.objects["networks"][id]; n != nil {
+		subs, _ := n["subnets"].([]string)
+		n["subnets"] = append(subs, o["id"].(string))
+	}
 }
 
 // completePort fills what Neutron would: MAC, an address on the requested
@@ -155,6 +166,13 @@ func (f *Fake) show(w http.ResponseWriter, collection, id string) {
 func (f *Fake) remove(w http.ResponseWriter, collection, id string) {
 	f.mu.Lock()
 	_, ok := f.objects[collection][id]
+	if ok && collection == "networks" {
+		if aerr := f.removeNetwork(id); aerr != nil {
+			f.mu.Unlock()
+			aerr.write(w)
+			return
+		}
+	}
 	delete(f.objects[collection], id)
 	f.mu.Unlock()
 	if !ok {
@@ -162,6 +180,36 @@ func (f *Fake) remove(w http.ResponseWriter, collection, id string) {
 		return
 	}
 	w.WriteHeader(204)
+}
+
+// autoDeleted are the owners of the ports Neutron deletes with their
+// network; any other port (a router interface included) makes it refuse.
+var autoDeleted = []string{"network:dhcp", "network:distributed"}
+
+// removeNetwork deletes a network's subnets and own ports, or refuses
+// (409 NetworkInUse) while other ports remain, as Neutron does. The caller
+// holds f.mu.
+func (f *Fake) removeNetwork(id string) *apiError {
+	var own []string
+	for pid, p := range f.objects["ports"] {
+		if p["network_id"] != id {
+			continue
+		}
+		if owner, _ := p["device_owner"].(string); !slices.Contains(autoDeleted, owner) {
+			return conflict("NetworkInUse", "Unable to complete operation on network %s. "+
+				"There are one or more ports still in use on the network.", id)
+		}
+		own = append(own, pid)
+	}
+	for _, pid := range own {
+		delete(f.objects["ports"], pid)
+	}
+	for sid, s := range f.objects["subnets"] {
+		if s["network_id"] == id {
+			delete(f.objects["subnets"], sid)
+		}
+	}
+	return nil
 }
 
 // routerInterface attaches or detaches a subnet as Neutron does: a port on
@@ -189,7 +237,11 @@ func (f *Fake) routerInterface(w http.ResponseWriter, r *http.Request, router, a
 		writeJSON(w, 404, Object{"NeutronError": Object{"type": "RouterInterfaceNotFoundForSubnet"}})
 		return
 	}
-	port := f.add("ports", Object{"device_id": router, "device_owner": "network:router_interface",
+	var network any
+	if s := f.objects["subnets"][body.SubnetID]; s != nil {
+		network = s["network_id"]
+	}
+	port := f.add("ports", Object{"device_id": router, "device_owner": "network:router_interface", "network_id": network,
 		"fixed_ips": []Object{{"subnet_id": body.SubnetID, "ip_address": "10.10.0.1"}}})
 	writeJSON(w, 200, Object{"id": router, "subnet_id": body.SubnetID, "port_id": port})
 }
