@@ -1,0 +1,200 @@
+package svcports
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/containernetworking/plugins/pkg/ns"
+	"github.com/containernetworking/plugins/pkg/testutils"
+	"github.com/vishvananda/netlink"
+)
+
+// These tests program nftables in throwaway network namespaces of their
+// own (root): never in the host's.
+//
+//	client 10.77.1.2 ── 10.77.1.1 node 10.77.2.1 ── 10.77.2.2 backend
+//	                    (forwards)                  + 10.77.96.10, .11 on lo
+//
+// The backend has no route back to the client: like a pod, whose replies
+// go through the OVN router and not the node, it can answer node-port
+// traffic only once the node has masqueraded it.
+type testNet struct {
+	client, node, backend ns.NetNS
+}
+
+func needRoot(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatal("netns tests need root (CI and the local cloud run as root)")
+	}
+}
+
+func newNS(t *testing.T) ns.NetNS {
+	t.Helper()
+	n, err := testutils.NewNS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = n.Close(); _ = testutils.UnmountNS(n) })
+	return n
+}
+
+func newTestNet(t *testing.T) *testNet {
+	t.Helper()
+	n := &testNet{client: newNS(t), node: newNS(t), backend: newNS(t)}
+	do(t, n.node, func() error {
+		if err := veth("n-c", "10.77.1.1/24", "c0", n.client); err != nil {
+			return err
+		}
+		if err := veth("n-b", "10.77.2.1/24", "b0", n.backend); err != nil {
+			return err
+		}
+		if err := route("10.77.96.0/24", "10.77.2.2"); err != nil {
+			return err
+		}
+		return os.WriteFile("/proc/sys/net/ipv4/ip_forward", []byte("1"), 0o644)
+	})
+	do(t, n.client, func() error {
+		if err := up("c0", "10.77.1.2/24", "lo"); err != nil {
+			return err
+		}
+		return route("0.0.0.0/0", "10.77.1.1")
+	})
+	do(t, n.backend, func() error {
+		if err := up("b0", "10.77.2.2/24", "lo"); err != nil {
+			return err
+		}
+		lo, _ := netlink.LinkByName("lo")
+		for _, a := range []string{"10.77.96.10/32", "10.77.96.11/32"} {
+			if err := netlink.AddrAdd(lo, mustAddr(a)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+func do(t *testing.T, n ns.NetNS, f func() error) {
+	t.Helper()
+	if err := n.Do(func(ns.NetNS) error { return f() }); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustAddr(s string) *netlink.Addr {
+	a, err := netlink.ParseAddr(s)
+	if err != nil {
+		panic(err)
+	}
+	return a
+}
+
+// veth creates name (with addr, up) in the current namespace and its peer
+// in other.
+func veth(name, addr, peer string, other ns.NetNS) error {
+	if err := netlink.LinkAdd(&netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: name}, PeerName: peer,
+		PeerNamespace: netlink.NsFd(int(other.Fd()))}); err != nil {
+		return fmt.Errorf("veth %s: %w", name, err)
+	}
+	return up(name, addr)
+}
+
+// up gives link its address (if any) and brings it and the others up.
+func up(link, addr string, more ...string) error {
+	for i, name := range append([]string{link}, more...) {
+		l, err := netlink.LinkByName(name)
+		if err != nil {
+			return err
+		}
+		if i == 0 && addr != "" {
+			if err := netlink.AddrAdd(l, mustAddr(addr)); err != nil {
+				return err
+			}
+		}
+		if err := netlink.LinkSetUp(l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func route(dst, gw string) error {
+	_, d, _ := net.ParseCIDR(dst)
+	return netlink.RouteAdd(&netlink.Route{Dst: d, Gw: net.ParseIP(gw)})
+}
+
+// serve answers, on each address of the backend, "<local> <remote>" to
+// every TCP connection and UDP datagram: what the backend saw.
+func (n *testNet) serve(t *testing.T, tcp, udp []string) {
+	t.Helper()
+	do(t, n.backend, func() error {
+		for _, a := range tcp {
+			ln, err := net.Listen("tcp", a)
+			if err != nil {
+				return err
+			}
+			t.Cleanup(func() { _ = ln.Close() })
+			go func() {
+				for {
+					c, err := ln.Accept()
+					if err != nil {
+						return
+					}
+					_, _ = fmt.Fprintf(c, "%s %s\n", c.LocalAddr(), c.RemoteAddr())
+					_ = c.Close()
+				}
+			}()
+		}
+		for _, a := range udp {
+			pc, err := net.ListenPacket("udp", a)
+			if err != nil {
+				return err
+			}
+			t.Cleanup(func() { _ = pc.Close() })
+			go func() {
+				buf := make([]byte, 64)
+				for {
+					_, from, err := pc.ReadFrom(buf)
+					if err != nil {
+						return
+					}
+					_, _ = pc.WriteTo(fmt.Appendf(nil, "%s %s\n", pc.LocalAddr(), from), from)
+				}
+			}()
+		}
+		return nil
+	})
+}
+
+// ask sends one request from inside n and returns the answer: the
+// backend's "<local> <remote>", "(timeout)" when a TCP connection was not
+// answered (dropped), or "" (refused, or no UDP answer).
+func ask(t *testing.T, n ns.NetNS, network, addr string) string {
+	t.Helper()
+	var answer string
+	do(t, n, func() error {
+		c, err := net.DialTimeout(network, addr, 500*time.Millisecond)
+		if ne, ok := err.(net.Error); ok && ne.Timeout() {
+			answer = "(timeout)"
+			return nil
+		} else if err != nil {
+			return nil // refused
+		}
+		defer func() { _ = c.Close() }()
+		_ = c.SetDeadline(time.Now().Add(500 * time.Millisecond))
+		if network == "udp" {
+			if _, err := c.Write([]byte("?")); err != nil {
+				return nil
+			}
+		}
+		answer, _ = bufio.NewReader(c).ReadString('\n')
+		answer = strings.TrimSpace(answer)
+		return nil
+	})
+	return answer
+}
