@@ -62,6 +62,9 @@ type Kubernetes struct {
 	ControllerHA       bool
 	HANamespace        string
 	VIFPoolDriver      string
+	// ServeNodePorts: kuryr-daemon serves node ports (there is no
+	// kube-proxy); the controller's Warnings follow it.
+	ServeNodePorts bool
 }
 
 // Auth is the [neutron] section: how to reach OpenStack. One identity serves
