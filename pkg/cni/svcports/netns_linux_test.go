@@ -76,7 +76,32 @@ func newTestNet(t *testing.T) *testNet {
 		}
 		return nil
 	})
+	// Until the kernel has activated a new link (linkwatch, which may wait
+	// up to a second after a burst of link events), it drops what it sends.
+	for netns, links := range map[ns.NetNS][]string{n.client: {"c0"}, n.node: {"n-c", "n-b"}, n.backend: {"b0"}} {
+		do(t, netns, func() error { return waitOperUp(links...) })
+	}
 	return n
+}
+
+func waitOperUp(links ...string) error {
+	deadline := time.Now().Add(5 * time.Second)
+	for _, name := range links {
+		for {
+			l, err := netlink.LinkByName(name)
+			if err != nil {
+				return err
+			}
+			if l.Attrs().OperState == netlink.OperUp {
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("%s is still %s", name, l.Attrs().OperState)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	return nil
 }
 
 func do(t *testing.T, n ns.NetNS, f func() error) {
