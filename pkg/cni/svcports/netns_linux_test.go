@@ -12,6 +12,7 @@ import (
 	"github.com/containernetworking/plugins/pkg/ns"
 	"github.com/containernetworking/plugins/pkg/testutils"
 	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
 )
 
 // These tests program nftables in throwaway network namespaces of their
@@ -19,6 +20,7 @@ import (
 //
 //	client 10.77.1.2 ── 10.77.1.1 node 10.77.2.1 ── 10.77.2.2 backend
 //	                    (forwards)                  + 10.77.96.10, .11 on lo
+//	(and fd77:1::2 ── fd77:1::1, fd77:2::1 ── fd77:2::2 + fd77:96::10)
 //
 // The backend has no route back to the client: like a pod, whose replies
 // go through the OVN router and not the node, it can answer node-port
@@ -47,34 +49,31 @@ func newTestNet(t *testing.T) *testNet {
 	t.Helper()
 	n := &testNet{client: newNS(t), node: newNS(t), backend: newNS(t)}
 	do(t, n.node, func() error {
-		if err := veth("n-c", "10.77.1.1/24", "c0", n.client); err != nil {
+		if err := veth("n-c", "c0", n.client, "10.77.1.1/24", "fd77:1::1/64"); err != nil {
 			return err
 		}
-		if err := veth("n-b", "10.77.2.1/24", "b0", n.backend); err != nil {
+		if err := veth("n-b", "b0", n.backend, "10.77.2.1/24", "fd77:2::1/64"); err != nil {
 			return err
 		}
-		if err := route("10.77.96.0/24", "10.77.2.2"); err != nil {
+		if err := routes("10.77.96.0/24 via 10.77.2.2", "fd77:96::/64 via fd77:2::2"); err != nil {
 			return err
 		}
-		return os.WriteFile("/proc/sys/net/ipv4/ip_forward", []byte("1"), 0o644)
+		if err := os.WriteFile("/proc/sys/net/ipv4/ip_forward", []byte("1"), 0o644); err != nil {
+			return err
+		}
+		return os.WriteFile("/proc/sys/net/ipv6/conf/all/forwarding", []byte("1"), 0o644)
 	})
 	do(t, n.client, func() error {
-		if err := up("c0", "10.77.1.2/24", "lo"); err != nil {
+		if err := up("c0", "10.77.1.2/24", "fd77:1::2/64"); err != nil {
 			return err
 		}
-		return route("0.0.0.0/0", "10.77.1.1")
+		return routes("0.0.0.0/0 via 10.77.1.1", "::/0 via fd77:1::1")
 	})
 	do(t, n.backend, func() error {
-		if err := up("b0", "10.77.2.2/24", "lo"); err != nil {
+		if err := up("b0", "10.77.2.2/24", "fd77:2::2/64"); err != nil {
 			return err
 		}
-		lo, _ := netlink.LinkByName("lo")
-		for _, a := range []string{"10.77.96.10/32", "10.77.96.11/32"} {
-			if err := netlink.AddrAdd(lo, mustAddr(a)); err != nil {
-				return err
-			}
-		}
-		return nil
+		return up("lo", "10.77.96.10/32", "10.77.96.11/32", "fd77:96::10/128")
 	})
 	// Until the kernel has activated a new link (linkwatch, which may wait
 	// up to a second after a burst of link events), it drops what it sends.
@@ -111,46 +110,49 @@ func do(t *testing.T, n ns.NetNS, f func() error) {
 	}
 }
 
-func mustAddr(s string) *netlink.Addr {
-	a, err := netlink.ParseAddr(s)
-	if err != nil {
-		panic(err)
-	}
-	return a
-}
-
-// veth creates name (with addr, up) in the current namespace and its peer
-// in other.
-func veth(name, addr, peer string, other ns.NetNS) error {
+// veth creates name (with addrs, up) in the current namespace and its
+// peer in other.
+func veth(name, peer string, other ns.NetNS, addrs ...string) error {
 	if err := netlink.LinkAdd(&netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: name}, PeerName: peer,
 		PeerNamespace: netlink.NsFd(int(other.Fd()))}); err != nil {
 		return fmt.Errorf("veth %s: %w", name, err)
 	}
-	return up(name, addr)
+	return up(name, addrs...)
 }
 
-// up gives link its address (if any) and brings it and the others up.
-func up(link, addr string, more ...string) error {
-	for i, name := range append([]string{link}, more...) {
-		l, err := netlink.LinkByName(name)
+// up gives link its addresses (without duplicate address detection, which
+// would hold IPv6 ones back for a second) and brings it up.
+func up(link string, addrs ...string) error {
+	l, err := netlink.LinkByName(link)
+	if err != nil {
+		return err
+	}
+	for _, a := range addrs {
+		addr, err := netlink.ParseAddr(a)
 		if err != nil {
 			return err
 		}
-		if i == 0 && addr != "" {
-			if err := netlink.AddrAdd(l, mustAddr(addr)); err != nil {
-				return err
-			}
+		addr.Flags = unix.IFA_F_NODAD
+		if err := netlink.AddrAdd(l, addr); err != nil {
+			return fmt.Errorf("%s on %s: %w", a, link, err)
 		}
-		if err := netlink.LinkSetUp(l); err != nil {
+	}
+	return netlink.LinkSetUp(l)
+}
+
+// routes adds routes written "<destination> via <gateway>".
+func routes(rs ...string) error {
+	for _, r := range rs {
+		dst, gw, _ := strings.Cut(r, " via ")
+		_, d, err := net.ParseCIDR(dst)
+		if err != nil {
 			return err
+		}
+		if err := netlink.RouteAdd(&netlink.Route{Dst: d, Gw: net.ParseIP(gw)}); err != nil {
+			return fmt.Errorf("route %s: %w", r, err)
 		}
 	}
 	return nil
-}
-
-func route(dst, gw string) error {
-	_, d, _ := net.ParseCIDR(dst)
-	return netlink.RouteAdd(&netlink.Route{Dst: d, Gw: net.ParseIP(gw)})
 }
 
 // serve answers, on each address of the backend, "<local> <remote>" to

@@ -28,7 +28,7 @@ func tcpPort(port uint16, target string, local bool, eps ...string) NodePort {
 // masqueraded reports an answer from want that saw the node's address on
 // the backend's side as the source.
 func masqueraded(answer, want string) bool {
-	return strings.HasPrefix(answer, want+" 10.77.2.1:")
+	return strings.HasPrefix(answer, want+" 10.77.2.1:") || strings.HasPrefix(answer, want+" [fd77:2::1]:")
 }
 
 // Real TCP and UDP traffic to the node's node ports, from another host and
@@ -36,16 +36,21 @@ func masqueraded(answer, want string) bool {
 func TestReplaceServesNodePorts(t *testing.T) {
 	needRoot(t)
 	n := newTestNet(t)
-	n.serve(t, []string{"10.77.96.10:80", "10.77.2.2:8080", "10.77.96.11:8080"}, []string{"10.77.96.10:53"})
+	n.serve(t, []string{"10.77.96.10:80", "10.77.2.2:8080", "10.77.96.11:8080", "[fd77:96::10]:80", "[fd77:96::10]:8080"},
+		[]string{"10.77.96.10:53"})
 	nft := NFTables{NetNS: int(n.node.Fd())}
 	if a := ask(t, n.client, "tcp", "10.77.1.1:30080"); a != "" {
 		t.Fatalf("answered before any rule: %q", a)
 	}
 	udp := NodePort{Service: "demo/dns", Protocol: corev1.ProtocolUDP, Port: 30053, Target: netip.MustParseAddrPort("10.77.96.10:53")}
+	// SCTP: programmed (the kernel here has no SCTP sockets to try it).
+	sctp := NodePort{Service: "demo/sctp", Protocol: corev1.ProtocolSCTP, Port: 30009, Target: netip.MustParseAddrPort("10.77.96.10:9")}
 	first := Ruleset{Ports: []NodePort{
-		tcpPort(30080, "10.77.96.10:80", false), udp,
+		tcpPort(30080, "10.77.96.10:80", false), udp, sctp,
 		tcpPort(30081, "10.77.96.10:80", true, "10.77.2.2:8080", "10.77.96.11:8080"),
 		tcpPort(30082, "10.77.96.10:80", true),
+		tcpPort(30086, "[fd77:96::10]:80", false),
+		tcpPort(30087, "[fd77:96::10]:80", true, "[fd77:96::10]:8080"),
 	}}
 	for range 2 { // twice: the second replaces the first
 		if err := nft.Replace(first); err != nil {
@@ -67,6 +72,11 @@ func TestReplaceServesNodePorts(t *testing.T) {
 		{"local without local endpoints: dropped", n.client, "tcp", "10.77.1.1:30082", "(timeout)"},
 		{"local, from the node itself: through the ClusterIP", n.node, "tcp", "10.77.1.1:30082", "10.77.96.10:80"},
 		{"another port: nothing", n.client, "tcp", "10.77.1.1:30083", ""},
+		{"IPv6 from another host", n.client, "tcp", "[fd77:1::1]:30086", "[fd77:96::10]:80"},
+		{"IPv6 from the node itself", n.node, "tcp", "[fd77:2::1]:30086", "[fd77:96::10]:80"},
+		{"IPv6 not on localhost", n.node, "tcp", "[::1]:30086", ""},
+		{"IPv6 local", n.client, "tcp", "[fd77:1::1]:30087", "[fd77:96::10]:8080"},
+		{"an IPv4 node port is not served on IPv6 addresses", n.client, "tcp", "[fd77:1::1]:30080", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := ask(t, tc.from, tc.network, tc.addr)
