@@ -36,7 +36,7 @@ func wireServices(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients, 
 		Subnets: &service.Subnets{Neutron: nc, Project: nd.Project, TTL: subnetsTTL},
 		Settings: service.Settings{Provider: od.Provider, Algorithm: od.EffectiveAlgorithm(), SubnetID: nd.ServiceSubnet,
 			ProjectID: nd.Project, Class: od.LoadBalancerClass, External: nd.ExternalSvcNet != "",
-			RequireSubnet: od.Provider == "ovn", Exposure: exposure}}
+			RequireSubnet: od.Provider == "ovn", Exposure: exposure, NodePorts: cfg.Kubernetes.ServeNodePorts}}
 	if err := svc.SetupWithManager(mgr, 4); err != nil {
 		return err
 	}

@@ -1,6 +1,6 @@
 // Command kuryr-daemon runs on every node: it watches the node's
 // KuryrPorts and serves the CNI requests kuryr-cni forwards, plugging each
-// pod into its Neutron port. It installs kuryr-cni and the CNI network
+// pod into its Neutron port, and serves the Services' node ports. It installs kuryr-cni and the CNI network
 // configuration only once it can serve, so a node is not Ready before.
 package main
 
@@ -26,6 +26,7 @@ import (
 	"github.com/kuryr-k8s/kuryr/pkg/cni/nodeport"
 	"github.com/kuryr-k8s/kuryr/pkg/cni/plug"
 	"github.com/kuryr-k8s/kuryr/pkg/cni/refuse"
+	"github.com/kuryr-k8s/kuryr/pkg/cni/svcports"
 	"github.com/kuryr-k8s/kuryr/pkg/config"
 	"github.com/kuryr-k8s/kuryr/pkg/health"
 	"github.com/kuryr-k8s/kuryr/pkg/retry"
@@ -113,6 +114,9 @@ func run(ctx context.Context, logger logr.Logger, opts *startup.Options) error {
 	go func() { _ = informers.Start(work) }()
 	go func() { _ = agent.Run(work) }()
 	go func() { _ = refuser.Run(work) }()
+	if err := serveNodePorts(work, logger, cfg, restCfg); err != nil {
+		return err
+	}
 	d := &daemon.Daemon{
 		Registry: reg, OVS: ovs, Kernel: daemon.Linux{}, Bridge: cfg.NeutronDefaults.OVSBridge,
 		PortTimeout: c.VIFAnnotationTimeout, UsableTimeout: c.ActiveTimeout, Usable: daemon.Usable(c.WaitForUsable),
@@ -171,6 +175,7 @@ func serveHealth(ctx context.Context, cfg *config.Config, ready *daemon.Readines
 	nodeport.MustRegister(reg)
 	refuse.MustRegister(reg)
 	conntrack.MustRegister(reg)
+	svcports.MustRegister(reg)
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	return health.Start(ctx, fmt.Sprintf(":%d", cfg.PrometheusExporter.CNIExporterPort), mux)

@@ -65,6 +65,9 @@ type Kubernetes struct {
 	// RefuseUnserved: ClusterIPs without a load balancer or an endpoint
 	// are refused through a refuse port per node (on the service network).
 	RefuseUnserved bool
+	// ServeNodePorts: kuryr-daemon serves node ports (there is no
+	// kube-proxy); the controller's Warnings follow it.
+	ServeNodePorts bool
 }
 
 // Auth is the [neutron] section: how to reach OpenStack. One identity serves

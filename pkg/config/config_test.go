@@ -93,6 +93,16 @@ func TestLoad(t *testing.T) {
 				t.Error("ssl_verify_server_crt defaults to off")
 			}
 		}},
+		{name: "node ports served by default", conf: noauthConf, check: func(t *testing.T, c *Config) {
+			if !c.Kubernetes.ServeNodePorts {
+				t.Error("serve_node_ports defaults to off")
+			}
+		}},
+		{name: "node ports off", conf: noauthConf + "[kubernetes]\nserve_node_ports = false\n", check: func(t *testing.T, c *Config) {
+			if c.Kubernetes.ServeNodePorts {
+				t.Error("serve_node_ports = false ignored")
+			}
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

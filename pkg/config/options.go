@@ -131,6 +131,7 @@ func options(c *Config) []*option {
 		{"kubernetes", "refuse_unserved_services", "true", "refuse at once (TCP reset, ICMP port unreachable), as kube-proxy does, connections to a ClusterIP that has no load balancer yet or no ready endpoint, through a port per node on the service network that kuryr-daemon plugs into a namespace of its own (needs service_subnet, and nodes that plug into ovs_bridge); false: they go unanswered until the load balancer serves them", boolean(&k.RefuseUnserved)},
 		{"kubernetes", "controller_ha", "false", "run several kuryr-controllers, one active (a Lease elects it)", boolean(&k.ControllerHA)},
 		{"kubernetes", "controller_ha_namespace", "kube-system", "namespace of the kuryr-controller Lease, and of the nodes' KuryrNetworks (pod_subnets_driver = node)", str(&k.HANamespace)},
+		{"kubernetes", "serve_node_ports", "true", "kuryr-daemon serves the node ports of NodePort and LoadBalancer Services on every node address (nftables table inet kuryr-node-ports: DNAT to the ClusterIP, masqueraded; needs net.ipv4.ip_forward = 1 on the nodes), as there is no kube-proxy; false: the daemons remove that table and the controller warns that node ports are not served. Ignored when service_subnet is empty", boolean(&k.ServeNodePorts)},
 
 		{"neutron", "auth_type", "", "none, password, v3applicationcredential; empty: from clouds.yaml", oneOf(&n.AuthType, "", "none", "noauth", "password", "v3password", "v3applicationcredential", "applicationcredential")},
 		{"neutron", "cloud", "", "entry of clouds.yaml to use", str(&n.Cloud)},

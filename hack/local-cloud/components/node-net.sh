@@ -130,6 +130,11 @@ start_node_net() {
   local node=$1 ns; ns=$(node_ns "$1")
   local i; i=$(node_index "$node")
   ensure_ns "$ns"
+  # kuryr-daemon serves node ports by DNAT to addresses behind the node's
+  # management port: traffic from other nodes and VMs is forwarded.
+  # (IPv6 too, where the kernel has it.)
+  in_ns "$ns" sysctl -qw net.ipv4.ip_forward=1
+  in_ns "$ns" sysctl -qw net.ipv6.conf.all.forwarding=1 2>/dev/null || true
   veth_into "$UNDERLAY_NS" "ul-$i" "$ns" eth-ul
   ip -n "$UNDERLAY_NS" link set "ul-$i" master br-ul
   start_node_ovs "$node"

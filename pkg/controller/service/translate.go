@@ -32,6 +32,10 @@ type Settings struct {
 	// Exposure says how the pods' own security groups admit the external
 	// network (see Exposure); "" when they do not.
 	Exposure string
+	// NodePorts: the kuryr-daemons serve node ports ([kubernetes]
+	// serve_node_ports), masqueraded, to the ClusterIP or, with
+	// externalTrafficPolicy Local, to the node's own endpoints.
+	NodePorts bool
 }
 
 // SubnetFunc names the Neutron subnet an endpoint address is on ("" when
@@ -205,11 +209,11 @@ func compareIP(a, b string) int {
 
 // Warnings say what the Service asks for that kuryr does not enforce, so
 // that users are never left to find out.
-func Warnings(svc *corev1.Service, provider string) []string {
+func Warnings(svc *corev1.Service, s Settings) []string {
 	var w []string
 	sp := &svc.Spec
-	if sp.Type == corev1.ServiceTypeNodePort {
-		w = append(w, "type NodePort: node ports are not served (kuryr runs no kube-proxy); the ClusterIP is")
+	if sp.Type == corev1.ServiceTypeNodePort && !s.NodePorts {
+		w = append(w, "type NodePort: node ports are not served ([kubernetes] serve_node_ports is false and kuryr runs no kube-proxy); the ClusterIP is")
 	}
 	if len(sp.ExternalIPs) > 0 && sp.Type == corev1.ServiceTypeLoadBalancer {
 		w = append(w, "externalIPs are not served on a LoadBalancer Service: its VIP carries one floating IP, the LoadBalancer's")
@@ -217,14 +221,14 @@ func Warnings(svc *corev1.Service, provider string) []string {
 	if len(sp.ClusterIPs) > 1 {
 		w = append(w, "dual-stack: only the first ClusterIP ("+sp.ClusterIP+") is served")
 	}
-	if sp.SessionAffinity == corev1.ServiceAffinityClientIP && provider == "ovn" {
+	if sp.SessionAffinity == corev1.ServiceAffinityClientIP && s.Provider == "ovn" {
 		w = append(w, "sessionAffinity ClientIP is not enforced: the ovn provider accepts but ignores session persistence")
 	}
 	if sp.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal {
-		w = append(w, "externalTrafficPolicy Local is not enforced: the load balancer sends to endpoints on every node (client addresses are preserved anyway)")
+		w = append(w, externalLocal(sp, s.NodePorts)...)
 	}
 	if p := sp.InternalTrafficPolicy; p != nil && *p == corev1.ServiceInternalTrafficPolicyLocal {
-		w = append(w, "internalTrafficPolicy Local is not enforced: the load balancer sends to endpoints on every node")
+		w = append(w, "internalTrafficPolicy Local is not enforced: pod-to-Service traffic goes through the Octavia load balancer, which cannot prefer node-local endpoints")
 	}
 	for _, p := range sp.Ports {
 		if p.AppProtocol != nil {
@@ -233,4 +237,23 @@ func Warnings(svc *corev1.Service, provider string) []string {
 		}
 	}
 	return w
+}
+
+// externalLocal says what externalTrafficPolicy Local does here: node
+// ports honour it but masquerade (pods answer through the router, not the
+// node), and the floating IP does not honour it but keeps client
+// addresses.
+func externalLocal(sp *corev1.ServiceSpec, nodePorts bool) []string {
+	served := nodePorts && slices.ContainsFunc(sp.Ports, func(p corev1.ServicePort) bool { return p.NodePort != 0 })
+	lb := sp.Type == corev1.ServiceTypeLoadBalancer
+	switch {
+	case served && lb:
+		return []string{"externalTrafficPolicy Local: node ports send only to the node's own endpoints but masquerade (client addresses are not preserved on node ports); " +
+			"the load balancer's floating IP reaches the endpoints on every node directly, with client addresses preserved"}
+	case served:
+		return []string{"externalTrafficPolicy Local: node ports send only to the node's own endpoints but masquerade (client addresses are not preserved on node ports)"}
+	case lb:
+		return []string{"externalTrafficPolicy Local is not enforced: the load balancer's floating IP reaches the endpoints on every node directly, with client addresses preserved"}
+	}
+	return nil
 }

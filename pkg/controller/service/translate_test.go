@@ -178,25 +178,46 @@ func TestMembersWithoutSubnet(t *testing.T) {
 }
 
 func TestWarnings(t *testing.T) {
+	nodePort := func(s *corev1.Service) { s.Spec.Type = corev1.ServiceTypeNodePort; s.Spec.Ports[0].NodePort = 30080 }
+	lb := func(s *corev1.Service) {
+		s.Spec.Type = corev1.ServiceTypeLoadBalancer
+		s.Spec.Ports[0].NodePort = 30080
+	}
+	etpLocal := func(s *corev1.Service) { s.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal }
+	both := func(ms ...func(*corev1.Service)) func(*corev1.Service) {
+		return func(s *corev1.Service) {
+			for _, m := range ms {
+				m(s)
+			}
+		}
+	}
 	for _, tc := range []struct {
-		name string
-		mut  func(*corev1.Service)
-		want string
+		name      string
+		nodePorts bool // [kubernetes] serve_node_ports
+		mut       func(*corev1.Service)
+		want      string // "": no warning
 	}{
-		{"plain", nil, ""},
-		{"nodePort", func(s *corev1.Service) { s.Spec.Type = corev1.ServiceTypeNodePort }, "NodePort"},
-		{"affinity", func(s *corev1.Service) { s.Spec.SessionAffinity = corev1.ServiceAffinityClientIP }, "sessionAffinity"},
-		{"etp local", func(s *corev1.Service) { s.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal }, "externalTrafficPolicy"},
-		{"itp local", func(s *corev1.Service) {
+		{"plain", true, nil, ""},
+		{"nodePort served", true, nodePort, ""},
+		{"nodePort not served", false, nodePort, "node ports are not served"},
+		{"affinity", true, func(s *corev1.Service) { s.Spec.SessionAffinity = corev1.ServiceAffinityClientIP }, "sessionAffinity"},
+		{"etp local, node port", true, both(nodePort, etpLocal), "node ports send only to the node's own endpoints but masquerade (client addresses are not preserved on node ports)"},
+		{"etp local, load balancer", true, both(lb, etpLocal), "client addresses are not preserved on node ports); the load balancer's floating IP reaches the endpoints on every node directly, with client addresses preserved"},
+		{"etp local, load balancer without node ports", true, both(lb, etpLocal, func(s *corev1.Service) { s.Spec.Ports[0].NodePort = 0 }),
+			"externalTrafficPolicy Local is not enforced: the load balancer's floating IP"},
+		{"etp local, load balancer, node ports not served", false, both(lb, etpLocal), "externalTrafficPolicy Local is not enforced: the load balancer's floating IP"},
+		{"itp local", true, func(s *corev1.Service) {
 			s.Spec.InternalTrafficPolicy = ptr.To(corev1.ServiceInternalTrafficPolicyLocal)
-		}, "internalTrafficPolicy"},
-		{"external IPs of a LoadBalancer", func(s *corev1.Service) {
+		}, "internalTrafficPolicy Local is not enforced: pod-to-Service traffic goes through the Octavia load balancer"},
+		{"external IPs of a LoadBalancer", true, func(s *corev1.Service) {
 			s.Spec.Type = corev1.ServiceTypeLoadBalancer
 			s.Spec.ExternalIPs = []string{"1.2.3.4"}
 		}, "externalIPs"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w := strings.Join(Warnings(svc(tc.mut), "ovn"), ";")
+			s := settings
+			s.NodePorts = tc.nodePorts
+			w := strings.Join(Warnings(svc(tc.mut), s), ";")
 			if (tc.want == "") != (w == "") || !strings.Contains(w, tc.want) {
 				t.Fatalf("warnings %q, want containing %q", w, tc.want)
 			}
