@@ -123,19 +123,22 @@ func check(t *testing.T, c *framework.Cloud, k *framework.Kuryr, live []*corev1.
 	return checkPool(c, freePool, poolBound)
 }
 
-// checkNodePorts: each node has exactly one management port, the one its
-// annotation names.
+// checkNodePorts: each node has exactly one management port and one
+// refuse port, the ones its annotations name.
 func checkNodePorts(t *testing.T, c *framework.Cloud, k *framework.Kuryr) error {
-	ports := c.NodePorts(t, k.Cluster)
+	kinds := map[string]map[string][]neutron.Port{
+		kuryrv1.NodePortAnnotation: c.NodePorts(t, k.Cluster), kuryrv1.RefusePortAnnotation: c.RefusePorts(t, k.Cluster)}
 	for _, node := range c.Nodes {
 		n, err := c.Kube.CoreV1().Nodes().Get(context.Background(), node, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
-		var np kuryrv1.NodePort
-		_ = json.Unmarshal([]byte(n.Annotations[kuryrv1.NodePortAnnotation]), &np)
-		if len(ports[node]) != 1 || ports[node][0].ID != np.PortID {
-			return fmt.Errorf("node %s: %d management ports in Neutron, annotation names %q", node, len(ports[node]), np.PortID)
+		for annotation, ports := range kinds {
+			var np kuryrv1.NodePort
+			_ = json.Unmarshal([]byte(n.Annotations[annotation]), &np)
+			if len(ports[node]) != 1 || ports[node][0].ID != np.PortID {
+				return fmt.Errorf("node %s: %d ports in Neutron, annotation %s names %q", node, len(ports[node]), annotation, np.PortID)
+			}
 		}
 	}
 	return nil

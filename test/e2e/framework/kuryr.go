@@ -222,7 +222,7 @@ func (k *Kuryr) WaitKuryrPortsActive(t testing.TB, pods []*corev1.Pod, timeout t
 }
 
 // ClusterPorts lists the Neutron ports of this cluster's pods and pools:
-// not the nodes' management ports, which live as long as the nodes, nor the
+// not the nodes' management and refuse ports, which live as long as the nodes, nor the
 // ports of the cluster's own pods in kube-system (cluster DNS), which live
 // as long as the cloud.
 func (c *Cloud) ClusterPorts(t testing.TB, cluster string) []neutron.Port {
@@ -230,7 +230,7 @@ func (c *Cloud) ClusterPorts(t testing.TB, cluster string) []neutron.Port {
 	system := c.systemPorts(t)
 	var out []neutron.Port
 	for _, p := range c.allClusterPorts(t, cluster) {
-		if neutron.NodeOf(p.Tags) == "" && !system[p.ID] && !system[neutron.PodUIDOf(p.Tags)] {
+		if neutron.NodeOf(p.Tags) == "" && neutron.RefuseNodeOf(p.Tags) == "" && !system[p.ID] && !system[neutron.PodUIDOf(p.Tags)] {
 			out = append(out, p)
 		}
 	}
@@ -264,9 +264,20 @@ func (c *Cloud) systemPorts(t testing.TB) map[string]bool {
 // NodePorts lists the nodes' management ports, by node.
 func (c *Cloud) NodePorts(t testing.TB, cluster string) map[string][]neutron.Port {
 	t.Helper()
+	return c.portsByNode(t, cluster, neutron.NodeOf)
+}
+
+// RefusePorts lists the nodes' refuse ports, by node.
+func (c *Cloud) RefusePorts(t testing.TB, cluster string) map[string][]neutron.Port {
+	t.Helper()
+	return c.portsByNode(t, cluster, neutron.RefuseNodeOf)
+}
+
+func (c *Cloud) portsByNode(t testing.TB, cluster string, nodeOf func([]string) string) map[string][]neutron.Port {
+	t.Helper()
 	out := map[string][]neutron.Port{}
 	for _, p := range c.allClusterPorts(t, cluster) {
-		if n := neutron.NodeOf(p.Tags); n != "" {
+		if n := nodeOf(p.Tags); n != "" {
 			out[n] = append(out[n], p)
 		}
 	}
