@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/kuryr-k8s/kuryr/pkg/config"
@@ -26,7 +28,14 @@ func wirePolicies(mgr ctrl.Manager, cfg *config.Config, nc *neutron.Client, rec 
 			"give pods a group admitting the nodes (and the service subnet, for hairpin traffic)")
 	}
 	open := &policy.OpenGroups{Neutron: nc, Cluster: cfg.Kubernetes.ClusterName, ProjectID: nd.Project,
-		Unrestricted: cfg.NetworkPolicy.UnrestrictedIngress}
+		Unrestricted: cfg.NetworkPolicy.UnrestrictedIngress,
+		Derive: func(ctx context.Context) ([]string, error) {
+			if nd.ExternalSvcNet == "" {
+				return policy.Outside(nil), nil
+			}
+			external, err := nc.NetworkPrefixes(ctx, nd.ExternalSvcNet)
+			return policy.Outside(external), err
+		}}
 	sources := kuryrport.Sources{policy.PodGroups{Reader: mgr.GetClient(), Open: open}}
 	if kp.Groups != nil {
 		sources = append(sources, kp.Groups)

@@ -31,7 +31,11 @@ func wireServices(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients, 
 			"set [octavia] endpoint_override or register Octavia in the catalog")
 	}
 	od, nd := cfg.OctaviaDefaults, cfg.NeutronDefaults
-	exposure := podExposure(nc, nd.PodSecurityGroups, nd.ExternalSvcNet)
+	var unrestricted []string
+	if cfg.NetworkPolicy.Enabled {
+		unrestricted = cfg.NetworkPolicy.UnrestrictedIngress
+	}
+	exposure := podExposure(nc, nd.PodSecurityGroups, unrestricted, nd.ExternalSvcNet)
 	svc := &service.Reconciler{Client: mgr.GetClient(), Recorder: rec,
 		Subnets: &service.Subnets{Neutron: nc, Project: nd.Project, TTL: subnetsTTL},
 		Settings: service.Settings{Provider: od.Provider, Algorithm: od.EffectiveAlgorithm(), SubnetID: nd.ServiceSubnet,
@@ -51,12 +55,13 @@ func wireServices(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients, 
 }
 
 // podExposure reads once, at start, whether the pods' own security groups
-// admit the external network (which makes loadBalancerSourceRanges moot);
-// Neutron unreachable then is logged, not fatal.
-func podExposure(nc *neutron.Client, groups []string, externalNet string) string {
+// or the open-ingress group admit the external network (which makes
+// loadBalancerSourceRanges moot); Neutron unreachable then is logged, not
+// fatal.
+func podExposure(nc *neutron.Client, groups, unrestricted []string, externalNet string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	e, err := service.Exposure(ctx, nc, groups, externalNet)
+	e, err := service.Exposure(ctx, nc, groups, unrestricted, externalNet)
 	if err != nil {
 		ctrl.Log.Error(err, "cannot tell whether pod_security_groups admit the external network")
 	}

@@ -45,6 +45,7 @@ POD_SUBNET_CIDR=10.10.0.0/24
 SERVICE_CIDR=10.96.0.0/17       # Kubernetes cluster IPs: lower half of the service subnet
 SERVICE_SUBNET_CIDR=10.96.0.0/16
 NODE_SUBNET_CIDR=10.11.0.0/24   # the nodes' management ports
+VM_SUBNET_CIDR=10.20.0.0/24     # a tenant network for the cloud's VMs (on the router)
 KUBERNETES_SVC_IP=10.96.0.1     # the "kubernetes" Service (first address of SERVICE_CIDR)
 CLUSTER_DNS_IP=10.96.0.10       # the "kube-dns" Service (CoreDNS)
 CLUSTER_DOMAIN=cluster.local

@@ -3,6 +3,7 @@ package neutron
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"strings"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/attributestags"
@@ -24,6 +25,26 @@ func (c *Client) GetNetwork(ctx context.Context, id string) (*Network, error) {
 		return nil, fmt.Errorf("get network %s: %w", id, err)
 	}
 	return &n, nil
+}
+
+// NetworkPrefixes are the CIDRs of a network's subnets (e.g. the external
+// network's, which kuryr keeps out of what it opens to everyone).
+func (c *Client) NetworkPrefixes(ctx context.Context, id string) ([]netip.Prefix, error) {
+	n, err := c.GetNetwork(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	var out []netip.Prefix
+	for _, sid := range n.Subnets {
+		s, err := c.GetSubnet(ctx, sid)
+		if err != nil {
+			return nil, err
+		}
+		if p, err := netip.ParsePrefix(s.CIDR); err == nil {
+			out = append(out, p.Masked())
+		}
+	}
+	return out, nil
 }
 
 // CreateNetwork creates a network and then tags it: Neutron rejects tags in

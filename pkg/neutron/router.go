@@ -3,6 +3,7 @@ package neutron
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/routers"
@@ -37,22 +38,50 @@ func (c *Client) RemoveRouterInterface(ctx context.Context, router, subnet strin
 }
 
 func (c *Client) routerHasSubnet(ctx context.Context, router, subnet string) (bool, error) {
+	subnets, err := c.RouterSubnets(ctx, router)
+	return slices.Contains(subnets, subnet), err
+}
+
+// RouterSubnets are the subnets a router has interfaces on (its gateway
+// on the external network aside).
+func (c *Client) RouterSubnets(ctx context.Context, router string) ([]string, error) {
 	pages, err := ports.List(c.sc, ports.ListOpts{DeviceID: router}).AllPages(ctx)
 	if err != nil {
-		return false, fmt.Errorf("list ports of router %s: %w", router, err)
+		return nil, fmt.Errorf("list ports of router %s: %w", router, err)
 	}
 	all, err := ports.ExtractPorts(pages)
 	if err != nil {
-		return false, fmt.Errorf("decode ports: %w", err)
+		return nil, fmt.Errorf("decode ports: %w", err)
 	}
+	var out []string
 	for _, p := range all {
+		if p.DeviceOwner == "network:router_gateway" {
+			continue
+		}
 		for _, ip := range p.FixedIPs {
-			if ip.SubnetID == subnet {
-				return true, nil
-			}
+			out = append(out, ip.SubnetID)
 		}
 	}
-	return false, nil
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// RouterOf is the router with an interface on subnet ("" when none).
+func (c *Client) RouterOf(ctx context.Context, subnet string) (string, error) {
+	pages, err := ports.List(c.sc, ports.ListOpts{FixedIPs: []ports.FixedIPOpts{{SubnetID: subnet}}}).AllPages(ctx)
+	if err != nil {
+		return "", fmt.Errorf("list ports of subnet %s: %w", subnet, err)
+	}
+	all, err := ports.ExtractPorts(pages)
+	if err != nil {
+		return "", fmt.Errorf("decode ports: %w", err)
+	}
+	for _, p := range all {
+		if strings.HasPrefix(p.DeviceOwner, "network:router_interface") || p.DeviceOwner == "network:ha_router_replicated_interface" {
+			return p.DeviceID, nil
+		}
+	}
+	return "", nil
 }
 
 // RouterExists reports whether router exists (a read, for diagnostics).

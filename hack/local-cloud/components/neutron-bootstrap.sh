@@ -56,7 +56,7 @@ router_has_interface() { # router subnet
 }
 
 bootstrap_neutron() {
-  local pub pubsub pool podnet podsub svcnet svcsub nodenet nodesub router sg
+  local pub pubsub pool podnet podsub svcnet svcsub nodenet nodesub vmnet vmsub router sg
   pub=$(ensure networks public '{"router:external": true, "provider:network_type": "flat",
     "provider:physical_network": "public", "shared": true}')
   pubsub=$(ensure subnets public-subnet "$(jq -nc --arg n "$pub" --arg c "$EXTERNAL_CIDR" --arg g "$EXTERNAL_GW" \
@@ -74,15 +74,19 @@ bootstrap_neutron() {
   nodenet=$(ensure networks kuryr-node-net '{}')
   nodesub=$(ensure subnets kuryr-node-subnet "$(jq -nc --arg n "$nodenet" --arg c "$NODE_SUBNET_CIDR" \
     '{network_id: $n, cidr: $c, ip_version: 4, enable_dhcp: false}')")
+  vmnet=$(ensure networks kuryr-vm-net '{}')
+  vmsub=$(ensure subnets kuryr-vm-subnet "$(jq -nc --arg n "$vmnet" --arg c "$VM_SUBNET_CIDR" \
+    '{network_id: $n, cidr: $c, ip_version: 4, enable_dhcp: false}')")
   router=$(ensure routers kuryr-router "$(jq -nc --arg n "$pub" '{external_gateway_info: {network_id: $n, enable_snat: true}}')")
   local s
-  for s in "$podsub" "$svcsub" "$nodesub"; do
+  for s in "$podsub" "$svcsub" "$nodesub" "$vmsub"; do
     router_has_interface "$router" "$s" || neutron PUT "/routers/$router/add_router_interface" "{\"subnet_id\": \"$s\"}" >/dev/null
   done
   sg=$(ensure security-groups kuryr-pods-default '{"description": "kuryr pods: reached by the nodes (health checks) and by their own Services (hairpin)"}')
   ensure_pod_sg_rules "$sg"
   declare -g BS_PUBLIC_NET=$pub BS_PUBLIC_SUBNET=$pubsub BS_POD_POOL=$pool BS_POD_NET=$podnet \
-    BS_POD_SUBNET=$podsub BS_SERVICE_NET=$svcnet BS_SERVICE_SUBNET=$svcsub BS_NODE_SUBNET=$nodesub BS_ROUTER=$router BS_POD_SG=$sg
+    BS_POD_SUBNET=$podsub BS_SERVICE_NET=$svcnet BS_SERVICE_SUBNET=$svcsub BS_NODE_SUBNET=$nodesub BS_ROUTER=$router BS_POD_SG=$sg \
+    BS_VM_NET=$vmnet BS_VM_SUBNET=$vmsub
 }
 
 # ensure_pod_sg_rules SG: exactly the base group's rules (a cloud made by an

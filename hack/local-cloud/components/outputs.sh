@@ -42,10 +42,10 @@ network_device_mtu = 0
 
 [network_policy]
 enabled = true
-# Pods no NetworkPolicy isolates admit the cluster's own addresses, not
-# "public": external clients come in through LoadBalancer Services, whose
+# unrestricted_ingress_cidrs is left to its default: pods no NetworkPolicy
+# isolates admit every address but "public"'s (the cloud's VMs, nodes and
+# pods), and external clients come in through LoadBalancer Services, whose
 # source groups enforce loadBalancerSourceRanges.
-unrestricted_ingress_cidrs = $POD_POOL_PREFIX,$SERVICE_SUBNET_CIDR,$NODE_SUBNET_CIDR,::/0
 
 [namespace_subnet]
 pod_router = $BS_ROUTER
@@ -75,6 +75,8 @@ export KURYR_CLOUD_NODE_SUBNET=$BS_NODE_SUBNET
 export KURYR_CLOUD_PUBLIC_NET=$BS_PUBLIC_NET
 export KURYR_CLOUD_POD_SG=$BS_POD_SG
 export KURYR_CLOUD_ROUTER=$BS_ROUTER
+export KURYR_CLOUD_VM_NET=$BS_VM_NET
+export KURYR_CLOUD_VM_SUBNET=$BS_VM_SUBNET
 export KURYR_CLOUD_LOG_DIR=$CLOUD_LOG_DIR
 export KURYR_CLUSTER=$CLUSTER_NAME
 export KURYR_CTL=$CLOUD_SCRIPTS/kuryr-ctl.sh

@@ -40,6 +40,8 @@ type Fixture struct {
 	PodGroup   string
 	Now        time.Time
 	ConnectErr error
+	// Overrides are --set flags of the user (section.option=value).
+	Overrides []string
 }
 
 // FakeExec answers execs with Out (or Err) and records the last command.
@@ -63,6 +65,10 @@ func New(t *testing.T) *Fixture {
 	f.PodSubnet = f.Neutron.Add("subnets", neutrontest.Object{"name": "pods", "cidr": "10.10.0.0/16"})
 	f.SvcSubnet = f.Neutron.Add("subnets", neutrontest.Object{"name": "services", "cidr": "10.20.0.0/16"})
 	f.PodGroup = f.Neutron.Add("security-groups", neutrontest.Object{"name": "pods", "security_group_rules": []any{}})
+	for _, s := range []string{f.PodSubnet, f.SvcSubnet} { // the cluster's router
+		f.Neutron.Add("ports", neutrontest.Object{"device_id": "router-1", "device_owner": "network:router_interface",
+			"fixed_ips": []neutrontest.Object{{"subnet_id": s}}})
+	}
 	ns := "kube-system"
 	conf := fmt.Sprintf(`[kubernetes]
 cluster_name = %s
@@ -136,7 +142,7 @@ func (f *Fixture) Env(t *testing.T) *env.Env {
 		t.Fatal(err)
 	}
 	c := fake.NewClientBuilder().WithScheme(s).WithObjects(f.Objects...).Build()
-	return &env.Env{Client: c, Namespace: "default", KuryrNamespace: "kube-system", Exec: f.Exec,
+	return &env.Env{Client: c, Namespace: "default", KuryrNamespace: "kube-system", Exec: f.Exec, Overrides: f.Overrides,
 		Connect: func(_ context.Context, cfg *config.Config) (*env.Cloud, error) {
 			if f.ConnectErr != nil {
 				return nil, f.ConnectErr

@@ -1,7 +1,8 @@
 // Package doctor is `kubectl kuryr doctor`: checks of a kuryr installation
 // (controller and its leader, daemons on every node, CRDs, configuration,
-// OpenStack reachability and the configured objects, leaked objects, pods
-// without a port, resources not Ready), each a finding in words.
+// OpenStack reachability and the configured objects, what pods admit from
+// the cloud's networks and the external one, leaked objects, pods without
+// a port, resources not Ready), each a finding in words.
 package doctor
 
 import (
@@ -42,7 +43,7 @@ type check func(ctx context.Context, e *env.Env) []Finding
 func Checks(ctx context.Context, e *env.Env) []Finding {
 	var out []Finding
 	for _, c := range []check{controller, leader, daemons, nodes, crds, configuration, openStack, neutronObjects,
-		orphans, podsWithoutPorts, notReady} {
+		reach, orphans, podsWithoutPorts, notReady} {
 		out = append(out, c(ctx, e)...)
 	}
 	return out

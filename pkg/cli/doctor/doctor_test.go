@@ -94,6 +94,17 @@ func TestProblems(t *testing.T) {
 			"openstack", Fail, "cannot reach OpenStack with the configured credentials: connection refused"},
 		{"a missing pod subnet", func(f *clitest.Fixture) { f.Neutron.Fail = failSubnets },
 			"neutron objects", Fail, "configured objects missing or unreadable: pod_subnet"},
+		{"VMs shut out of unisolated pods", func(f *clitest.Fixture) {
+			vms := f.Neutron.Add("subnets", neutrontest.Object{"name": "vms", "cidr": "192.168.7.0/24"})
+			f.Neutron.Add("ports", neutrontest.Object{"device_id": "router-1", "device_owner": "network:router_interface",
+				"fixed_ips": []neutrontest.Object{{"subnet_id": vms}}})
+			f.Overrides = []string{"network_policy.unrestricted_ingress_cidrs=10.10.0.0/16"}
+		}, "reachability", Warn, "VMs on 192.168.7.0/24 (on the cluster's router) cannot open connections to pods"},
+		{"the external network let in", func(f *clitest.Fixture) {
+			ext := f.Neutron.Add("subnets", neutrontest.Object{"name": "public", "cidr": "172.24.4.0/24"})
+			net := f.Neutron.Add("networks", neutrontest.Object{"name": "public", "subnets": []string{ext}})
+			f.Overrides = []string{"neutron_defaults.external_svc_net=" + net, "network_policy.unrestricted_ingress_cidrs=0.0.0.0/0"}
+		}, "reachability", Warn, "loadBalancerSourceRanges restrict nothing: [network_policy] unrestricted_ingress_cidrs 0.0.0.0/0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

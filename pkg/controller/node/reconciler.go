@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -32,6 +33,8 @@ type portAPI interface {
 	GetPort(ctx context.Context, id string) (*neutron.Port, error)
 	ListPorts(ctx context.Context, tags []string, status string) ([]neutron.Port, error)
 	DeletePort(ctx context.Context, id string) error
+	RouterOf(ctx context.Context, subnet string) (string, error)
+	RouterSubnets(ctx context.Context, router string) ([]string, error)
 }
 
 // netInfo serves subnet, network and subnet pool details (cached).
@@ -146,10 +149,26 @@ func (r *Reconciler) disable(ctx context.Context, k kind, node *corev1.Node) err
 	return client.IgnoreNotFound(r.Patch(ctx, node, client.RawPatch(types.MergePatchType, patch)))
 }
 
-// destinations are the CIDRs the node routes through its port.
+// destinations are the CIDRs the node routes through its management port:
+// the configured subnets and pools, and every subnet on the router of the
+// node subnet (the cloud's networks that reach pods and Services, VMs'
+// among them, which the node must answer through the same router, e.g.
+// on its node ports).
 func (r *Reconciler) destinations(ctx context.Context) ([]string, error) {
 	var out []string
-	for _, id := range r.Settings.RoutedSubnets {
+	subnets := slices.Clone(r.Settings.RoutedSubnets)
+	router, err := r.Neutron.RouterOf(ctx, r.Settings.Subnet)
+	if err != nil {
+		return nil, err
+	}
+	if router != "" {
+		attached, err := r.Neutron.RouterSubnets(ctx, router)
+		if err != nil {
+			return nil, err
+		}
+		subnets = append(subnets, slices.DeleteFunc(attached, func(id string) bool { return id == r.Settings.Subnet })...)
+	}
+	for _, id := range subnets {
 		s, err := r.Info.Subnet(ctx, id)
 		if err != nil {
 			return nil, err
@@ -163,7 +182,8 @@ func (r *Reconciler) destinations(ctx context.Context) ([]string, error) {
 		}
 		out = append(out, prefixes...)
 	}
-	return out, nil
+	slices.Sort(out)
+	return slices.Compact(out), nil
 }
 
 // fail makes an error visible as a Warning Event on the node and returns

@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"encoding/json"
+	"reflect"
 	"testing"
 	"time"
 
@@ -178,5 +179,26 @@ func TestNodePortDeletedIsReplaced(t *testing.T) {
 	}
 	if got, ok := e.annotation(t, "n1"); !ok || got.PortID == np.PortID || e.fake.Get("ports", got.PortID) == nil {
 		t.Errorf("annotation %+v after its port was deleted", got)
+	}
+}
+
+// The node routes every subnet of its router through its port (VMs'
+// networks too: it answers them on the way they came), not its own.
+func TestNodeRoutesTheRoutersSubnets(t *testing.T) {
+	e := newEnv(t, node("n1"))
+	vms := e.fake.Add("subnets", neutrontest.Object{"network_id": "vm-net", "cidr": "10.20.0.0/24"})
+	for _, s := range []string{e.r.Settings.Subnet, vms} {
+		if err := e.r.Neutron.(*neutron.Client).EnsureRouterInterface(context.Background(), "router", s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.reconcile(t, "n1")
+	np, _ := e.annotation(t, "n1")
+	var got []string
+	for _, r := range np.Routes {
+		got = append(got, r.Destination)
+	}
+	if want := []string{"10.10.0.0/16", "10.10.0.0/24", "10.20.0.0/24"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("routes %v, want %v", got, want)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"sync"
 
+	"go4.org/netipx"
+
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
 
@@ -32,8 +34,10 @@ type OpenGroups struct {
 	Neutron   openAPI
 	Cluster   string
 	ProjectID string
-	// Unrestricted: the sources an unrestricted pod admits (CIDRs).
+	// Unrestricted: the sources an unrestricted pod admits (CIDRs); when
+	// empty, Derive gives them.
 	Unrestricted []string
+	Derive       func(ctx context.Context) ([]string, error)
 
 	mu       sync.Mutex
 	in, out  string
@@ -47,7 +51,13 @@ func (o *OpenGroups) IDs(ctx context.Context) (in, out string, err error) {
 	if o.resolved {
 		return o.in, o.out, nil
 	}
-	in, err = o.ensure(ctx, OpenIngress, OpenRules(Ingress, o.Unrestricted))
+	sources := o.Unrestricted
+	if len(sources) == 0 && o.Derive != nil {
+		if sources, err = o.Derive(ctx); err != nil {
+			return "", "", fmt.Errorf("the sources pods no policy isolates admit: %w", err)
+		}
+	}
+	in, err = o.ensure(ctx, OpenIngress, OpenRules(Ingress, sources))
 	if err != nil {
 		return "", "", err
 	}
@@ -57,6 +67,27 @@ func (o *OpenGroups) IDs(ctx context.Context) (in, out string, err error) {
 	}
 	o.in, o.out, o.resolved = in, out, true
 	return in, out, nil
+}
+
+// Outside is every address but those of the prefixes given (as CIDRs), in
+// both families: the default sources of the open-ingress group, the
+// prefixes being the external network's. Pure.
+func Outside(excluded []netip.Prefix) []string {
+	var b netipx.IPSetBuilder
+	b.AddPrefix(netip.MustParsePrefix("0.0.0.0/0"))
+	b.AddPrefix(netip.MustParsePrefix("::/0"))
+	for _, p := range excluded {
+		b.RemovePrefix(p.Masked())
+	}
+	set, err := b.IPSet()
+	if err != nil {
+		return []string{"0.0.0.0/0", "::/0"}
+	}
+	var out []string
+	for _, p := range set.Prefixes() {
+		out = append(out, p.String())
+	}
+	return out
 }
 
 // OpenRules admit every protocol from (ingress) or to (egress) each CIDR;

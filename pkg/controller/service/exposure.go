@@ -10,31 +10,27 @@ import (
 
 // exposureReader is what Exposure reads of Neutron.
 type exposureReader interface {
-	GetNetwork(ctx context.Context, id string) (*neutron.Network, error)
-	GetSubnet(ctx context.Context, id string) (*neutron.Subnet, error)
+	NetworkPrefixes(ctx context.Context, id string) ([]netip.Prefix, error)
 	GetSecurityGroup(ctx context.Context, id string) (*neutron.SecurityGroup, error)
 }
 
-// Exposure says how the pods' own security groups admit the external
-// network the floating IPs are on ("" when they do not): then a
+// Exposure says how pods admit the external network the floating IPs are
+// on ("" when they do not): through their own security groups, or through
+// the open-ingress group of pods no policy isolates (unrestricted, the
+// [network_policy] unrestricted_ingress_cidrs set by the operator). Then a
 // LoadBalancer Service's loadBalancerSourceRanges restrict nothing, since
 // every source is let in anyway, and the Service gets a Warning saying so.
-func Exposure(ctx context.Context, n exposureReader, podGroups []string, externalNet string) (string, error) {
+func Exposure(ctx context.Context, n exposureReader, podGroups, unrestricted []string, externalNet string) (string, error) {
 	if externalNet == "" {
 		return "", nil
 	}
-	net, err := n.GetNetwork(ctx, externalNet)
+	external, err := n.NetworkPrefixes(ctx, externalNet)
 	if err != nil {
 		return "", err
 	}
-	var external []netip.Prefix
-	for _, id := range net.Subnets {
-		s, err := n.GetSubnet(ctx, id)
-		if err != nil {
-			return "", err
-		}
-		if p, err := netip.ParsePrefix(s.CIDR); err == nil {
-			external = append(external, p.Masked())
+	for _, c := range unrestricted {
+		if p, err := netip.ParsePrefix(c); err == nil && overlapsAny(p, external) {
+			return fmt.Sprintf("[network_policy] unrestricted_ingress_cidrs %s admits the external network to pods no policy isolates", c), nil
 		}
 	}
 	for _, id := range podGroups {
@@ -49,6 +45,15 @@ func Exposure(ctx context.Context, n exposureReader, podGroups []string, externa
 	return "", nil
 }
 
+func overlapsAny(p netip.Prefix, ps []netip.Prefix) bool {
+	for _, q := range ps {
+		if p.Overlaps(q) {
+			return true
+		}
+	}
+	return false
+}
+
 // admits returns an ingress rule that lets addresses of external in. Pure.
 func admits(rules []neutron.Rule, external []netip.Prefix) (neutron.Rule, bool) {
 	for _, r := range rules {
@@ -58,14 +63,8 @@ func admits(rules []neutron.Rule, external []netip.Prefix) (neutron.Rule, bool) 
 		if r.RemotePrefix == "" {
 			return r, true // every address of its family
 		}
-		p, err := netip.ParsePrefix(r.RemotePrefix)
-		if err != nil {
-			continue
-		}
-		for _, e := range external {
-			if p.Overlaps(e) {
-				return r, true
-			}
+		if p, err := netip.ParsePrefix(r.RemotePrefix); err == nil && overlapsAny(p, external) {
+			return r, true
 		}
 	}
 	return neutron.Rule{}, false

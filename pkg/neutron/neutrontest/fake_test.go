@@ -2,10 +2,13 @@ package neutrontest
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
 
 // call sends a request to the fake and decodes the answer.
@@ -156,5 +159,30 @@ func TestHooksOnSecurityGroups(t *testing.T) {
 	}
 	if f.Requests["DELETE security-group-rules"] != 1 {
 		t.Errorf("requests %v", f.Requests)
+	}
+}
+
+// A router's subnets, and the router of a subnet, as Neutron lists them.
+func TestRouterSubnets(t *testing.T) {
+	f := New(t)
+	c := neutron.New(f.Client(t))
+	ctx := context.Background()
+	a := f.Add("subnets", Object{"network_id": "n-a", "cidr": "10.20.0.0/24"})
+	b := f.Add("subnets", Object{"network_id": "n-b", "cidr": "10.21.0.0/24"})
+	f.Add("ports", Object{"device_id": "r1", "device_owner": "network:router_gateway", "fixed_ips": []Object{{"subnet_id": "ext"}}})
+	for _, s := range []string{a, b} {
+		if err := c.EnsureRouterInterface(ctx, "r1", s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := c.RouterSubnets(ctx, "r1")
+	if err != nil || len(got) != 2 {
+		t.Fatalf("router subnets %v, %v: want the two interfaces, not the gateway", got, err)
+	}
+	if r, err := c.RouterOf(ctx, b); err != nil || r != "r1" {
+		t.Fatalf("router of %s: %q, %v", b, r, err)
+	}
+	if r, err := c.RouterOf(ctx, "nowhere"); err != nil || r != "" {
+		t.Fatalf("router of a subnet on none: %q, %v", r, err)
 	}
 }

@@ -31,6 +31,14 @@ func matches(o Object, q map[string][]string) bool {
 		if slices.Contains(listParams, k) {
 			continue
 		}
+		if k == "fixed_ips" { // fixed_ips=subnet_id=X, fixed_ips=ip_address=Y: some address matches each
+			for _, v := range vs {
+				if !hasFixedIP(o, v) {
+					return false
+				}
+			}
+			continue
+		}
 		if match, ok := tagFilter(o, k, vs[0]); ok {
 			if !match {
 				return false
@@ -48,6 +56,20 @@ func matches(o Object, q map[string][]string) bool {
 		}
 	}
 	return true
+}
+
+// hasFixedIP says whether one of o's fixed IPs has field=value ("subnet_id=X").
+func hasFixedIP(o Object, filter string) bool {
+	key, value, _ := strings.Cut(filter, "=")
+	raw, _ := json.Marshal(o["fixed_ips"])
+	var ips []map[string]any
+	_ = json.Unmarshal(raw, &ips)
+	for _, ip := range ips {
+		if fmt.Sprint(ip[key]) == value {
+			return true
+		}
+	}
+	return false
 }
 
 func tagsOf(o Object) []string {

@@ -34,6 +34,9 @@ type Cloud struct {
 	PublicNet     string
 	PodSG         string
 	TestImage     string
+	// VMNet is a tenant network of the cloud, on the cluster's router,
+	// for VMs (see CreateVM).
+	VMNet string
 }
 
 func mustEnv(t testing.TB, name string) string {
@@ -60,6 +63,7 @@ func Connect(t testing.TB) *Cloud {
 		PublicNet:     mustEnv(t, "KURYR_CLOUD_PUBLIC_NET"),
 		PodSG:         mustEnv(t, "KURYR_CLOUD_POD_SG"),
 		TestImage:     mustEnv(t, "TEST_IMAGE"),
+		VMNet:         mustEnv(t, "KURYR_CLOUD_VM_NET"),
 	}
 	for _, kv := range strings.Split(mustEnv(t, "KURYR_CLOUD_NODE_OVSDB"), ",") {
 		name, db, ok := strings.Cut(kv, "=")

@@ -39,13 +39,36 @@ type BoundPort struct {
 // it at cleanup.
 func (c *Cloud) CreateBoundPort(t testing.TB, node, name string) ports.Port {
 	t.Helper()
+	return c.createPort(t, node, name, c.PodNet, []string{c.PodSG, c.openGroup(t)})
+}
+
+// VM is a virtual machine as Neutron and the node see one: a port on a
+// tenant network with a security group of its own, bound to a node and
+// plugged into its br-int as Nova plugs a VM, its eth0 in a namespace.
+type VM struct {
+	*BoundPort
+	Name string
+}
+
+// CreateVM makes a VM on the cloud's VM network (on the cluster's router),
+// on node, with a security group of its own that admits everyone (as a
+// VM's group that serves everyone does), and removes it at cleanup.
+func (c *Cloud) CreateVM(t testing.TB, node, name string) *VM {
+	t.Helper()
+	p := c.createPort(t, node, "vm-"+name, c.VMNet, []string{c.openGroup(t)})
+	bp := c.PlugPort(t, node, p, "vm-"+name)
+	c.WaitPortActive(t, p.ID)
+	return &VM{BoundPort: bp, Name: name}
+}
+
+func (c *Cloud) createPort(t testing.TB, node, name, network string, groups []string) ports.Port {
+	t.Helper()
 	ctx := context.Background()
 	up := true
-	open := c.openGroup(t)
 	opts := portsbinding.CreateOptsExt{
 		CreateOptsBuilder: ports.CreateOpts{
-			Name: name, NetworkID: c.PodNet, ProjectID: c.ProjectID, AdminStateUp: &up,
-			DeviceOwner: "compute:kuryr-e2e", SecurityGroups: &[]string{c.PodSG, open},
+			Name: name, NetworkID: network, ProjectID: c.ProjectID, AdminStateUp: &up,
+			DeviceOwner: "compute:kuryr-e2e", SecurityGroups: &groups,
 		},
 		HostID: node,
 	}

@@ -1,0 +1,147 @@
+package doctor
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"strings"
+
+	"go4.org/netipx"
+
+	"github.com/kuryr-k8s/kuryr/pkg/cli/env"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/policy"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/service"
+)
+
+// reach checks what pods no NetworkPolicy isolates admit, as the
+// configuration and Neutron make it: every network on the cluster's
+// router (the cloud's VMs, Use Case 1 of the design), and not the external
+// network the floating IPs come from, so that loadBalancerSourceRanges
+// mean something.
+func reach(ctx context.Context, e *env.Env) []Finding {
+	const c = "reachability"
+	cloud, err := e.Cloud(ctx)
+	if err != nil {
+		return []Finding{fail(c, "not checked: no OpenStack connection")}
+	}
+	cfg, nc := cloud.Config, cloud.Neutron
+	nd, np := cfg.NeutronDefaults, cfg.NetworkPolicy
+	var unrestricted []string
+	if np.Enabled {
+		unrestricted = np.UnrestrictedIngress
+	}
+	var out []Finding
+	if nd.ExternalSvcNet != "" {
+		exposure, err := service.Exposure(ctx, nc, nd.PodSecurityGroups, unrestricted, nd.ExternalSvcNet)
+		switch {
+		case err != nil:
+			out = append(out, warn(c, "not checked whether pods admit the external network: %v", err))
+		case exposure != "":
+			out = append(out, warn(c, "loadBalancerSourceRanges restrict nothing: %s", exposure))
+		default:
+			out = append(out, ok(c, "the external network reaches pods only through LoadBalancer Services (their source ranges hold)"))
+		}
+	}
+	admitted, err := admittedSources(ctx, cloud)
+	if err != nil {
+		return append(out, warn(c, "not checked what pods admit: %v", err))
+	}
+	cidrs, err := routerNetworks(ctx, cloud)
+	if err != nil {
+		return append(out, warn(c, "not checked the cluster router's networks: %v", err))
+	}
+	var shut []string
+	for _, cidr := range cidrs {
+		if p, err := netip.ParsePrefix(cidr); err == nil && !admitted.ContainsPrefix(p.Masked()) {
+			shut = append(shut, cidr)
+		}
+	}
+	if len(shut) > 0 {
+		return append(out, warn(c, "VMs on %s (on the cluster's router) cannot open connections to pods no NetworkPolicy "+
+			"isolates: widen [network_policy] unrestricted_ingress_cidrs (empty: every address but the external network's) "+
+			"or pod_security_groups", strings.Join(shut, ", ")))
+	}
+	return append(out, ok(c, "VMs on the %d networks of the cluster's router reach pods no NetworkPolicy isolates", len(cidrs)))
+}
+
+// admittedSources are the addresses pods admit from whatever their
+// policies: the pod_security_groups' ingress rules for any protocol, and
+// with policies, the open-ingress group's sources.
+func admittedSources(ctx context.Context, cloud *env.Cloud) (*netipx.IPSet, error) {
+	cfg, nc := cloud.Config, cloud.Neutron
+	var b netipx.IPSetBuilder
+	for _, id := range cfg.NeutronDefaults.PodSecurityGroups {
+		sg, err := nc.GetSecurityGroup(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range sg.Rules {
+			if r.Direction != "ingress" || r.Protocol != "" || r.RemoteGroup != "" || r.RemoteAddressGroup != "" {
+				continue
+			}
+			addRemote(&b, r.RemotePrefix, r.EtherType)
+		}
+	}
+	if np := cfg.NetworkPolicy; np.Enabled {
+		sources := np.UnrestrictedIngress
+		if len(sources) == 0 {
+			var external []netip.Prefix
+			if net := cfg.NeutronDefaults.ExternalSvcNet; net != "" {
+				var err error
+				if external, err = nc.NetworkPrefixes(ctx, net); err != nil {
+					return nil, err
+				}
+			}
+			sources = policy.Outside(external)
+		}
+		for _, s := range sources {
+			addRemote(&b, s, "")
+		}
+	}
+	return b.IPSet()
+}
+
+func addRemote(b *netipx.IPSetBuilder, prefix, etherType string) {
+	switch {
+	case prefix != "":
+		if p, err := netip.ParsePrefix(prefix); err == nil {
+			b.AddPrefix(p.Masked())
+		}
+	case etherType == "IPv6":
+		b.AddPrefix(netip.MustParsePrefix("::/0"))
+	default:
+		b.AddPrefix(netip.MustParsePrefix("0.0.0.0/0"))
+	}
+}
+
+// routerNetworks are the CIDRs of the subnets on the cluster's router (the
+// one of pod_router, else of the pod subnet), but the service subnet's.
+func routerNetworks(ctx context.Context, cloud *env.Cloud) ([]string, error) {
+	cfg, nc := cloud.Config, cloud.Neutron
+	router := cfg.NamespaceSubnet.PodRouter
+	if router == "" && cfg.NeutronDefaults.PodSubnet != "" {
+		var err error
+		if router, err = nc.RouterOf(ctx, cfg.NeutronDefaults.PodSubnet); err != nil {
+			return nil, err
+		}
+	}
+	if router == "" {
+		return nil, fmt.Errorf("no router found for the pod subnet")
+	}
+	subnets, err := nc.RouterSubnets(ctx, router)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, id := range subnets {
+		if id == cfg.NeutronDefaults.ServiceSubnet {
+			continue
+		}
+		s, err := nc.GetSubnet(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s.CIDR)
+	}
+	return out, nil
+}
