@@ -71,22 +71,29 @@ func podExposure(nc *neutron.Client, groups, unrestricted []string, externalNet 
 	return e
 }
 
-// internalPrefixes gives the pods' and Services' networks (pod subnet, the
-// subnet pool of namespace and node subnets, service subnet), read from
-// Neutron once: with NetworkPolicies on, they are cut out of
-// loadBalancerSourceRanges. Until they are read, source groups wait (the
+// internalPrefixes gives the cloud's networks that reach pods directly:
+// the pod subnet or subnet pool, the service subnet, and every subnet on
+// the service subnet's router (the nodes', the VMs' tenant networks), read
+// from Neutron at most every internalTTL. With NetworkPolicies on, they
+// are cut out of loadBalancerSourceRanges: traffic from them is the
+// policies' to decide, and only what comes through the external network
+// is the source ranges'. Until they are read, source groups wait (the
 // reconcile fails and is retried).
 func internalPrefixes(nc *neutron.Client, cfg *config.Config) func(ctx context.Context) ([]netip.Prefix, error) {
 	var mu sync.Mutex
 	var known []netip.Prefix
+	var readAt time.Time
 	return func(ctx context.Context) ([]netip.Prefix, error) {
 		mu.Lock()
 		defer mu.Unlock()
-		if known != nil {
+		if known != nil && time.Since(readAt) < internalTTL {
 			return known, nil
 		}
 		cidrs, err := clusterCIDRs(ctx, nc, cfg)
 		if err != nil {
+			if known != nil {
+				return known, nil // the last reading serves while Neutron does not answer
+			}
 			return nil, err
 		}
 		out := []netip.Prefix{}
@@ -95,14 +102,33 @@ func internalPrefixes(nc *neutron.Client, cfg *config.Config) func(ctx context.C
 				out = append(out, p.Masked())
 			}
 		}
-		known = out
+		known, readAt = out, time.Now()
 		return known, nil
 	}
 }
 
+// internalTTL: a tenant network attached to the cluster's router is cut out
+// of source ranges within this long.
+const internalTTL = time.Minute
+
 func clusterCIDRs(ctx context.Context, nc *neutron.Client, cfg *config.Config) ([]string, error) {
+	nd := cfg.NeutronDefaults
+	subnets := []string{nd.PodSubnet, nd.ServiceSubnet}
+	if nd.ServiceSubnet != "" {
+		router, err := nc.RouterOf(ctx, nd.ServiceSubnet)
+		if err != nil {
+			return nil, fmt.Errorf("the cluster's router: %w", err)
+		}
+		if router != "" {
+			attached, err := nc.RouterSubnets(ctx, router)
+			if err != nil {
+				return nil, fmt.Errorf("the cluster's router: %w", err)
+			}
+			subnets = append(subnets, attached...)
+		}
+	}
 	var cidrs []string
-	for _, id := range []string{cfg.NeutronDefaults.PodSubnet, cfg.NeutronDefaults.ServiceSubnet} {
+	for _, id := range subnets {
 		if id == "" {
 			continue
 		}
