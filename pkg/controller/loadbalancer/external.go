@@ -7,9 +7,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
@@ -75,8 +73,15 @@ func (r *Reconciler) floatingIP(ctx context.Context, klb *kuryrv1.KuryrLoadBalan
 			continue
 		}
 		for _, rest := range cands[i+1:] {
-			notServed = append(notServed, fmt.Sprintf("%s: the VIP carries one floating IP (Neutron allows one per "+
-				"fixed IP, the ovn provider serves one per load balancer), and it is %s", rest.addr, st.IP))
+			why, err := r.whyNot(ctx, klb, rest, lb.VIPPortID)
+			if err != nil {
+				return nil, nil, err
+			}
+			if why == "" {
+				why = "the VIP carries one floating IP (Neutron allows one per fixed IP, the ovn provider serves one per " +
+					"load balancer), and it is " + st.IP
+			}
+			notServed = append(notServed, rest.addr+": "+why)
 		}
 		return st, notServed, nil
 	}
@@ -117,6 +122,24 @@ func (r *Reconciler) serve(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, 
 		return nil, "", err
 	}
 	return r.settle(ctx, c, f, uid)
+}
+
+// whyNot says, without changing anything, why c could not be served
+// ("" when it could be, but for the one floating IP of the VIP).
+func (r *Reconciler) whyNot(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, c candidate, vipPort string) (string, error) {
+	found, err := r.Neutron.ListFloatingIPs(ctx, neutron.FloatingIPFilter{Address: c.addr})
+	switch {
+	case err != nil:
+		return "", err
+	case len(found) > 0 && found[0].PortID != "" && found[0].PortID != vipPort:
+		return "in use by port " + found[0].PortID, nil
+	case len(found) > 0:
+		return "", nil
+	case !c.allocate:
+		return "not an allocated floating IP of project " + klb.Spec.ProjectID + ": allocate it in Neutron first", nil
+	}
+	_, why, err := r.externalSubnetOf(ctx, c.addr)
+	return why, err
 }
 
 // settle records f as the VIP's floating IP. One the user named in
@@ -249,38 +272,4 @@ func (r *Reconciler) reportNotServed(ctx context.Context, klb *kuryrv1.KuryrLoad
 	if len(notServed) > 0 {
 		r.event(ctx, klb, corev1.EventTypeWarning, "ExternalIPNotServed", "Associate", "%s", strings.Join(notServed, "; "))
 	}
-}
-
-// publish writes the Service's status.loadBalancer.ingress for the
-// LoadBalancer Services kuryr serves. It clears only what kuryr published
-// (published): another controller may own a Service's external side.
-func (r *Reconciler) publish(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, uid string, ingress []corev1.LoadBalancerIngress, published string) error {
-	var svc corev1.Service
-	if err := r.Get(ctx, types.NamespacedName{Namespace: klb.Namespace, Name: klb.Name}, &svc); err != nil {
-		return client.IgnoreNotFound(err)
-	}
-	if string(svc.UID) != uid {
-		return nil
-	}
-	have := svc.Status.LoadBalancer.Ingress
-	if len(ingress) == 0 && (len(have) != 1 || have[0].IP != published) {
-		return nil // nothing of kuryr's to clear
-	}
-	if ingressIPs(have) == ingressIPs(ingress) {
-		return nil
-	}
-	orig := svc.DeepCopy()
-	svc.Status.LoadBalancer.Ingress = ingress
-	if err := r.Status().Patch(ctx, &svc, client.MergeFrom(orig)); err != nil {
-		return fmt.Errorf("write the Service's status.loadBalancer: %w", client.IgnoreNotFound(err))
-	}
-	return nil
-}
-
-func ingressIPs(in []corev1.LoadBalancerIngress) string {
-	ips := make([]string, 0, len(in))
-	for _, i := range in {
-		ips = append(ips, i.IP)
-	}
-	return strings.Join(ips, ",")
 }

@@ -95,6 +95,9 @@ func TestExternalIPs(t *testing.T) {
 		{name: "one per VIP", existing: "172.24.4.60", ips: []string{"198.51.100.7", "172.24.4.60", "172.24.4.63"},
 			served: "172.24.4.60", alloc: allocUser, keptAtEnd: 1,
 			notServed: []string{"neither a floating IP", "the VIP carries one floating IP"}},
+		{name: "one per VIP, the others each with its reason", existing: "172.24.4.60", ips: []string{"172.24.4.60", "198.51.100.7", "172.24.4.63"},
+			served: "172.24.4.60", alloc: allocUser, keptAtEnd: 1,
+			notServed: []string{"neither a floating IP", "the VIP carries one floating IP"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, "ClusterIP")

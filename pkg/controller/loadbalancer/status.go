@@ -3,11 +3,13 @@ package loadbalancer
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
@@ -70,4 +72,38 @@ func (r *Reconciler) failed(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer,
 func (r *Reconciler) event(_ context.Context, klb *kuryrv1.KuryrLoadBalancer, typ, reason, action, note string, args ...any) {
 	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: klb.Namespace, Name: klb.Name, UID: types.UID(serviceUID(klb))}}
 	r.Recorder.Eventf(svc, klb, typ, reason, action, note, args...)
+}
+
+// publish writes the Service's status.loadBalancer.ingress for the
+// LoadBalancer Services kuryr serves. It clears only what kuryr published
+// (published): another controller may own a Service's external side.
+func (r *Reconciler) publish(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, uid string, ingress []corev1.LoadBalancerIngress, published string) error {
+	var svc corev1.Service
+	if err := r.Get(ctx, types.NamespacedName{Namespace: klb.Namespace, Name: klb.Name}, &svc); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if string(svc.UID) != uid {
+		return nil
+	}
+	have := svc.Status.LoadBalancer.Ingress
+	if len(ingress) == 0 && (len(have) != 1 || have[0].IP != published) {
+		return nil // nothing of kuryr's to clear
+	}
+	if ingressIPs(have) == ingressIPs(ingress) {
+		return nil
+	}
+	orig := svc.DeepCopy()
+	svc.Status.LoadBalancer.Ingress = ingress
+	if err := r.Status().Patch(ctx, &svc, client.MergeFrom(orig)); err != nil {
+		return fmt.Errorf("write the Service's status.loadBalancer: %w", client.IgnoreNotFound(err))
+	}
+	return nil
+}
+
+func ingressIPs(in []corev1.LoadBalancerIngress) string {
+	ips := make([]string, 0, len(in))
+	for _, i := range in {
+		ips = append(ips, i.IP)
+	}
+	return strings.Join(ips, ",")
 }

@@ -17,7 +17,9 @@ import (
 	"github.com/kuryr-k8s/kuryr/test/e2e/framework"
 )
 
-func kuryrKey(ns, name string) types.NamespacedName { return types.NamespacedName{Namespace: ns, Name: name} }
+func kuryrKey(ns, name string) types.NamespacedName {
+	return types.NamespacedName{Namespace: ns, Name: name}
+}
 
 // askHTTP sends GET / from the VM and returns the answer's last line (the
 // backend's name), "" when nothing answered.
