@@ -21,10 +21,12 @@ import (
 	"github.com/kuryr-k8s/kuryr/pkg/octavia"
 )
 
-// benchServices: n Services (a TCP and a UDP port, nb endpoints each)
-// through kuryr, then the same n load balancers created directly in
-// Octavia as the yardstick; then an endpoint change, a controller restart
-// and the clean-up, in one run.
+// benchServices: one Service through kuryr and one load balancer directly
+// in Octavia; then n Services (a TCP and a UDP port, nb endpoints each)
+// through kuryr and the same n load balancers directly in Octavia as the
+// yardstick; then an endpoint change, a controller restart, a lone
+// endpoint change, a new backend until it answers through every VIP, and
+// the clean-up, in one run.
 func benchServices(ctx context.Context, e *env, n, nb int) error {
 	if n < 1 || nb < 3 {
 		return errors.New("services: -services must be at least 1 and -backends at least 3 (one leaves in the endpoint change, two serve the lone Service)")
@@ -51,6 +53,9 @@ func benchServices(ctx context.Context, e *env, n, nb int) error {
 		return err
 	}
 	defer pr.close()
+	if err := oneService(ctx, e, oc, pr, backends, ns); err != nil {
+		return err
+	}
 	kuryr, klbs, err := kuryrServices(ctx, e, pr, ns, n, 2*nb)
 	if err != nil {
 		return err
@@ -68,6 +73,9 @@ func benchServices(ctx context.Context, e *env, n, nb int) error {
 	if err := kuryrSolo(ctx, e, oc, ns, backends[1].Name, backends[2].Name, direct.solo); err != nil {
 		return err
 	}
+	if err := backendReady(ctx, e, pr, ns, klbs, direct.burst); err != nil {
+		return err
+	}
 	return cleanUp(ctx, e, oc, ns, klbs)
 }
 
@@ -76,19 +84,7 @@ func benchServices(ctx context.Context, e *env, n, nb int) error {
 // them Ready.
 func createBackends(ctx context.Context, e *env, ns string, nb int) ([]corev1.Pod, error) {
 	for i := 0; i < nb; i++ {
-		var grace int64
-		p := &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("web-%d", i), Labels: map[string]string{"app": "bench-web"}},
-			Spec: corev1.PodSpec{NodeName: e.nodes[i%len(e.nodes)], TerminationGracePeriodSeconds: &grace, DNSPolicy: corev1.DNSDefault,
-				Containers: []corev1.Container{{Name: "app", Image: e.image, ImagePullPolicy: corev1.PullNever,
-					Command: []string{"sh", "-c", "testapp udp-serve 9090 & exec /bin/serve"},
-					Ports: []corev1.ContainerPort{{Name: "web", ContainerPort: 8080},
-						{Name: "echo", ContainerPort: 9090, Protocol: corev1.ProtocolUDP}},
-					ReadinessProbe: &corev1.Probe{PeriodSeconds: 1, ProbeHandler: corev1.ProbeHandler{
-						HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt32(8080)}}},
-				}}},
-		}
-		if _, err := e.kube.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+		if _, err := e.kube.CoreV1().Pods(ns).Create(ctx, backendPod(e, fmt.Sprintf("web-%d", i), e.nodes[i%len(e.nodes)]), metav1.CreateOptions{}); err != nil {
 			return nil, err
 		}
 	}
@@ -110,6 +106,23 @@ func createBackends(ctx context.Context, e *env, ns string, nb int) ([]corev1.Po
 		}
 	}
 	return nil, fmt.Errorf("the %d backends not all Ready after 3 minutes", nb)
+}
+
+// backendPod is a backend of the Services on node: HTTP on 8080 answering
+// the pod name, UDP on 9090 answering the hostname.
+func backendPod(e *env, name, node string) *corev1.Pod {
+	var grace int64
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": "bench-web"}},
+		Spec: corev1.PodSpec{NodeName: node, TerminationGracePeriodSeconds: &grace, DNSPolicy: corev1.DNSDefault,
+			Containers: []corev1.Container{{Name: "app", Image: e.image, ImagePullPolicy: corev1.PullNever,
+				Command: []string{"sh", "-c", "testapp udp-serve 9090 & exec /bin/serve"},
+				Ports: []corev1.ContainerPort{{Name: "web", ContainerPort: 8080},
+					{Name: "echo", ContainerPort: 9090, Protocol: corev1.ProtocolUDP}},
+				ReadinessProbe: &corev1.Probe{PeriodSeconds: 1, ProbeHandler: corev1.ProbeHandler{
+					HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt32(8080)}}},
+			}}},
+	}
 }
 
 // kuryrServices creates n Services at once and probes their VIPs until

@@ -95,22 +95,7 @@ func (pr *prober) httpAnswers(t *target) bool {
 }
 
 func (pr *prober) udpAnswers(t *target) bool {
-	var c net.Conn
-	err := t.node.netns.Do(func(ns.NetNS) (err error) {
-		c, err = net.Dial("udp", net.JoinHostPort(t.vip, "9090"))
-		return err
-	})
-	if err != nil {
-		return false
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(probeTimeout))
-	buf := make([]byte, 256)
-	if _, err := c.Write([]byte("who?")); err != nil {
-		return false
-	}
-	k, err := c.Read(buf)
-	return err == nil && pr.names[strings.TrimSpace(string(buf[:k]))]
+	return pr.names[askUDP(t.node.netns, net.JoinHostPort(t.vip, "9090"))]
 }
 
 // await probes every target at once until each answered on both ports (or
@@ -227,11 +212,7 @@ func yardstick(ctx context.Context, e *env, oc *octavia.Client, pr *prober, back
 	}
 	y := pr.await(targets)
 	y.print("Octavia alone", "POST")
-	if kuryr.missing == 0 && y.missing == 0 {
-		r := kuryr.all.Seconds() / y.all.Seconds()
-		fmt.Printf("target: all %d answer within 1.3 x Octavia's time (%s): %s (%.2f x; p50 %.2f x)\n", n, secs(y.all*13/10),
-			verdict(r <= 1.3), r, percentile(kuryr.lat, 50).Seconds()/percentile(y.lat, 50).Seconds())
-	}
+	compare(n, kuryr, y)
 	if y.missing == 0 {
 		if direct.burst, err = yardstickChange(ctx, oc, backends[0].Name); err != nil {
 			return direct, err

@@ -5,6 +5,7 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/kuryr-k8s/kuryr/pkg/clusternet"
 	"github.com/kuryr-k8s/kuryr/pkg/config"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrport"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/policy"
@@ -20,7 +21,8 @@ const policyWorkers = 8
 // gives pods' ports the groups of the policies that select them and of the
 // peers they are one of. Called
 // before the KuryrPort reconciler is set up.
-func wirePolicies(mgr ctrl.Manager, cfg *config.Config, nc *neutron.Client, rec kuryrport.Recorder, kp *kuryrport.Reconciler) (*policy.GroupReconciler, error) {
+func wirePolicies(mgr ctrl.Manager, cfg *config.Config, nc *neutron.Client, nets *clusternet.Source, rec kuryrport.Recorder,
+	kp *kuryrport.Reconciler) (*policy.GroupReconciler, error) {
 	nd := cfg.NeutronDefaults
 	if len(nd.PodSecurityGroups) == 0 {
 		ctrl.Log.Info("WARNING: [neutron_defaults] pod_security_groups is empty: with NetworkPolicies on, pods carry only " +
@@ -28,14 +30,14 @@ func wirePolicies(mgr ctrl.Manager, cfg *config.Config, nc *neutron.Client, rec 
 			"give pods a group admitting the nodes (and the service subnet, for hairpin traffic)")
 	}
 	open := &policy.OpenGroups{Neutron: nc, Cluster: cfg.Kubernetes.ClusterName, ProjectID: nd.Project,
-		Unrestricted: cfg.NetworkPolicy.UnrestrictedIngress,
+		Unrestricted: cfg.NetworkPolicy.UnrestrictedIngress, Refresh: clusterNetworksTTL,
 		Derive: func(ctx context.Context) ([]string, error) {
-			if nd.ExternalSvcNet == "" {
-				return policy.Outside(nil), nil
-			}
-			external, err := nc.NetworkPrefixes(ctx, nd.ExternalSvcNet)
-			return policy.Outside(external), err
+			n, err := nets.Read(ctx)
+			return clusternet.Strings(n.Prefixes()), err
 		}}
+	if err := mgr.Add(open); err != nil {
+		return nil, err
+	}
 	sources := kuryrport.Sources{policy.PodGroups{Reader: mgr.GetClient(), Open: open}}
 	if kp.Groups != nil {
 		sources = append(sources, kp.Groups)

@@ -3,13 +3,12 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/netip"
-	"sync"
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/kuryr-k8s/kuryr/pkg/clusternet"
 	"github.com/kuryr-k8s/kuryr/pkg/config"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrport"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/loadbalancer"
@@ -25,7 +24,7 @@ const subnetsTTL = time.Minute
 
 // wireServices: Services and EndpointSlices become KuryrLoadBalancer specs,
 // which become Octavia load balancers.
-func wireServices(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients, nc *neutron.Client, rec kuryrport.Recorder) error {
+func wireServices(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients, nc *neutron.Client, nets *clusternet.Source, rec kuryrport.Recorder) error {
 	if osc.LoadBalancer == nil {
 		return errors.New("[neutron_defaults] service_subnet is set but no Octavia (load-balancer) endpoint was found: " +
 			"set [octavia] endpoint_override or register Octavia in the catalog")
@@ -49,7 +48,12 @@ func wireServices(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients, 
 		Settings: loadbalancer.Settings{Cluster: cfg.Kubernetes.ClusterName, ExtraTags: nd.ResourceTags,
 			ExternalNetwork: nd.ExternalSvcNet, ExternalSubnet: nd.ExternalSvcSubnet, CreateSettle: 2 * cfg.Neutron.Timeout}}
 	if cfg.NetworkPolicy.Enabled {
-		lb.Settings.Internal = internalPrefixes(nc, cfg)
+		// What comes from the cluster's own networks is the policies' to
+		// decide, not the source ranges'.
+		lb.Settings.Internal = func(ctx context.Context) ([]netip.Prefix, error) {
+			n, err := nets.Read(ctx)
+			return n.Prefixes(), err
+		}
 	}
 	return lb.SetupWithManager(mgr, cfg.Controller.ServiceWorkers)
 }
@@ -69,81 +73,4 @@ func podExposure(nc *neutron.Client, groups, unrestricted []string, externalNet 
 		ctrl.Log.Info("loadBalancerSourceRanges are not enforced", "reason", e)
 	}
 	return e
-}
-
-// internalPrefixes gives the cloud's networks that reach pods directly:
-// the pod subnet or subnet pool, the service subnet, and every subnet on
-// the service subnet's router (the nodes', the VMs' tenant networks), read
-// from Neutron at most every internalTTL. With NetworkPolicies on, they
-// are cut out of loadBalancerSourceRanges: traffic from them is the
-// policies' to decide, and only what comes through the external network
-// is the source ranges'. Until they are read, source groups wait (the
-// reconcile fails and is retried).
-func internalPrefixes(nc *neutron.Client, cfg *config.Config) func(ctx context.Context) ([]netip.Prefix, error) {
-	var mu sync.Mutex
-	var known []netip.Prefix
-	var readAt time.Time
-	return func(ctx context.Context) ([]netip.Prefix, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		if known != nil && time.Since(readAt) < internalTTL {
-			return known, nil
-		}
-		cidrs, err := clusterCIDRs(ctx, nc, cfg)
-		if err != nil {
-			if known != nil {
-				return known, nil // the last reading serves while Neutron does not answer
-			}
-			return nil, err
-		}
-		out := []netip.Prefix{}
-		for _, c := range cidrs {
-			if p, err := netip.ParsePrefix(c); err == nil {
-				out = append(out, p.Masked())
-			}
-		}
-		known, readAt = out, time.Now()
-		return known, nil
-	}
-}
-
-// internalTTL: a tenant network attached to the cluster's router is cut out
-// of source ranges within this long.
-const internalTTL = time.Minute
-
-func clusterCIDRs(ctx context.Context, nc *neutron.Client, cfg *config.Config) ([]string, error) {
-	nd := cfg.NeutronDefaults
-	subnets := []string{nd.PodSubnet, nd.ServiceSubnet}
-	if nd.ServiceSubnet != "" {
-		router, err := nc.RouterOf(ctx, nd.ServiceSubnet)
-		if err != nil {
-			return nil, fmt.Errorf("the cluster's router: %w", err)
-		}
-		if router != "" {
-			attached, err := nc.RouterSubnets(ctx, router)
-			if err != nil {
-				return nil, fmt.Errorf("the cluster's router: %w", err)
-			}
-			subnets = append(subnets, attached...)
-		}
-	}
-	var cidrs []string
-	for _, id := range subnets {
-		if id == "" {
-			continue
-		}
-		s, err := nc.GetSubnet(ctx, id)
-		if err != nil {
-			return nil, fmt.Errorf("the cluster's networks: %w", err)
-		}
-		cidrs = append(cidrs, s.CIDR)
-	}
-	if pool := cfg.NamespaceSubnet.PodSubnetPool; pool != "" {
-		prefixes, err := nc.SubnetPoolPrefixes(ctx, pool)
-		if err != nil {
-			return nil, fmt.Errorf("the pods' subnet pool: %w", err)
-		}
-		cidrs = append(cidrs, prefixes...)
-	}
-	return cidrs, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/kuryr-k8s/kuryr/pkg/clusternet"
 	"github.com/kuryr-k8s/kuryr/pkg/config"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/cleanup"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrnetwork"
@@ -100,6 +102,7 @@ func wire(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients, hs *heal
 	driver := cfg.Kubernetes.PodSubnetsDriver
 	namespaced := driver == config.SubnetDriverNamespace
 	target, poolTargets := targets(mgr, cfg, info)
+	nets, refuse := clusterNetworks(cfg, nc, info), refusing(cfg, info)
 	kp := newKuryrPortReconciler(mgr, cfg, nc, info, target, poolTargets, rec)
 	start := kuryrport.NewStartup(kuryrport.Startup{Client: mgr.GetAPIReader(), Cache: mgr.GetCache(), Neutron: nc,
 		Cluster: cluster, Ledger: kp.Ledger, Pool: kp.Pool})
@@ -111,7 +114,7 @@ func wire(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients, hs *heal
 	var policies *policy.GroupReconciler
 	if cfg.NetworkPolicy.Enabled {
 		var err error
-		if policies, err = wirePolicies(mgr, cfg, nc, rec, kp); err != nil {
+		if policies, err = wirePolicies(mgr, cfg, nc, nets, rec, kp); err != nil {
 			return err
 		}
 	}
@@ -139,18 +142,18 @@ func wire(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients, hs *heal
 			return err
 		}
 	}
-	if err := newNodeReconciler(mgr, cfg, nc, info, rec).SetupWithManager(mgr); err != nil {
+	if err := newNodeReconciler(mgr, cfg, nc, info, nets, refuse, rec).SetupWithManager(mgr); err != nil {
 		return err
 	}
 	if cfg.Services() {
-		if err := wireServices(mgr, cfg, osc, nc, rec); err != nil {
+		if err := wireServices(mgr, cfg, osc, nc, nets, rec); err != nil {
 			return err
 		}
 	}
 	sweeper := &cleanup.Sweeper{Client: mgr.GetClient(), Neutron: nc, Ledger: kp.Ledger, Cluster: cluster,
 		Router: cfg.NamespaceSubnet.PodRouter, Period: cfg.Controller.CleanupPeriod, Ready: start.Done(),
 		Settle: 2*cfg.Neutron.Timeout + 5*time.Second, NodePorts: cfg.NeutronDefaults.NodeSubnet != "",
-		RefusePorts: cfg.Kubernetes.RefuseUnserved && cfg.Services()}
+		RefusePorts: refuse}
 	if kp.Pool != nil {
 		sweeper.Pool = kp.Pool
 	}
@@ -228,26 +231,66 @@ func newNetworkReconciler(mgr ctrl.Manager, cfg *config.Config, nc *neutron.Clie
 	}}
 }
 
-// newNodeReconciler gives nodes management ports routed to every pod subnet
-// configured (the default one, the pool of the namespace and node subnets)
-// and to the service subnet, whichever subnet driver runs: the routes do
-// not change when the driver does.
-func newNodeReconciler(mgr ctrl.Manager, cfg *config.Config, nc *neutron.Client, info *neutron.Info, rec kuryrport.Recorder) *node.Reconciler {
+// clusterNetworks reads the cloud's networks that reach pods without NAT:
+// the subnets on the cluster's router (those of pod_router and of the
+// configured subnets) and the pod subnet pool.
+func clusterNetworks(cfg *config.Config, nc *neutron.Client, info *neutron.Info) *clusternet.Source {
+	nd := cfg.NeutronDefaults
+	s := &clusternet.Source{Neutron: nc, Info: info, Router: cfg.NamespaceSubnet.PodRouter,
+		Subnets: []string{nd.PodSubnet, nd.ServiceSubnet, nd.NodeSubnet}, TTL: clusterNetworksTTL}
+	if pool := cfg.NamespaceSubnet.PodSubnetPool; pool != "" {
+		s.Pools = append(s.Pools, pool)
+	}
+	return s
+}
+
+// clusterNetworksTTL: a tenant network attached to the cluster's router is
+// taken into account (open-ingress sources, source ranges, nodes' routes)
+// within this long.
+const clusterNetworksTTL = time.Minute
+
+// newNodeReconciler gives nodes management ports routed to the cluster's
+// networks (every subnet on its router, the pods' subnet pool), whichever
+// subnet driver runs, and refuse ports when ClusterIPs without a load
+// balancer are refused (the ovn provider on an IPv4 service subnet).
+func newNodeReconciler(mgr ctrl.Manager, cfg *config.Config, nc *neutron.Client, info *neutron.Info, nets *clusternet.Source,
+	refuse bool, rec kuryrport.Recorder) *node.Reconciler {
 	nd := cfg.NeutronDefaults
 	s := node.Settings{Cluster: cfg.Kubernetes.ClusterName, ProjectID: nd.Project, Subnet: nd.NodeSubnet, ExtraTags: nd.ResourceTags,
-		BindTimeout: 2 * cfg.Neutron.Timeout}
-	if cfg.Kubernetes.RefuseUnserved {
+		BindTimeout: 2 * cfg.Neutron.Timeout, Networks: nets.Read}
+	if refuse {
 		s.RefuseSubnet = nd.ServiceSubnet
 	}
-	for _, id := range []string{nd.PodSubnet, nd.ServiceSubnet} {
-		if id != "" {
-			s.RoutedSubnets = append(s.RoutedSubnets, id)
-		}
-	}
-	if pool := cfg.NamespaceSubnet.PodSubnetPool; pool != "" {
-		s.RoutedPools = append(s.RoutedPools, pool)
-	}
 	return &node.Reconciler{Client: mgr.GetClient(), Neutron: nc, Info: info, Recorder: rec, Settings: s}
+}
+
+// refusing says whether ClusterIPs without a load balancer or an endpoint
+// are refused through refuse ports: [kubernetes] refuse_unserved_services,
+// with the ovn provider (its VIPs are resolved by ARP only while it serves
+// them; amphorae answer for their VIPs themselves) and an IPv4 service
+// subnet (the kernel answers no Neighbor Solicitation for local routes).
+func refusing(cfg *config.Config, info *neutron.Info) bool {
+	if !cfg.Kubernetes.RefuseUnserved || !cfg.Services() {
+		return false
+	}
+	if p := cfg.OctaviaDefaults.Provider; p != "ovn" {
+		ctrl.Log.Info("refuse_unserved_services needs the ovn provider: connections to ClusterIPs without a load balancer go unanswered",
+			"provider", p)
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	sub, err := info.Subnet(ctx, cfg.NeutronDefaults.ServiceSubnet)
+	if err != nil {
+		ctrl.Log.Error(err, "reading the service subnet; refusing as for IPv4")
+		return true
+	}
+	if strings.Contains(sub.CIDR, ":") {
+		ctrl.Log.Info("refuse_unserved_services is for IPv4 service subnets: connections to ClusterIPs without a load balancer go unanswered",
+			"serviceSubnet", sub.CIDR)
+		return false
+	}
+	return true
 }
 
 // addReadiness: a standby is ready once its caches are warm (it can take

@@ -2,15 +2,17 @@ package doctor
 
 import (
 	"context"
-	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
+	"time"
 
 	"go4.org/netipx"
 
 	"github.com/kuryr-k8s/kuryr/pkg/cli/env"
-	"github.com/kuryr-k8s/kuryr/pkg/controller/policy"
+	"github.com/kuryr-k8s/kuryr/pkg/clusternet"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/service"
+	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
 
 // reach checks what pods no NetworkPolicy isolates admit, as the
@@ -42,14 +44,21 @@ func reach(ctx context.Context, e *env.Env) []Finding {
 			out = append(out, ok(c, "the external network reaches pods only through LoadBalancer Services (their source ranges hold)"))
 		}
 	}
-	admitted, err := admittedSources(ctx, cloud)
+	nets, err := clusterNetworks(ctx, cloud)
+	if err != nil {
+		return append(out, warn(c, "not checked the cluster's networks: %v", err))
+	}
+	admitted, err := admittedSources(ctx, cloud, nets)
 	if err != nil {
 		return append(out, warn(c, "not checked what pods admit: %v", err))
 	}
-	cidrs, err := routerNetworks(ctx, cloud)
-	if err != nil {
-		return append(out, warn(c, "not checked the cluster router's networks: %v", err))
+	var cidrs []string
+	for id, p := range nets.Subnets {
+		if id != nd.ServiceSubnet {
+			cidrs = append(cidrs, p.String())
+		}
 	}
+	slices.Sort(cidrs)
 	var shut []string
 	for _, cidr := range cidrs {
 		if p, err := netip.ParsePrefix(cidr); err == nil && !admitted.ContainsPrefix(p.Masked()) {
@@ -58,16 +67,18 @@ func reach(ctx context.Context, e *env.Env) []Finding {
 	}
 	if len(shut) > 0 {
 		return append(out, warn(c, "VMs on %s (on the cluster's router) cannot open connections to pods no NetworkPolicy "+
-			"isolates: widen [network_policy] unrestricted_ingress_cidrs (empty: every address but the external network's) "+
+			"isolates: widen [network_policy] unrestricted_ingress_cidrs (empty: the cluster's networks, the router's subnets) "+
 			"or pod_security_groups", strings.Join(shut, ", ")))
 	}
-	return append(out, ok(c, "VMs on the %d networks of the cluster's router reach pods no NetworkPolicy isolates", len(cidrs)))
+	return append(out, ok(c, "VMs on the %d networks of the cluster's router (%s) reach pods no NetworkPolicy isolates",
+		len(cidrs), strings.Join(cidrs, ", ")))
 }
 
 // admittedSources are the addresses pods admit from whatever their
 // policies: the pod_security_groups' ingress rules for any protocol, and
-// with policies, the open-ingress group's sources.
-func admittedSources(ctx context.Context, cloud *env.Cloud) (*netipx.IPSet, error) {
+// with policies, the open-ingress group's sources (by default the
+// cluster's networks).
+func admittedSources(ctx context.Context, cloud *env.Cloud, nets clusternet.Networks) (*netipx.IPSet, error) {
 	cfg, nc := cloud.Config, cloud.Neutron
 	var b netipx.IPSetBuilder
 	for _, id := range cfg.NeutronDefaults.PodSecurityGroups {
@@ -85,14 +96,7 @@ func admittedSources(ctx context.Context, cloud *env.Cloud) (*netipx.IPSet, erro
 	if np := cfg.NetworkPolicy; np.Enabled {
 		sources := np.UnrestrictedIngress
 		if len(sources) == 0 {
-			var external []netip.Prefix
-			if net := cfg.NeutronDefaults.ExternalSvcNet; net != "" {
-				var err error
-				if external, err = nc.NetworkPrefixes(ctx, net); err != nil {
-					return nil, err
-				}
-			}
-			sources = policy.Outside(external)
+			sources = clusternet.Strings(nets.Prefixes())
 		}
 		for _, s := range sources {
 			addRemote(&b, s, "")
@@ -114,34 +118,14 @@ func addRemote(b *netipx.IPSetBuilder, prefix, etherType string) {
 	}
 }
 
-// routerNetworks are the CIDRs of the subnets on the cluster's router (the
-// one of pod_router, else of the pod subnet), but the service subnet's.
-func routerNetworks(ctx context.Context, cloud *env.Cloud) ([]string, error) {
-	cfg, nc := cloud.Config, cloud.Neutron
-	router := cfg.NamespaceSubnet.PodRouter
-	if router == "" && cfg.NeutronDefaults.PodSubnet != "" {
-		var err error
-		if router, err = nc.RouterOf(ctx, cfg.NeutronDefaults.PodSubnet); err != nil {
-			return nil, err
-		}
+// clusterNetworks reads the cluster's networks as the controller does.
+func clusterNetworks(ctx context.Context, cloud *env.Cloud) (clusternet.Networks, error) {
+	cfg := cloud.Config
+	nd := cfg.NeutronDefaults
+	s := &clusternet.Source{Neutron: cloud.Neutron, Info: neutron.NewInfo(cloud.Neutron, time.Minute),
+		Router: cfg.NamespaceSubnet.PodRouter, Subnets: []string{nd.PodSubnet, nd.ServiceSubnet, nd.NodeSubnet}}
+	if pool := cfg.NamespaceSubnet.PodSubnetPool; pool != "" {
+		s.Pools = []string{pool}
 	}
-	if router == "" {
-		return nil, fmt.Errorf("no router found for the pod subnet")
-	}
-	subnets, err := nc.RouterSubnets(ctx, router)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, id := range subnets {
-		if id == cfg.NeutronDefaults.ServiceSubnet {
-			continue
-		}
-		s, err := nc.GetSubnet(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, s.CIDR)
-	}
-	return out, nil
+	return s.Read(ctx)
 }

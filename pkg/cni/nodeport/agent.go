@@ -3,6 +3,7 @@ package nodeport
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -52,6 +53,8 @@ type Agent struct {
 	known bool // the Node has been read: until then nothing is touched
 	done  string
 	kick  chan struct{}
+	// leftOut: the routes last left out, reported once.
+	leftOut string
 }
 
 // NewAgent returns an agent that plugs nothing until Set.
@@ -153,7 +156,13 @@ func (a *Agent) apply(ctx context.Context) error {
 	if err := waitLink(ctx, a.Link.Exists, kuryrv1.NodePortInterface, 10*time.Second); err != nil {
 		return err
 	}
-	if err := a.Link.Configure(kuryrv1.NodePortInterface, p, a.TxChecksumOff); err != nil {
+	var left *RoutesLeftOut
+	if err := a.Link.Configure(kuryrv1.NodePortInterface, p, a.TxChecksumOff); errors.As(err, &left) {
+		if fmt.Sprint(left.Routes) != a.leftOut {
+			log.FromContext(ctx).Error(err, "node management port plugged without some routes")
+			a.leftOut = fmt.Sprint(left.Routes)
+		}
+	} else if err != nil {
 		return err
 	}
 	plugged.Set(1)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"strings"
 	"time"
 
 	"github.com/vishvananda/netlink"
@@ -34,7 +35,8 @@ func (Linux) Configure(name string, p *Plan, txChecksumOff bool) error {
 			return fmt.Errorf("set MTU of %s: %w", name, err)
 		}
 	}
-	if err := checkOverlaps(l, p); err != nil {
+	p, left, err := withoutOverlaps(l, p)
+	if err != nil {
 		return err
 	}
 	if err := syncAddrs(l, p); err != nil {
@@ -47,33 +49,59 @@ func (Linux) Configure(name string, p *Plan, txChecksumOff bool) error {
 		return err
 	}
 	if txChecksumOff {
-		return plug.TxChecksumOff(name)
+		if err := plug.TxChecksumOff(name); err != nil {
+			return err
+		}
+	}
+	if len(left) > 0 {
+		return &RoutesLeftOut{Routes: left}
 	}
 	return nil
 }
 
-// checkOverlaps refuses a plan that would take over the node's own
-// networks: an address or route destination containing an address of
-// another of the node's interfaces.
-func checkOverlaps(mgmt netlink.Link, p *Plan) error {
+// RoutesLeftOut: the interface is configured, but for routes that would
+// have taken over the node's own networks.
+type RoutesLeftOut struct{ Routes []string }
+
+func (e *RoutesLeftOut) Error() string {
+	return "routes left out, as they would cover the node's own addresses: " + strings.Join(e.Routes, ", ")
+}
+
+// withoutOverlaps refuses a plan whose addresses would take over the
+// node's own networks (an address of another of its interfaces), and
+// leaves out the routes that would.
+func withoutOverlaps(mgmt netlink.Link, p *Plan) (*Plan, []string, error) {
 	addrs, err := netlink.AddrList(nil, netlink.FAMILY_ALL)
 	if err != nil {
-		return fmt.Errorf("list the node's addresses: %w", err)
+		return nil, nil, fmt.Errorf("list the node's addresses: %w", err)
 	}
+	kept := *p
+	kept.Routes = nil
+	var left []string
+	for _, r := range p.Routes {
+		if ip := coveredAddr(mgmt, addrs, r.Dst); ip != nil {
+			left = append(left, fmt.Sprintf("%s (holds %s)", r.Dst, ip))
+			continue
+		}
+		kept.Routes = append(kept.Routes, r)
+	}
+	for _, mine := range p.Addrs {
+		if ip := coveredAddr(mgmt, addrs, &net.IPNet{IP: mine.IP.Mask(mine.Mask), Mask: mine.Mask}); ip != nil {
+			return nil, nil, fmt.Errorf("address %s would cover the node's own address %s", mine, ip)
+		}
+	}
+	return &kept, left, nil
+}
+
+// coveredAddr is an address of the node's, on another interface than
+// mgmt, that n holds (nil: none).
+func coveredAddr(mgmt netlink.Link, addrs []netlink.Addr, n *net.IPNet) net.IP {
 	for _, a := range addrs {
 		if a.LinkIndex == mgmt.Attrs().Index || a.IP.IsLoopback() || a.IP.IsLinkLocalUnicast() {
 			continue
 		}
-		for _, r := range p.Routes {
-			if r.Dst.Contains(a.IP) {
-				return fmt.Errorf("route %s would cover the node's own address %s", r.Dst, a.IP)
-			}
-		}
-		for _, mine := range p.Addrs {
-			n := &net.IPNet{IP: mine.IP.Mask(mine.Mask), Mask: mine.Mask}
-			if n.Contains(a.IP) {
-				return fmt.Errorf("address %s would cover the node's own address %s", mine, a.IP)
-			}
+		if n.Contains(a.IP) {
+			return a.IP
 		}
 	}
 	return nil

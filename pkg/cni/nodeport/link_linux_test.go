@@ -1,9 +1,11 @@
 package nodeport
 
 import (
+	"errors"
 	"net"
 	"os"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/containernetworking/plugins/pkg/ns"
@@ -69,8 +71,20 @@ func TestConfigureLink(t *testing.T) {
 		if err := netlink.AddrAdd(peer, own); err != nil {
 			return err
 		}
-		if err := (Linux{}).Configure("mgmt", plan("10.11.0.6/24", "10.10.0.0/16"), false); err == nil {
-			t.Error("a route covering the node's own address 10.10.5.1 was accepted")
+		var left *RoutesLeftOut
+		if err := (Linux{}).Configure("mgmt", plan("10.11.0.6/24", "10.10.0.0/16", "10.96.0.0/16"), false); !errors.As(err, &left) ||
+			len(left.Routes) != 1 || !strings.HasPrefix(left.Routes[0], "10.10.0.0/16") {
+			t.Errorf("a route covering the node's own address 10.10.5.1: %v, want it left out alone", err)
+		}
+		routes, _ = netlink.RouteList(l, netlink.FAMILY_V4)
+		got = nil
+		for _, r := range routes {
+			if r.Gw != nil {
+				got = append(got, r.Dst.String())
+			}
+		}
+		if len(got) != 1 || got[0] != "10.96.0.0/16" {
+			t.Errorf("routes %v, want the other route kept", got)
 		}
 		return nil
 	})

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 
 	"go4.org/netipx"
+	corev1 "k8s.io/api/core/v1"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
@@ -26,7 +27,7 @@ type kind struct {
 	subnet string
 	// complete adds to np what the node configures besides the port's
 	// addresses, MAC and MTU.
-	complete func(ctx context.Context, np kuryrv1.NodePort, sub *neutron.Subnet) (kuryrv1.NodePort, error)
+	complete func(ctx context.Context, node *corev1.Node, np kuryrv1.NodePort, sub *neutron.Subnet) (kuryrv1.NodePort, error)
 }
 
 // kinds are the node ports: the management port (the node reaches pods
@@ -36,8 +37,8 @@ func (r *Reconciler) kinds() []kind {
 	return []kind{{
 		what: "management port", annotation: kuryrv1.NodePortAnnotation, tag: neutron.NodeTag,
 		prefix: "kuryr-node-", deviceOwner: DeviceOwner, subnet: r.Settings.Subnet,
-		complete: func(ctx context.Context, np kuryrv1.NodePort, sub *neutron.Subnet) (kuryrv1.NodePort, error) {
-			dests, err := r.destinations(ctx)
+		complete: func(ctx context.Context, node *corev1.Node, np kuryrv1.NodePort, sub *neutron.Subnet) (kuryrv1.NodePort, error) {
+			dests, err := r.destinations(ctx, node)
 			if err != nil {
 				return np, err
 			}
@@ -46,7 +47,7 @@ func (r *Reconciler) kinds() []kind {
 	}, {
 		what: "refuse port", annotation: kuryrv1.RefusePortAnnotation, tag: neutron.RefuseTag,
 		prefix: "kuryr-refuse-", deviceOwner: RefuseDeviceOwner, subnet: r.Settings.RefuseSubnet,
-		complete: func(_ context.Context, np kuryrv1.NodePort, sub *neutron.Subnet) (kuryrv1.NodePort, error) {
+		complete: func(_ context.Context, _ *corev1.Node, np kuryrv1.NodePort, sub *neutron.Subnet) (kuryrv1.NodePort, error) {
 			return refusing(np, sub)
 		},
 	}}

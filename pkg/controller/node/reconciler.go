@@ -12,8 +12,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/netip"
 	"reflect"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -22,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/clusternet"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrport"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/retry"
@@ -33,8 +36,6 @@ type portAPI interface {
 	GetPort(ctx context.Context, id string) (*neutron.Port, error)
 	ListPorts(ctx context.Context, tags []string, status string) ([]neutron.Port, error)
 	DeletePort(ctx context.Context, id string) error
-	RouterOf(ctx context.Context, subnet string) (string, error)
-	RouterSubnets(ctx context.Context, router string) ([]string, error)
 }
 
 // netInfo serves subnet, network and subnet pool details (cached).
@@ -118,7 +119,7 @@ func (r *Reconciler) annotate(ctx context.Context, k kind, node *corev1.Node, np
 		return r.fail(ctx, k, node, "FindNetwork", err)
 	}
 	np.MTU = n.MTU
-	want, err := k.complete(ctx, np, sub)
+	want, err := k.complete(ctx, node, np, sub)
 	if err != nil {
 		return r.fail(ctx, k, node, "DescribePort", err)
 	}
@@ -150,40 +151,52 @@ func (r *Reconciler) disable(ctx context.Context, k kind, node *corev1.Node) err
 }
 
 // destinations are the CIDRs the node routes through its management port:
-// the configured subnets and pools, and every subnet on the router of the
-// node subnet (the cloud's networks that reach pods and Services, VMs'
-// among them, which the node must answer through the same router, e.g.
-// on its node ports).
-func (r *Reconciler) destinations(ctx context.Context) ([]string, error) {
-	var out []string
-	subnets := slices.Clone(r.Settings.RoutedSubnets)
-	router, err := r.Neutron.RouterOf(ctx, r.Settings.Subnet)
+// the cluster's networks (every subnet on its router, the VMs' tenant
+// networks among them, which the node answers back through it, e.g. on
+// its node ports; the pods' subnet pool), but its own subnet, subnets a
+// pool covers, and any that would take over one of the node's own
+// addresses or is wider than a /8 (a /16 in IPv6): those are left out,
+// with a Warning, rather than spoil every route.
+func (r *Reconciler) destinations(ctx context.Context, node *corev1.Node) ([]string, error) {
+	n, err := r.Settings.Networks(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if router != "" {
-		attached, err := r.Neutron.RouterSubnets(ctx, router)
-		if err != nil {
-			return nil, err
+	var own []netip.Addr
+	for _, a := range node.Status.Addresses {
+		if ip, err := netip.ParseAddr(a.Address); err == nil {
+			own = append(own, ip)
 		}
-		subnets = append(subnets, slices.DeleteFunc(attached, func(id string) bool { return id == r.Settings.Subnet })...)
 	}
-	for _, id := range subnets {
-		s, err := r.Info.Subnet(ctx, id)
-		if err != nil {
-			return nil, err
+	out := clusternet.Strings(n.Pools)
+	var left []string
+	for id, p := range n.Subnets {
+		switch {
+		case id == r.Settings.Subnet || covered(p, n.Pools):
+		case p.Bits() < minRoute(p) || slices.ContainsFunc(own, p.Contains):
+			left = append(left, p.String())
+		default:
+			out = append(out, p.String())
 		}
-		out = append(out, s.CIDR)
 	}
-	for _, id := range r.Settings.RoutedPools {
-		prefixes, err := r.Info.SubnetPoolPrefixes(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, prefixes...)
+	if len(left) > 0 {
+		slices.Sort(left)
+		r.Recorder.Eventf(node, nil, corev1.EventTypeWarning, "RouteLeftOut", "Route",
+			"management port: no route to %s (wider than a /8, or holding one of the node's own addresses)", strings.Join(left, ", "))
 	}
 	slices.Sort(out)
 	return slices.Compact(out), nil
+}
+
+func covered(p netip.Prefix, by []netip.Prefix) bool {
+	return slices.ContainsFunc(by, func(q netip.Prefix) bool { return q.Bits() <= p.Bits() && q.Contains(p.Addr()) })
+}
+
+func minRoute(p netip.Prefix) int {
+	if p.Addr().Is4() {
+		return 8
+	}
+	return 16
 }
 
 // fail makes an error visible as a Warning Event on the node and returns

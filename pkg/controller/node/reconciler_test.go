@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/clusternet"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron/neutrontest"
 )
@@ -43,8 +44,10 @@ func newEnv(t *testing.T, objs ...client.Object) *env {
 	r := &Reconciler{
 		Client: fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).Build(), Neutron: nc,
 		Info: neutron.NewInfo(nc, time.Minute), Recorder: noEvents{},
-		Settings: Settings{Cluster: "c1", ProjectID: "p", Subnet: sub, RoutedSubnets: []string{pods}, RoutedPools: []string{pool}},
+		Settings: Settings{Cluster: "c1", ProjectID: "p", Subnet: sub},
 	}
+	src := &clusternet.Source{Neutron: nc, Info: r.Info.(*neutron.Info), Subnets: []string{pods, sub}, Pools: []string{pool}}
+	r.Settings.Networks = src.Read
 	return &env{r: r, fake: fn}
 }
 
@@ -91,8 +94,9 @@ func TestNodeGetsPortAndRoutes(t *testing.T) {
 	if port["binding:host_id"] != "n1" || port["port_security_enabled"] != false || port["device_owner"] != DeviceOwner {
 		t.Errorf("port %v", port)
 	}
-	want := []kuryrv1.Route{{Destination: "10.10.0.0/16", Gateway: "10.11.0.1"}, {Destination: "10.10.0.0/24", Gateway: "10.11.0.1"}}
-	if len(np.Routes) != 2 || np.Routes[0] != want[0] || np.Routes[1] != want[1] {
+	// The pod subnet is in the pool: one route covers both.
+	want := []kuryrv1.Route{{Destination: "10.10.0.0/16", Gateway: "10.11.0.1"}}
+	if len(np.Routes) != 1 || np.Routes[0] != want[0] {
 		t.Errorf("routes %v, want %v", np.Routes, want)
 	}
 	writes := e.fake.Writes()
@@ -183,11 +187,16 @@ func TestNodePortDeletedIsReplaced(t *testing.T) {
 }
 
 // The node routes every subnet of its router through its port (VMs'
-// networks too: it answers them on the way they came), not its own.
+// networks too: it answers them on the way they came), not its own, not
+// one a pool covers, and not one holding the node's own address (left out
+// with a Warning, the other routes kept).
 func TestNodeRoutesTheRoutersSubnets(t *testing.T) {
-	e := newEnv(t, node("n1"))
+	n := node("n1")
+	n.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "192.168.7.11"}}
+	e := newEnv(t, n)
 	vms := e.fake.Add("subnets", neutrontest.Object{"network_id": "vm-net", "cidr": "10.20.0.0/24"})
-	for _, s := range []string{e.r.Settings.Subnet, vms} {
+	underlay := e.fake.Add("subnets", neutrontest.Object{"network_id": "clash", "cidr": "192.168.7.0/24"})
+	for _, s := range []string{e.r.Settings.Subnet, vms, underlay} {
 		if err := e.r.Neutron.(*neutron.Client).EnsureRouterInterface(context.Background(), "router", s); err != nil {
 			t.Fatal(err)
 		}
@@ -198,7 +207,7 @@ func TestNodeRoutesTheRoutersSubnets(t *testing.T) {
 	for _, r := range np.Routes {
 		got = append(got, r.Destination)
 	}
-	if want := []string{"10.10.0.0/16", "10.10.0.0/24", "10.20.0.0/24"}; !reflect.DeepEqual(got, want) {
+	if want := []string{"10.10.0.0/16", "10.20.0.0/24"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("routes %v, want %v", got, want)
 	}
 }

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/clusternet"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
 
@@ -26,9 +28,9 @@ type Settings struct {
 	// balancer or an endpoint are refused ("": they are not).
 	RefuseSubnet string
 	ExtraTags    []string
-	// Routed are the subnets (pod, service) and subnet pools (of the
-	// namespace and node subnets) the node must reach through its port.
-	RoutedSubnets, RoutedPools []string
+	// Networks are the cluster's networks, which the node reaches
+	// through its management port.
+	Networks func(ctx context.Context) (clusternet.Networks, error)
 	// BindTimeout: a port still unbound this long after its creation will
 	// never be bound, and is replaced.
 	BindTimeout time.Duration

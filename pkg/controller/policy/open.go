@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"net/netip"
 	"sync"
+	"time"
 
-	"go4.org/netipx"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
@@ -35,9 +36,11 @@ type OpenGroups struct {
 	Cluster   string
 	ProjectID string
 	// Unrestricted: the sources an unrestricted pod admits (CIDRs); when
-	// empty, Derive gives them.
+	// empty, Derive gives them (the cluster's networks), read again every
+	// Refresh by Start.
 	Unrestricted []string
 	Derive       func(ctx context.Context) ([]string, error)
+	Refresh      time.Duration
 
 	mu       sync.Mutex
 	in, out  string
@@ -51,11 +54,9 @@ func (o *OpenGroups) IDs(ctx context.Context) (in, out string, err error) {
 	if o.resolved {
 		return o.in, o.out, nil
 	}
-	sources := o.Unrestricted
-	if len(sources) == 0 && o.Derive != nil {
-		if sources, err = o.Derive(ctx); err != nil {
-			return "", "", fmt.Errorf("the sources pods no policy isolates admit: %w", err)
-		}
+	sources, err := o.sources(ctx)
+	if err != nil {
+		return "", "", err
 	}
 	in, err = o.ensure(ctx, OpenIngress, OpenRules(Ingress, sources))
 	if err != nil {
@@ -69,25 +70,52 @@ func (o *OpenGroups) IDs(ctx context.Context) (in, out string, err error) {
 	return in, out, nil
 }
 
-// Outside is every address but those of the prefixes given (as CIDRs), in
-// both families: the default sources of the open-ingress group, the
-// prefixes being the external network's. Pure.
-func Outside(excluded []netip.Prefix) []string {
-	var b netipx.IPSetBuilder
-	b.AddPrefix(netip.MustParsePrefix("0.0.0.0/0"))
-	b.AddPrefix(netip.MustParsePrefix("::/0"))
-	for _, p := range excluded {
-		b.RemovePrefix(p.Masked())
+func (o *OpenGroups) sources(ctx context.Context) ([]string, error) {
+	if len(o.Unrestricted) > 0 || o.Derive == nil {
+		return o.Unrestricted, nil
 	}
-	set, err := b.IPSet()
+	s, err := o.Derive(ctx)
 	if err != nil {
-		return []string{"0.0.0.0/0", "::/0"}
+		return nil, fmt.Errorf("the sources pods no policy isolates admit: %w", err)
 	}
-	var out []string
-	for _, p := range set.Prefixes() {
-		out = append(out, p.String())
+	return s, nil
+}
+
+// Start keeps derived sources in step with the cluster's networks (a
+// tenant network attached to the router later is admitted within
+// Refresh), on the leader; it is a manager.Runnable.
+func (o *OpenGroups) Start(ctx context.Context) error {
+	if len(o.Unrestricted) > 0 || o.Derive == nil || o.Refresh <= 0 {
+		return nil
 	}
-	return out
+	t := time.NewTicker(o.Refresh)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		if err := o.resync(ctx); err != nil && ctx.Err() == nil {
+			log.FromContext(ctx).Error(err, "updating the open-ingress group's sources")
+		}
+	}
+}
+
+// resync rewrites the open-ingress group's rules from the sources, once
+// the groups are known.
+func (o *OpenGroups) resync(ctx context.Context) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if !o.resolved {
+		return nil
+	}
+	sources, err := o.sources(ctx)
+	if err != nil {
+		return err
+	}
+	_, err = o.ensure(ctx, OpenIngress, OpenRules(Ingress, sources))
+	return err
 }
 
 // OpenRules admit every protocol from (ingress) or to (egress) each CIDR;

@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"net/netip"
 	"reflect"
 	"testing"
 
@@ -27,31 +26,4 @@ func TestGroupRules(t *testing.T) {
 		!got["ingress/IPv4/tcp/80-80//sg-1/"] || !got["ingress/IPv6/tcp/80-80//sg-1/"] {
 		t.Errorf("rules %v", got)
 	}
-}
-
-func TestOutside(t *testing.T) {
-	got := Outside([]netip.Prefix{netip.MustParsePrefix("172.24.4.0/24")})
-	for _, in := range []string{"10.20.0.5", "10.10.0.7", "8.8.8.8", "172.24.5.1", "fd00::1"} {
-		if !containsAddr(got, in) {
-			t.Errorf("%s not admitted by %v", in, got)
-		}
-	}
-	for _, out := range []string{"172.24.4.1", "172.24.4.250"} {
-		if containsAddr(got, out) {
-			t.Errorf("%s of the external network admitted by %v", out, got)
-		}
-	}
-	if got := Outside(nil); len(got) != 2 || got[0] != "0.0.0.0/0" || got[1] != "::/0" {
-		t.Errorf("nothing excluded: %v", got)
-	}
-}
-
-func containsAddr(cidrs []string, a string) bool {
-	ip := netip.MustParseAddr(a)
-	for _, c := range cidrs {
-		if netip.MustParsePrefix(c).Contains(ip) {
-			return true
-		}
-	}
-	return false
 }
