@@ -38,8 +38,8 @@ type Config struct {
 type NetworkPolicy struct {
 	Enabled bool
 	// UnrestrictedIngress: the sources a pod that no policy isolates for
-	// ingress admits (the open-ingress group's rules); empty: every address
-	// but the external network's.
+	// ingress admits (the open-ingress group's rules); empty: the cluster's
+	// networks.
 	UnrestrictedIngress []string
 }
 
