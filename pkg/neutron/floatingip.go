@@ -19,14 +19,14 @@ type FloatingIP struct {
 
 // FloatingIPFilter selects floating IPs; empty fields match everything.
 type FloatingIPFilter struct {
-	PortID, Address, NetworkID string
-	Tags                       []string
+	PortID, Address, NetworkID, Description string
+	Tags                                    []string
 }
 
 // ListFloatingIPs lists the floating IPs matching f.
 func (c *Client) ListFloatingIPs(ctx context.Context, f FloatingIPFilter) ([]FloatingIP, error) {
 	pages, err := floatingips.List(c.sc, floatingips.ListOpts{PortID: f.PortID, FloatingIP: f.Address,
-		FloatingNetworkID: f.NetworkID, Tags: strings.Join(f.Tags, ",")}).AllPages(ctx)
+		FloatingNetworkID: f.NetworkID, Description: f.Description, Tags: strings.Join(f.Tags, ",")}).AllPages(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list floating IPs %+v: %w", f, err)
 	}

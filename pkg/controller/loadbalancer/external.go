@@ -64,33 +64,45 @@ func (r *Reconciler) floatingIP(ctx context.Context, klb *kuryrv1.KuryrLoadBalan
 	}
 	var notServed []string
 	for i, c := range cands {
-		st, why, err := r.serve(ctx, klb, c, onVIP, lb.VIPPortID, uid)
+		// Nothing changes before c is known to be servable: the floating
+		// IP the VIP carries stays until another can take its place.
+		why, err := r.whyNot(ctx, klb, c, lb.VIPPortID)
+		if err == nil && why == "" {
+			var st *kuryrv1.FloatingIPState
+			if st, why, err = r.serve(ctx, klb, c, onVIP, lb.VIPPortID, uid); err == nil && st != nil {
+				return st, append(notServed, r.rest(ctx, klb, cands[i+1:], lb.VIPPortID, st.IP)...), nil
+			}
+		}
 		if err != nil {
 			return nil, nil, err
 		}
-		if st == nil {
-			notServed = append(notServed, c.addr+": "+why)
-			continue
-		}
-		for _, rest := range cands[i+1:] {
-			why, err := r.whyNot(ctx, klb, rest, lb.VIPPortID)
-			if err != nil {
-				return nil, nil, err
-			}
-			if why == "" {
-				why = "the VIP carries one floating IP (Neutron allows one per fixed IP, the ovn provider serves one per " +
-					"load balancer), and it is " + st.IP
-			}
-			notServed = append(notServed, rest.addr+": "+why)
-		}
-		return st, notServed, nil
+		notServed = append(notServed, c.addr+": "+why)
 	}
 	return nil, notServed, r.dropAll(ctx, klb, onVIP, uid)
 }
 
-// serve makes c the VIP's floating IP if it can be served (nil and why
-// when it cannot). Floating IPs on the VIP that are not c's are let go
-// first: Neutron allows one per fixed IP.
+// rest are the reasons the candidates after the one served are not: each
+// its own, else the one floating IP of the VIP. Reads only.
+func (r *Reconciler) rest(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, cands []candidate, vipPort, served string) []string {
+	var out []string
+	for _, c := range cands {
+		why, err := r.whyNot(ctx, klb, c, vipPort)
+		switch {
+		case err != nil:
+			why = "not checked: " + err.Error()
+		case why == "":
+			why = "the VIP carries one floating IP (Neutron allows one per fixed IP, the ovn provider serves one per " +
+				"load balancer), and it is " + served
+		}
+		out = append(out, c.addr+": "+why)
+	}
+	return out
+}
+
+// serve makes c, which whyNot found servable, the VIP's floating IP: the
+// other floating IPs on the VIP are let go (Neutron allows one per fixed
+// IP) only once c's exists. A refused allocation (nil and why) changes
+// nothing.
 func (r *Reconciler) serve(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, c candidate, onVIP []neutron.FloatingIP, vipPort, uid string) (*kuryrv1.FloatingIPState, string, error) {
 	if i := slices.IndexFunc(onVIP, func(f neutron.FloatingIP) bool { return c.matches(f, uid) }); i >= 0 {
 		if err := r.dropAll(ctx, klb, slices.Delete(slices.Clone(onVIP), i, i+1), uid); err != nil {
@@ -98,22 +110,24 @@ func (r *Reconciler) serve(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, 
 		}
 		return r.settle(ctx, c, onVIP[i], uid)
 	}
-	if c.addr == "" {
-		return r.allocate(ctx, klb, c, onVIP, vipPort, uid)
-	}
-	found, err := r.Neutron.ListFloatingIPs(ctx, neutron.FloatingIPFilter{Address: c.addr})
-	if err != nil {
-		return nil, "", err
-	}
-	if len(found) == 0 {
-		if !c.allocate {
-			return nil, "not an allocated floating IP of project " + klb.Spec.ProjectID + ": allocate it in Neutron first", nil
+	var f neutron.FloatingIP
+	if c.addr != "" {
+		found, err := r.Neutron.ListFloatingIPs(ctx, neutron.FloatingIPFilter{Address: c.addr})
+		if err != nil {
+			return nil, "", err
 		}
-		return r.allocate(ctx, klb, c, onVIP, vipPort, uid)
+		if len(found) > 0 {
+			f = found[0]
+		}
 	}
-	f := found[0]
-	if f.PortID != "" && f.PortID != vipPort {
-		return nil, "in use by port " + f.PortID, nil
+	if f.ID == "" {
+		allocated, why, err := r.allocate(ctx, klb, c, onVIP, vipPort, uid)
+		if allocated == nil || err != nil {
+			return nil, why, err
+		}
+		if f = *allocated; f.PortID == vipPort {
+			return state(f, uid, false), "", nil
+		}
 	}
 	if err := r.dropAll(ctx, klb, onVIP, uid); err != nil {
 		return nil, "", err
@@ -127,6 +141,9 @@ func (r *Reconciler) serve(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, 
 // whyNot says, without changing anything, why c could not be served
 // ("" when it could be, but for the one floating IP of the VIP).
 func (r *Reconciler) whyNot(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, c candidate, vipPort string) (string, error) {
+	if c.addr == "" {
+		return "", nil // any address of the external network
+	}
 	found, err := r.Neutron.ListFloatingIPs(ctx, neutron.FloatingIPFilter{Address: c.addr})
 	switch {
 	case err != nil:
@@ -159,11 +176,13 @@ func (r *Reconciler) settle(ctx context.Context, c candidate, f neutron.Floating
 	return state(f, uid, c.userOwned), "", nil
 }
 
-// allocate allocates a floating IP on the external network for the VIP:
+// allocate returns a floating IP of the external network for the VIP:
 // c's address, or any when c names none. One allocated by an earlier
-// request (unanswered, or its association lost) is found by its tags
-// first.
-func (r *Reconciler) allocate(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, c candidate, onVIP []neutron.FloatingIP, vipPort, uid string) (*kuryrv1.FloatingIPState, string, error) {
+// request (unanswered, or its association lost) is found by its
+// description (tagged or not) first. A new one is made on the VIP when
+// nothing else is on it, else unassociated (the caller moves it there
+// once the other is let go). nil and why: Neutron refused it.
+func (r *Reconciler) allocate(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, c candidate, onVIP []neutron.FloatingIP, vipPort, uid string) (*neutron.FloatingIP, string, error) {
 	subnet := r.Settings.ExternalSubnet
 	if c.addr != "" {
 		var why string
@@ -172,30 +191,27 @@ func (r *Reconciler) allocate(ctx context.Context, klb *kuryrv1.KuryrLoadBalance
 			return nil, why, err
 		}
 	}
-	tagged, err := r.Neutron.ListFloatingIPs(ctx, neutron.FloatingIPFilter{Tags: r.tags(uid)[:2]})
+	mine, err := r.Neutron.ListFloatingIPs(ctx, neutron.FloatingIPFilter{Description: fipDescription(uid)})
 	if err != nil {
 		return nil, "", err
 	}
-	tagged = slices.DeleteFunc(tagged, func(f neutron.FloatingIP) bool { return !c.matches(f, uid) })
-	if err := r.dropAll(ctx, klb, onVIP, uid); err != nil {
-		return nil, "", err
+	if i := slices.IndexFunc(mine, func(f neutron.FloatingIP) bool { return c.matches(f, uid) }); i >= 0 {
+		return &mine[i], "", nil
 	}
-	if len(tagged) > 0 {
-		if err := r.Neutron.AssociateFloatingIP(ctx, tagged[0].ID, vipPort); err != nil {
-			return nil, "", err
-		}
-		return state(tagged[0], uid, false), "", nil
+	port := vipPort
+	if len(onVIP) > 0 {
+		port = ""
 	}
 	f, err := r.Neutron.CreateFloatingIP(ctx, neutron.FloatingIPSpec{Network: r.Settings.ExternalNetwork, Subnet: subnet,
-		Port: vipPort, Project: klb.Spec.ProjectID, Address: c.addr, Description: fipDescription(uid), Tags: r.tags(uid)})
+		Port: port, Project: klb.Spec.ProjectID, Address: c.addr, Description: fipDescription(uid), Tags: r.tags(uid)})
 	if why := refusedAllocation(c.addr, r.Settings.ExternalNetwork, err); why != "" {
 		return nil, why, nil
 	}
 	if err != nil {
 		return nil, "", err
 	}
-	r.event(ctx, klb, corev1.EventTypeNormal, "FloatingIPAllocated", "Allocate", "floating IP %s on the VIP %s", f.Address, klb.Spec.IP)
-	return state(*f, uid, false), "", nil
+	r.event(ctx, klb, corev1.EventTypeNormal, "FloatingIPAllocated", "Allocate", "floating IP %s for the VIP %s", f.Address, klb.Spec.IP)
+	return f, "", nil
 }
 
 // fipDescription marks the floating IPs kuryr allocates for a Service, so

@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
 
@@ -136,5 +139,28 @@ func TestExternalIPs(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A candidate Neutron refuses to allocate does not take the VIP's floating
+// IP away from the next one: it stays associated, reconcile after
+// reconcile.
+func TestExternalIPsStableWhenOneIsRefused(t *testing.T) {
+	e := newEnv(t, "ClusterIP")
+	e.fip.adminOnly = true
+	e.userFIP("existing", "172.24.4.60", "")
+	e.setSpec(t, func(_, _ *string, ips *[]string) { *ips = []string{"172.24.4.62", "172.24.4.60"} })
+	e.converge(t)
+	for i := 0; i < 4; i++ {
+		if _, err := e.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "demo", Name: "web"}}); err != nil {
+			t.Fatal(err)
+		}
+		st := e.klb(t).Status
+		if f := e.fip.all["existing"]; f.PortID == "" || st.FloatingIP == nil || st.FloatingIP.ID != "existing" {
+			t.Fatalf("reconcile %d: floating IP on port %q, status %+v: want the user's kept on the VIP", i, f.PortID, st.FloatingIP)
+		}
+	}
+	if got := e.klb(t).Status.ExternalIPsNotServed; len(got) != 1 || !strings.Contains(got[0], "only admins") {
+		t.Fatalf("not served %q", got)
 	}
 }

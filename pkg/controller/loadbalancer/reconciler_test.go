@@ -44,6 +44,7 @@ func (f *fips) ListFloatingIPs(_ context.Context, q neutron.FloatingIPFilter) ([
 	var out []neutron.FloatingIP
 	for _, ip := range f.all {
 		if (q.PortID == "" || ip.PortID == q.PortID) && (q.Address == "" || ip.Address == q.Address) &&
+			(q.Description == "" || ip.Description == q.Description) &&
 			strings.Contains(strings.Join(ip.Tags, ","), strings.Join(q.Tags, ",")) {
 			out = append(out, *ip)
 		}
