@@ -18,6 +18,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/kuryr-k8s/kuryr/pkg/cni/api"
@@ -104,17 +105,10 @@ func run(ctx context.Context, logger logr.Logger, opts *startup.Options) error {
 	if err := nodeport.Watch(work, informers, agent, refuser); err != nil {
 		return err
 	}
-	if c.ConntrackCleanup {
-		flusher := conntrack.NewFlusher(vswitchdCtl(c))
-		if err := conntrack.Watch(work, informers, flusher); err != nil {
-			return err
-		}
-		go flusher.Run(work)
-	}
 	go func() { _ = informers.Start(work) }()
 	go func() { _ = agent.Run(work) }()
 	go func() { _ = refuser.Run(work) }()
-	if err := serveNodePorts(work, logger, cfg, restCfg); err != nil {
+	if err := watchCluster(work, logger, cfg, restCfg, reg); err != nil {
 		return err
 	}
 	d := &daemon.Daemon{
@@ -150,6 +144,27 @@ func run(ctx context.Context, logger logr.Logger, opts *startup.Options) error {
 	logger.Info("serving CNI", "socket", c.SocketPath, "confDir", c.CNIConfDir, "usable", c.WaitForUsable)
 	<-ctx.Done()
 	daemon.Drain(ctx, srv, stopWork)
+	return nil
+}
+
+// watchCluster serves what needs the whole cluster's objects, from a cache
+// of its own: node ports and stale connection-tracking entries.
+func watchCluster(ctx context.Context, logger logr.Logger, cfg *config.Config, restCfg *rest.Config, reg *daemon.Registry) error {
+	cluster, err := daemon.NewClusterCache(restCfg)
+	if err != nil {
+		return err
+	}
+	if err := serveNodePorts(ctx, logger, cfg, cluster, reg); err != nil {
+		return err
+	}
+	if cfg.CNIDaemon.ConntrackCleanup && cfg.Services() {
+		flusher := conntrack.NewFlusher(vswitchdCtl(cfg.CNIDaemon))
+		if err := conntrack.Watch(ctx, cluster, flusher); err != nil {
+			return err
+		}
+		go flusher.Run(ctx)
+	}
+	go func() { _ = cluster.Start(ctx) }()
 	return nil
 }
 

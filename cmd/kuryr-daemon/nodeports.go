@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"net"
+	"net/netip"
 
 	"github.com/go-logr/logr"
-	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 
+	"github.com/kuryr-k8s/kuryr/pkg/cni/daemon"
 	"github.com/kuryr-k8s/kuryr/pkg/cni/svcports"
 	"github.com/kuryr-k8s/kuryr/pkg/config"
 )
@@ -14,7 +17,7 @@ import (
 // on this node, or removes the node-port table when they are not to be
 // served ([kubernetes] serve_node_ports = false, or no service_subnet:
 // kuryr serves no ClusterIP to send them to).
-func serveNodePorts(ctx context.Context, logger logr.Logger, cfg *config.Config, restCfg *rest.Config) error {
+func serveNodePorts(ctx context.Context, logger logr.Logger, cfg *config.Config, c cache.Cache, reg *daemon.Registry) error {
 	table := svcports.NFTables{}
 	if !cfg.Kubernetes.ServeNodePorts || !cfg.Services() {
 		if err := table.Delete(); err != nil {
@@ -23,15 +26,13 @@ func serveNodePorts(ctx context.Context, logger logr.Logger, cfg *config.Config,
 		logger.Info("not serving node ports", "serveNodePorts", cfg.Kubernetes.ServeNodePorts, "services", cfg.Services())
 		return nil
 	}
-	c, err := svcports.NewCache(restCfg)
-	if err != nil {
-		return err
-	}
 	agent := svcports.NewAgent(cfg.CNIDaemon.NodeName, c, table, &svcports.HealthServers{})
+	// Local node ports send to this node's pods and to the node itself
+	// (host-network pods), never to whatever an EndpointSlice names.
+	agent.Trusted = func(ip netip.Addr) bool { return reg.Holds(ip) || ownAddress(ip) }
 	if err := svcports.Watch(ctx, c, agent); err != nil {
 		return err
 	}
-	go func() { _ = c.Start(ctx) }()
 	go func() {
 		if c.WaitForCacheSync(ctx) {
 			agent.Synced()
@@ -39,4 +40,20 @@ func serveNodePorts(ctx context.Context, logger logr.Logger, cfg *config.Config,
 	}()
 	go func() { _ = agent.Run(ctx) }()
 	return nil
+}
+
+// ownAddress says whether ip is an address of one of the node's interfaces.
+func ownAddress(ip netip.Addr) bool {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return false
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok {
+			if own, ok := netip.AddrFromSlice(n.IP); ok && own.Unmap() == ip {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
@@ -29,9 +30,14 @@ tcp,orig=(src=10.10.0.152,dst=10.96.0.99,sport=54780,dport=80),reply=(src=10.96.
 icmp,orig=(src=10.10.0.152,dst=10.96.0.81,id=7,type=8,code=0),reply=(src=10.96.0.81,dst=10.10.0.152,id=7,type=0,code=0),zone=12
 `
 
+// svc is the Service of readyKLB's load balancer.
+var svc = &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", UID: "svc-uid"},
+	Spec: corev1.ServiceSpec{ClusterIP: "10.96.0.78", ClusterIPs: []string{"10.96.0.78"}}}
+
 func readyKLB(gen int64, members ...string) *kuryrv1.KuryrLoadBalancer {
-	klb := &kuryrv1.KuryrLoadBalancer{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", Generation: gen},
-		Spec: kuryrv1.KuryrLoadBalancerSpec{IP: "10.96.0.78", Ports: []kuryrv1.LoadBalancerPort{
+	klb := &kuryrv1.KuryrLoadBalancer{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", Generation: gen,
+		OwnerReferences: []metav1.OwnerReference{{Kind: "Service", Name: "web", UID: "svc-uid"}}},
+		Spec: kuryrv1.KuryrLoadBalancerSpec{IP: "10.96.0.78", Provider: "ovn", Ports: []kuryrv1.LoadBalancerPort{
 			{Protocol: "TCP", Port: 80}, {Protocol: "UDP", Port: 53}}}}
 	for _, m := range members {
 		klb.Spec.Ports[0].Members = append(klb.Spec.Ports[0].Members, kuryrv1.LoadBalancerMember{IP: m, Port: 8080})
@@ -57,20 +63,33 @@ func TestParse(t *testing.T) {
 }
 
 func TestStale(t *testing.T) {
+	amphora := readyKLB(2, "10.10.0.243")
+	amphora.Spec.Provider = "amphora"
+	hostile := readyKLB(2, "10.10.0.243")
+	hostile.Spec.IP = "10.10.0.152" // a pod's address, not the Service's ClusterIP
+	other := readyKLB(2, "10.10.0.243")
+	other.OwnerReferences[0].UID = "someone-else"
 	for _, tc := range []struct {
 		name string
-		klb  *kuryrv1.KuryrLoadBalancer
+		klbs []*kuryrv1.KuryrLoadBalancer
 		want []int // source ports of the stale entries
 	}{
-		{"ready with one member: the untranslated SYN and datagram, and the gone member's", readyKLB(2, "10.10.0.243"),
-			[]int{54774, 54778, 5353}},
-		{"not ready for its current spec: nothing", readyKLB(3, "10.10.0.243"), nil},
-		{"no member: nothing (the refuse port answers)", readyKLB(2), nil},
+		{"ready with one member: the untranslated SYN and datagram, and the gone member's",
+			[]*kuryrv1.KuryrLoadBalancer{readyKLB(2, "10.10.0.243")}, []int{54774, 54778, 5353}},
+		{"not ready for its current spec: nothing", []*kuryrv1.KuryrLoadBalancer{readyKLB(3, "10.10.0.243")}, nil},
+		{"no member: nothing (the refuse port answers)", []*kuryrv1.KuryrLoadBalancer{readyKLB(2)}, nil},
+		{"an amphora: nothing (OVN translates nothing)", []*kuryrv1.KuryrLoadBalancer{amphora}, nil},
+		{"a VIP that is not the Service's ClusterIP: nothing", []*kuryrv1.KuryrLoadBalancer{hostile}, nil},
+		{"not the Service's own: nothing", []*kuryrv1.KuryrLoadBalancer{other}, nil},
+		{"two on one address: stale only for both", []*kuryrv1.KuryrLoadBalancer{readyKLB(2, "10.10.0.243"), readyKLB(2, "10.10.0.9")},
+			[]int{54774, 5353}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var services []*Service
-			if s := Served(tc.klb); s != nil {
-				services = append(services, s)
+			for _, k := range tc.klbs {
+				if s := Served(k, svc); s != nil {
+					services = append(services, s)
+				}
 			}
 			var got []int
 			for _, e := range Stale(Parse(dump), services) {
@@ -108,7 +127,7 @@ func TestFlusherSchedule(t *testing.T) {
 	c := &fakeCtl{}
 	f := NewFlusher(c)
 	f.Now = func() time.Time { return now }
-	f.Set("shop/web", Served(readyKLB(2, "10.10.0.243")))
+	f.Set("shop/web", Served(readyKLB(2, "10.10.0.243"), svc))
 	if got := len(f.take(false)); got != 1 {
 		t.Fatalf("%d due at once, want 1", got)
 	}
@@ -122,7 +141,7 @@ func TestFlusherSchedule(t *testing.T) {
 	if got := len(f.take(false)); got != 1 {
 		t.Fatalf("%d due at the rechecks, want 1", got)
 	}
-	f.Set("shop/web", Served(readyKLB(2, "10.10.0.243"))) // no change
+	f.Set("shop/web", Served(readyKLB(2, "10.10.0.243"), svc)) // no change
 	if got := len(f.take(false)); got != 1 {              // the last recheck is still due
 		t.Fatalf("%d due, want the last recheck", got)
 	}

@@ -24,6 +24,9 @@ type ctl interface {
 // between makes a stale entry again.
 var Rechecks = []time.Duration{time.Second, 3 * time.Second}
 
+// minReviewGap: reviews are at least this far apart.
+const minReviewGap = 500 * time.Millisecond
+
 // sweepPeriod: every ready Service is looked at this often anyway.
 const sweepPeriod = time.Minute
 
@@ -108,6 +111,13 @@ func (f *Flusher) Run(ctx context.Context) {
 		if err := f.review(ctx, f.take(all)); err != nil {
 			failures.Inc()
 			log.FromContext(ctx).Error(err, "reviewing Services' connection-tracking entries")
+		}
+		// Each review dumps the whole table through ovs-vswitchd (its main
+		// thread): changes coming in a burst share the next one.
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(minReviewGap):
 		}
 		wake.Reset(f.next())
 	}

@@ -4,34 +4,50 @@ import (
 	"context"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 )
 
-// Watch tells f what every KuryrLoadBalancer of the cluster serves.
+// Watch tells f what every KuryrLoadBalancer of the cluster serves, as
+// its Service agrees (a change of either is looked at).
 func Watch(ctx context.Context, c cache.Cache, f *Flusher) error {
-	inf, err := c.GetInformer(ctx, &kuryrv1.KuryrLoadBalancer{})
-	if err != nil {
-		return fmt.Errorf("KuryrLoadBalancer informer: %w", err)
+	set := func(ns, name string) {
+		key := types.NamespacedName{Namespace: ns, Name: name}
+		var klb kuryrv1.KuryrLoadBalancer
+		var svc corev1.Service
+		if err := c.Get(ctx, key, &klb); err != nil {
+			f.Set(key.String(), nil)
+			return
+		}
+		if err := c.Get(ctx, key, &svc); err != nil {
+			f.Set(key.String(), nil)
+			return
+		}
+		f.Set(key.String(), Served(&klb, &svc))
 	}
-	set := func(o any) {
-		if klb, ok := o.(*kuryrv1.KuryrLoadBalancer); ok {
-			f.Set(klb.Namespace+"/"+klb.Name, Served(klb))
+	changed := func(o any) {
+		if t, ok := o.(toolscache.DeletedFinalStateUnknown); ok {
+			o = t.Obj
+		}
+		if m, ok := o.(client.Object); ok {
+			set(m.GetNamespace(), m.GetName())
 		}
 	}
-	_, err = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    set,
-		UpdateFunc: func(_, o any) { set(o) },
-		DeleteFunc: func(o any) {
-			if t, ok := o.(toolscache.DeletedFinalStateUnknown); ok {
-				o = t.Obj
-			}
-			if klb, ok := o.(*kuryrv1.KuryrLoadBalancer); ok {
-				f.Set(klb.Namespace+"/"+klb.Name, nil)
-			}
-		},
-	})
-	return err
+	for _, o := range []client.Object{&kuryrv1.KuryrLoadBalancer{}, &corev1.Service{}} {
+		inf, err := c.GetInformer(ctx, o)
+		if err != nil {
+			return fmt.Errorf("%T informer: %w", o, err)
+		}
+		if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+			AddFunc: changed, UpdateFunc: func(_, o any) { changed(o) }, DeleteFunc: changed,
+		}); err != nil {
+			return fmt.Errorf("%T handler: %w", o, err)
+		}
+	}
+	return nil
 }

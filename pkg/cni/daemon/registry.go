@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 
@@ -47,6 +48,23 @@ func (r *Registry) Remove(ns, name string) {
 func (r *Registry) notify() {
 	close(r.changed)
 	r.changed = make(chan struct{})
+}
+
+// Holds says whether ip is an address of one of this node's KuryrPorts
+// (a pod of this node's, as the controller made its port).
+func (r *Registry) Holds(ip netip.Addr) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, kp := range r.ports {
+		for _, v := range kp.Status.VIFs {
+			for _, a := range v.IPs {
+				if p, err := netip.ParsePrefix(a.Address); err == nil && p.Addr() == ip {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // Get returns the KuryrPort of a pod, if known.

@@ -11,6 +11,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -33,6 +34,28 @@ func NewCache(restCfg *rest.Config, node string) (cache.Cache, error) {
 	}})
 	if err != nil {
 		return nil, fmt.Errorf("node cache: %w", err)
+	}
+	return c, nil
+}
+
+// NewClusterCache watches what the node needs of the whole cluster:
+// Services and EndpointSlices (node ports), KuryrLoadBalancers (stale
+// connection-tracking entries). It is a cache of its own, not NewCache's:
+// a cluster-wide list that is slow or refused (an older ClusterRole) must
+// never hold back the node's CNI readiness. Objects are kept without
+// their managed fields, and listed without copies (never modified).
+func NewClusterCache(restCfg *rest.Config) (cache.Cache, error) {
+	scheme := runtime.NewScheme()
+	if err := kuryrv1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	c, err := cache.New(restCfg, cache.Options{Scheme: scheme,
+		DefaultTransform: cache.TransformStripManagedFields(), DefaultUnsafeDisableDeepCopy: ptr.To(true)})
+	if err != nil {
+		return nil, fmt.Errorf("cluster cache: %w", err)
 	}
 	return c, nil
 }

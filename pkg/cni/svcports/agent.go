@@ -3,6 +3,7 @@ package svcports
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"os"
 	"reflect"
 	"strings"
@@ -61,6 +62,9 @@ type Agent struct {
 	// Forwarding reads a forwarding sysctl ("net/ipv4/ip_forward"); nil:
 	// /proc/sys. The agent never writes it.
 	Forwarding func(key string) (string, error)
+	// Trusted says which endpoint addresses Local node ports may send to
+	// (this node's pods, the node's own addresses); nil: any.
+	Trusted func(netip.Addr) bool
 
 	synced  atomic.Bool
 	kick    chan struct{}
@@ -193,7 +197,7 @@ func (a *Agent) desired(ctx context.Context) (Ruleset, error) {
 		}
 		eps = append(eps, l.Items...)
 	}
-	return Desired(a.Node, svcs.Items, eps), nil
+	return Desired(a.Node, svcs.Items, eps, a.Trusted), nil
 }
 
 // checkForwarding logs an error when the node does not forward: node-port

@@ -16,7 +16,7 @@ import (
 // with publishNotReadyAddresses. Only addresses of the ClusterIP's family:
 // there is no NAT between families.
 func localEndpoints(node, portName string, proto corev1.Protocol, cip netip.Addr, eps []*discoveryv1.EndpointSlice,
-	publishNotReady bool) []netip.AddrPort {
+	publishNotReady bool, trusted func(netip.Addr) bool) []netip.AddrPort {
 	var ready, terminating, all []netip.AddrPort
 	for _, es := range eps {
 		if es.AddressType != family(cip) {
@@ -30,7 +30,7 @@ func localEndpoints(node, portName string, proto corev1.Protocol, cip netip.Addr
 			if e.NodeName == nil || *e.NodeName != node {
 				continue
 			}
-			for _, ap := range addrPorts(e.Addresses, port, cip) {
+			for _, ap := range addrPorts(e.Addresses, port, cip, trusted) {
 				all = append(all, ap)
 				switch c := e.Conditions; {
 				case c.Ready == nil || *c.Ready:
@@ -56,7 +56,7 @@ func localEndpoints(node, portName string, proto corev1.Protocol, cip netip.Addr
 // its health check answers. Terminating endpoints do not count, so that
 // an external load balancer stops sending to a node whose endpoints are
 // all going away (as kube-proxy's health check does).
-func readyLocal(node string, cip netip.Addr, eps []*discoveryv1.EndpointSlice) int {
+func readyLocal(node string, cip netip.Addr, eps []*discoveryv1.EndpointSlice, trusted func(netip.Addr) bool) int {
 	seen := map[netip.Addr]bool{}
 	for _, es := range eps {
 		if es.AddressType != family(cip) {
@@ -66,7 +66,7 @@ func readyLocal(node string, cip netip.Addr, eps []*discoveryv1.EndpointSlice) i
 			if e.NodeName == nil || *e.NodeName != node || (e.Conditions.Ready != nil && !*e.Conditions.Ready) {
 				continue
 			}
-			for _, ap := range addrPorts(e.Addresses, 0, cip) {
+			for _, ap := range addrPorts(e.Addresses, 0, cip, trusted) {
 				seen[ap.Addr()] = true
 			}
 		}
@@ -99,12 +99,13 @@ func slicePort(es *discoveryv1.EndpointSlice, name string, proto corev1.Protocol
 	return 0, false
 }
 
-// addrPorts are the addresses of the ClusterIP's family, with port.
-func addrPorts(addrs []string, port uint16, cip netip.Addr) []netip.AddrPort {
+// addrPorts are the trusted addresses of the ClusterIP's family, with
+// port.
+func addrPorts(addrs []string, port uint16, cip netip.Addr, trusted func(netip.Addr) bool) []netip.AddrPort {
 	var out []netip.AddrPort
 	for _, a := range addrs {
 		ip, err := netip.ParseAddr(a)
-		if err != nil || ip.Zone() != "" || ip.Unmap().Is4() != cip.Is4() {
+		if err != nil || ip.Zone() != "" || ip.Unmap().Is4() != cip.Is4() || (trusted != nil && !trusted(ip.Unmap())) {
 			continue // the API server validates addresses; never trust it blindly
 		}
 		out = append(out, netip.AddrPortFrom(ip.Unmap(), port))

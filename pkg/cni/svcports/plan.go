@@ -58,8 +58,11 @@ type HealthCheck struct {
 // headless Service has nothing to DNAT to). eps are the EndpointSlices
 // of Services with externalTrafficPolicy Local (others need none); a node
 // port claimed twice (the API server never allocates one twice) goes to
-// the first Service by namespace and name. Pure.
-func Desired(node string, svcs []corev1.Service, eps []discoveryv1.EndpointSlice) Ruleset {
+// the first Service by namespace and name. Endpoint addresses count only
+// when trusted says so (an EndpointSlice is user-writable: only this
+// node's pods and the node's own addresses may be DNATed to); nil trusts
+// all. Pure.
+func Desired(node string, svcs []corev1.Service, eps []discoveryv1.EndpointSlice, trusted func(netip.Addr) bool) Ruleset {
 	bySvc := map[string][]*discoveryv1.EndpointSlice{}
 	for i := range eps {
 		es := &eps[i]
@@ -92,14 +95,14 @@ func Desired(node string, svcs []corev1.Service, eps []discoveryv1.EndpointSlice
 			taken[portKey{np.Protocol, np.Port}] = true
 			if local {
 				np.Local = true
-				np.Endpoints = localEndpoints(node, p.Name, np.Protocol, cip, bySvc[key], svc.Spec.PublishNotReadyAddresses)
+				np.Endpoints = localEndpoints(node, p.Name, np.Protocol, cip, bySvc[key], svc.Spec.PublishNotReadyAddresses, trusted)
 			}
 			rs.Ports = append(rs.Ports, np)
 		}
 		if hc := svc.Spec.HealthCheckNodePort; local && hc > 0 && hc < 1<<16 && !healthTaken[uint16(hc)] {
 			healthTaken[uint16(hc)] = true
 			rs.Health = append(rs.Health, HealthCheck{Port: uint16(hc), Namespace: svc.Namespace, Name: svc.Name,
-				LocalEndpoints: readyLocal(node, cip, bySvc[key])})
+				LocalEndpoints: readyLocal(node, cip, bySvc[key], trusted)})
 		}
 	}
 	slices.SortFunc(rs.Ports, func(a, b NodePort) int {

@@ -105,6 +105,10 @@ func TestDesired(t *testing.T) {
 				endpoint{ip: "10.10.0.5", node: "node-2", ready: yes})},
 			[]NodePort{localPort("10.10.0.6:8080")},
 			[]HealthCheck{{Port: 32000, Namespace: "demo", Name: "web", LocalEndpoints: 1}}},
+		{"an address that is not one of this node's pods: left out", []corev1.Service{nodePortSvc(local)},
+			[]discoveryv1.EndpointSlice{epSlice("web", v4, 8080, endpoint{ip: "10.10.0.6", node: thisNode, ready: yes},
+				endpoint{ip: "169.254.169.254", node: thisNode, ready: yes})},
+			[]NodePort{localPort("10.10.0.6:8080")}, nil},
 		{"IPv6 ClusterIP, IPv6 endpoints only", []corev1.Service{nodePortSvc(local, func(s *corev1.Service) { s.Spec.ClusterIP = "fd00:96::20" })},
 			[]discoveryv1.EndpointSlice{epSlice("web", v4, 8080, endpoint{ip: "10.10.0.6", node: thisNode, ready: yes}),
 				epSlice("web", discoveryv1.AddressTypeIPv6, 8080, endpoint{ip: "fd00:10::6", node: thisNode, ready: yes})},
@@ -125,7 +129,8 @@ func TestDesired(t *testing.T) {
 			[]NodePort{cluster(corev1.ProtocolTCP, 30080, "10.96.0.20:80")}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := Desired(thisNode, tc.svcs, tc.eps)
+			trusted := func(ip netip.Addr) bool { return ip != netip.MustParseAddr("169.254.169.254") }
+			got := Desired(thisNode, tc.svcs, tc.eps, trusted)
 			if !reflect.DeepEqual(got.Ports, tc.ports) {
 				t.Errorf("ports:\n got %+v\nwant %+v", got.Ports, tc.ports)
 			}
