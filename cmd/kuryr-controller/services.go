@@ -39,7 +39,8 @@ func wireServices(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients, 
 		Subnets: &service.Subnets{Neutron: nc, Project: nd.Project, TTL: subnetsTTL},
 		Settings: service.Settings{Provider: od.Provider, Algorithm: od.EffectiveAlgorithm(), SubnetID: nd.ServiceSubnet,
 			ProjectID: nd.Project, Class: od.LoadBalancerClass, External: nd.ExternalSvcNet != "",
-			RequireSubnet: od.Provider == "ovn", Exposure: exposure, NodePorts: cfg.Kubernetes.ServeNodePorts}}
+			RequireSubnet: od.Provider == "ovn", Exposure: exposure, NodePorts: cfg.Kubernetes.ServeNodePorts,
+			ExternalIPs: cfg.Kubernetes.ServeExternalIPs}}
 	if err := svc.SetupWithManager(mgr, 4); err != nil {
 		return err
 	}

@@ -69,6 +69,9 @@ type Kubernetes struct {
 	// ServeNodePorts: kuryr-daemon serves node ports (there is no
 	// kube-proxy); the controller's Warnings follow it.
 	ServeNodePorts bool
+	// ServeExternalIPs: Services' externalIPs become their VIPs' floating
+	// IPs.
+	ServeExternalIPs bool
 }
 
 // Auth is the [neutron] section: how to reach OpenStack. One identity serves

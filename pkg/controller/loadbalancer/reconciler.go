@@ -209,13 +209,15 @@ func (r *Reconciler) ensure(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer,
 	if steps := plan(desiredListeners(klb, r.tags(uid)), obs); len(steps) > 0 {
 		return r.step(ctx, klb, lb, uid, steps)
 	}
+	// The external address first: the source group opens the member pods
+	// only for an address that is served.
+	if err := r.external(ctx, klb, lb, uid); err != nil {
+		return ctrl.Result{}, err
+	}
 	if err := r.sourceGroup(ctx, klb, uid); err != nil {
 		if errors.Is(err, errGroupInUse) {
 			return ctrl.Result{RequeueAfter: groupInUseRequeue}, nil
 		}
-		return ctrl.Result{}, err
-	}
-	if err := r.external(ctx, klb, lb, uid); err != nil {
 		return ctrl.Result{}, err
 	}
 	r.progress.done(uid)

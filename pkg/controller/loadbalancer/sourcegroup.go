@@ -43,9 +43,10 @@ type securityGroups interface {
 func groupName(uid string) string { return "kuryr-lb-" + uid }
 
 // exposed says whether a Service is reached from outside the cloud through
-// its VIP's floating IP: a LoadBalancer Service, or one with externalIPs.
-func exposed(spec kuryrv1.KuryrLoadBalancerSpec) bool {
-	return spec.Type == string(corev1.ServiceTypeLoadBalancer) || len(spec.ExternalIPs) > 0
+// its VIP's floating IP: a LoadBalancer Service, or one with an external
+// IP kuryr serves.
+func exposed(klb *kuryrv1.KuryrLoadBalancer) bool {
+	return klb.Spec.Type == string(corev1.ServiceTypeLoadBalancer) || (len(klb.Spec.ExternalIPs) > 0 && klb.Status.FloatingIP != nil)
 }
 
 // sourceRules are the ingress rules of the Service's source group: one per
@@ -56,10 +57,11 @@ func exposed(spec kuryrv1.KuryrLoadBalancerSpec) bool {
 // internal prefixes (the pods' and Services' own networks, with
 // NetworkPolicies on) are cut out of the ranges: traffic from inside the
 // cluster is the policies' to decide.
-func sourceRules(spec kuryrv1.KuryrLoadBalancerSpec, internal []netip.Prefix) []neutron.Rule {
-	if !exposed(spec) {
+func sourceRules(klb *kuryrv1.KuryrLoadBalancer, internal []netip.Prefix) []neutron.Rule {
+	if !exposed(klb) {
 		return nil
 	}
+	spec := klb.Spec
 	var ranges []string
 	if spec.Type == string(corev1.ServiceTypeLoadBalancer) {
 		ranges = spec.SourceRanges
@@ -133,7 +135,7 @@ func (r *Reconciler) sourceGroup(ctx context.Context, klb *kuryrv1.KuryrLoadBala
 	if err != nil {
 		return err
 	}
-	if !exposed(klb.Spec) {
+	if !exposed(klb) {
 		return r.dropGroups(ctx, klb, groups)
 	}
 	var sg neutron.SecurityGroup
@@ -168,7 +170,7 @@ func (r *Reconciler) sourceGroup(ctx context.Context, klb *kuryrv1.KuryrLoadBala
 	}
 	// Only ingress: Neutron's default egress rules would let every member
 	// pod out, whatever its policies say.
-	add, del := neutron.DiffRules(sourceRules(klb.Spec, internal), sg.Rules, "ingress", "egress")
+	add, del := neutron.DiffRules(sourceRules(klb, internal), sg.Rules, "ingress", "egress")
 	for _, id := range del {
 		if err := r.Groups.DeleteRule(ctx, id); err != nil {
 			return err

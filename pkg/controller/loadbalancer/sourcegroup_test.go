@@ -41,7 +41,7 @@ func TestSourceRules(t *testing.T) {
 			Ports: []kuryrv1.LoadBalancerPort{{Protocol: "SCTP", Port: 9}}}, []neutron.Rule{}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := sourceRules(tc.spec, tc.internal)
+			got := sourceRules(&kuryrv1.KuryrLoadBalancer{Spec: tc.spec}, tc.internal)
 			if tc.want == nil && got != nil || tc.want != nil && !reflect.DeepEqual(got, sortedRules(tc.want)) {
 				t.Fatalf("got %+v\nwant %+v", got, tc.want)
 			}

@@ -36,6 +36,9 @@ type Settings struct {
 	// serve_node_ports), masqueraded, to the ClusterIP or, with
 	// externalTrafficPolicy Local, to the node's own endpoints.
 	NodePorts bool
+	// ExternalIPs: the Services' externalIPs are served ([kubernetes]
+	// serve_external_ips).
+	ExternalIPs bool
 }
 
 // SubnetFunc names the Neutron subnet an endpoint address is on ("" when
@@ -75,7 +78,7 @@ func Desired(svc *corev1.Service, eps []discoveryv1.EndpointSlice, s Settings, s
 		spec.LoadBalancerIP = svc.Spec.LoadBalancerIP
 		spec.SourceRanges = slices.Clone(svc.Spec.LoadBalancerSourceRanges)
 		slices.Sort(spec.SourceRanges)
-	} else {
+	} else if s.ExternalIPs {
 		spec.ExternalIPs = slices.Clone(svc.Spec.ExternalIPs)
 	}
 	family := discoveryv1.AddressTypeIPv4
@@ -215,7 +218,10 @@ func Warnings(svc *corev1.Service, s Settings) []string {
 	if sp.Type == corev1.ServiceTypeNodePort && !s.NodePorts {
 		w = append(w, "type NodePort: node ports are not served ([kubernetes] serve_node_ports is false and kuryr runs no kube-proxy); the ClusterIP is")
 	}
-	if len(sp.ExternalIPs) > 0 && sp.Type == corev1.ServiceTypeLoadBalancer {
+	switch {
+	case len(sp.ExternalIPs) > 0 && !s.ExternalIPs:
+		w = append(w, "externalIPs are not served: [kubernetes] serve_external_ips is false")
+	case len(sp.ExternalIPs) > 0 && sp.Type == corev1.ServiceTypeLoadBalancer:
 		w = append(w, "externalIPs are not served on a LoadBalancer Service: its VIP carries one floating IP, the LoadBalancer's")
 	}
 	if len(sp.ClusterIPs) > 1 {

@@ -15,7 +15,7 @@ import (
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 )
 
-var settings = Settings{Provider: "ovn", Algorithm: "SOURCE_IP_PORT", SubnetID: "svc-subnet", ProjectID: "p", Class: "kuryr"}
+var settings = Settings{Provider: "ovn", Algorithm: "SOURCE_IP_PORT", SubnetID: "svc-subnet", ProjectID: "p", Class: "kuryr", ExternalIPs: true}
 
 func podSubnet(ip netip.Addr) string {
 	if netip.MustParsePrefix("10.10.0.0/16").Contains(ip) {
@@ -209,6 +209,10 @@ func TestWarnings(t *testing.T) {
 		{"itp local", true, func(s *corev1.Service) {
 			s.Spec.InternalTrafficPolicy = ptr.To(corev1.ServiceInternalTrafficPolicyLocal)
 		}, "internalTrafficPolicy Local is not enforced: pod-to-Service traffic goes through the Octavia load balancer"},
+		{"external IPs, not served", true, func(s *corev1.Service) {
+			s.Spec.ExternalIPs = []string{"1.2.3.4"}
+			s.Annotations = map[string]string{"off": "yes"}
+		}, "serve_external_ips is false"},
 		{"external IPs of a LoadBalancer", true, func(s *corev1.Service) {
 			s.Spec.Type = corev1.ServiceTypeLoadBalancer
 			s.Spec.ExternalIPs = []string{"1.2.3.4"}
@@ -217,6 +221,9 @@ func TestWarnings(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := settings
 			s.NodePorts = tc.nodePorts
+			if svc(tc.mut).Annotations["off"] == "yes" {
+				s.ExternalIPs = false
+			}
 			w := strings.Join(Warnings(svc(tc.mut), s), ";")
 			if (tc.want == "") != (w == "") || !strings.Contains(w, tc.want) {
 				t.Fatalf("warnings %q, want containing %q", w, tc.want)
