@@ -164,7 +164,11 @@ func watchCluster(ctx context.Context, logger logr.Logger, cfg *config.Config, r
 		}
 		go flusher.Run(ctx)
 	}
-	go func() { _ = cluster.Start(ctx) }()
+	go func() {
+		if err := cluster.Start(ctx); err != nil {
+			logger.Error(err, "the cluster-wide cache stopped: node ports and stale connections are not followed")
+		}
+	}()
 	return nil
 }
 

@@ -142,7 +142,7 @@ func TestFlusherSchedule(t *testing.T) {
 		t.Fatalf("%d due at the rechecks, want 1", got)
 	}
 	f.Set("shop/web", Served(readyKLB(2, "10.10.0.243"), svc)) // no change
-	if got := len(f.take(false)); got != 1 {              // the last recheck is still due
+	if got := len(f.take(false)); got != 1 {                   // the last recheck is still due
 		t.Fatalf("%d due, want the last recheck", got)
 	}
 	if got := len(f.take(false)); got != 0 {

@@ -65,22 +65,31 @@ func NewAgent(ovs ovsAPI, link linkAPI, bridge string, txChecksumOff bool) *Agen
 // SetAnnotations takes the Node's annotations; a missing annotation means
 // no management port. An invalid one is reported and changes nothing.
 func (a *Agent) SetAnnotations(logger logr.Logger, annotations map[string]string) {
-	raw, ok := annotations[kuryrv1.NodePortAnnotation]
-	if !ok {
-		a.set(nil)
-		return
+	if p, ok := FromAnnotation(logger, annotations, kuryrv1.NodePortAnnotation, NewPlan); ok {
+		a.set(p)
+	}
+}
+
+// FromAnnotation reads a port annotation of the Node's (a NodePort in
+// JSON) and checks it with newPlan: nil when there is none; ok false when
+// it is undecodable or invalid (reported: the caller keeps what it has).
+func FromAnnotation[P any](logger logr.Logger, annotations map[string]string, key string,
+	newPlan func(kuryrv1.NodePort) (*P, error)) (plan *P, ok bool) {
+	raw, found := annotations[key]
+	if !found {
+		return nil, true
 	}
 	var np kuryrv1.NodePort
 	if err := json.Unmarshal([]byte(raw), &np); err != nil {
-		logger.Error(err, "ignoring an undecodable node port annotation", "annotation", kuryrv1.NodePortAnnotation)
-		return
+		logger.Error(err, "ignoring an undecodable port annotation", "annotation", key)
+		return nil, false
 	}
-	p, err := NewPlan(np)
+	p, err := newPlan(np)
 	if err != nil {
-		logger.Error(err, "ignoring an invalid node port annotation", "annotation", kuryrv1.NodePortAnnotation)
-		return
+		logger.Error(err, "ignoring an invalid port annotation", "annotation", key)
+		return nil, false
 	}
-	a.set(p)
+	return p, true
 }
 
 func (a *Agent) set(p *Plan) {

@@ -2,7 +2,6 @@ package refuse
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
@@ -59,22 +58,9 @@ func NewAgent(ovs ovsAPI, n namespaceAPI, bridge string, txChecksumOff bool) *Ag
 // SetAnnotations takes the Node's annotations; a missing annotation means
 // no refuse port. An invalid one is reported and changes nothing.
 func (a *Agent) SetAnnotations(logger logr.Logger, annotations map[string]string) {
-	raw, ok := annotations[kuryrv1.RefusePortAnnotation]
-	if !ok {
-		a.set(nil)
-		return
+	if p, ok := nodeport.FromAnnotation(logger, annotations, kuryrv1.RefusePortAnnotation, NewPlan); ok {
+		a.set(p)
 	}
-	var np kuryrv1.NodePort
-	if err := json.Unmarshal([]byte(raw), &np); err != nil {
-		logger.Error(err, "ignoring an undecodable refuse port annotation", "annotation", kuryrv1.RefusePortAnnotation)
-		return
-	}
-	p, err := NewPlan(np)
-	if err != nil {
-		logger.Error(err, "ignoring an invalid refuse port annotation", "annotation", kuryrv1.RefusePortAnnotation)
-		return
-	}
-	a.set(p)
 }
 
 func (a *Agent) set(p *Plan) {

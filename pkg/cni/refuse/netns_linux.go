@@ -43,32 +43,42 @@ func (l *Linux) namespace() (ns.NetNS, error) {
 }
 
 // newNamespace makes a network namespace without entering it for good:
-// netns.New switches the calling thread, which is switched back before
-// the goroutine may run elsewhere (a thread left in the new namespace is
-// never unlocked, so the runtime retires it).
+// netns.New switches the calling thread, so a goroutine of its own does
+// it, locked to its thread; if that thread cannot be switched back, the
+// goroutine ends still locked and the runtime retires the thread.
 func newNamespace() (ns.NetNS, error) {
-	runtime.LockOSThread()
-	orig, err := netns.Get()
-	if err != nil {
+	type result struct {
+		n   ns.NetNS
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		runtime.LockOSThread()
+		orig, err := netns.Get()
+		if err != nil {
+			done <- result{err: fmt.Errorf("current netns: %w", err)}
+			return
+		}
+		defer orig.Close()
+		h, err := netns.New()
+		if err != nil {
+			done <- result{err: fmt.Errorf("new netns: %w", err)}
+			return
+		}
+		defer h.Close()
+		if err := netns.Set(orig); err != nil {
+			done <- result{err: fmt.Errorf("back to the node's netns: %w", err)}
+			return
+		}
+		n, err := ns.GetNS(fmt.Sprintf("/proc/%d/fd/%d", unix.Getpid(), int(h)))
 		runtime.UnlockOSThread()
-		return nil, fmt.Errorf("current netns: %w", err)
-	}
-	defer orig.Close()
-	h, err := netns.New()
-	if err != nil {
-		runtime.UnlockOSThread()
-		return nil, fmt.Errorf("new netns: %w", err)
-	}
-	defer h.Close()
-	if err := netns.Set(orig); err != nil {
-		return nil, fmt.Errorf("back to the node's netns: %w", err) // thread stays locked
-	}
-	runtime.UnlockOSThread()
-	n, err := ns.GetNS(fmt.Sprintf("/proc/%d/fd/%d", unix.Getpid(), int(h)))
-	if err != nil {
-		return nil, fmt.Errorf("open the refuse netns: %w", err)
-	}
-	return n, nil
+		if err != nil {
+			err = fmt.Errorf("open the refuse netns: %w", err)
+		}
+		done <- result{n, err}
+	}()
+	r := <-done
+	return r.n, r.err
 }
 
 // Plug makes (or checks) the veth pair, the host end up in the caller's

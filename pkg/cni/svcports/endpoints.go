@@ -6,6 +6,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+
+	"github.com/kuryr-k8s/kuryr/pkg/endpoints"
 )
 
 // localEndpoints are the endpoints of one Service port on node that node
@@ -17,37 +19,14 @@ import (
 // there is no NAT between families.
 func localEndpoints(node, portName string, proto corev1.Protocol, cip netip.Addr, eps []*discoveryv1.EndpointSlice,
 	publishNotReady bool, trusted func(netip.Addr) bool) []netip.AddrPort {
-	var ready, terminating, all []netip.AddrPort
-	for _, es := range eps {
-		if es.AddressType != family(cip) {
-			continue
-		}
-		port, ok := slicePort(es, portName, proto)
-		if !ok {
-			continue
-		}
-		for _, e := range es.Endpoints {
-			if e.NodeName == nil || *e.NodeName != node {
-				continue
+	onNode := func(e *discoveryv1.Endpoint) bool { return e.NodeName != nil && *e.NodeName == node }
+	chosen := endpoints.Choose(eps, family(cip), portName, proto, publishNotReady, onNode,
+		func(e *discoveryv1.Endpoint, port int32) []netip.AddrPort {
+			if port <= 0 || port >= 1<<16 {
+				return nil
 			}
-			for _, ap := range addrPorts(e.Addresses, port, cip, trusted) {
-				all = append(all, ap)
-				switch c := e.Conditions; {
-				case c.Ready == nil || *c.Ready:
-					ready = append(ready, ap)
-				case c.Serving != nil && *c.Serving && c.Terminating != nil && *c.Terminating:
-					terminating = append(terminating, ap)
-				}
-			}
-		}
-	}
-	chosen := ready
-	switch {
-	case publishNotReady:
-		chosen = all
-	case len(ready) == 0:
-		chosen = terminating
-	}
+			return addrPorts(e.Addresses, uint16(port), cip, trusted)
+		})
 	slices.SortFunc(chosen, netip.AddrPort.Compare)
 	return slices.Compact(chosen)
 }
@@ -79,24 +58,6 @@ func family(ip netip.Addr) discoveryv1.AddressType {
 		return discoveryv1.AddressTypeIPv4
 	}
 	return discoveryv1.AddressTypeIPv6
-}
-
-// slicePort is the slice's port of the Service port's name and protocol:
-// the target port the API server resolved, named ones included.
-func slicePort(es *discoveryv1.EndpointSlice, name string, proto corev1.Protocol) (uint16, bool) {
-	for _, p := range es.Ports {
-		pn, pp := "", corev1.ProtocolTCP
-		if p.Name != nil {
-			pn = *p.Name
-		}
-		if p.Protocol != nil {
-			pp = *p.Protocol
-		}
-		if pn == name && pp == proto && p.Port != nil && *p.Port > 0 && *p.Port < 1<<16 {
-			return uint16(*p.Port), true
-		}
-	}
-	return 0, false
 }
 
 // addrPorts are the trusted addresses of the ClusterIP's family, with

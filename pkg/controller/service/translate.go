@@ -13,6 +13,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/endpoints"
 )
 
 // Settings are the parts of kuryr.conf the translation uses.
@@ -123,59 +124,18 @@ func cmpPort(pa string, a int32, pb string, b int32) int {
 	return 0
 }
 
-// members are the endpoints behind one Service port: the ready ones; when
-// none is ready, the serving ones that are terminating (so that connections
-// drain instead of failing); all of them with publishNotReadyAddresses. The
-// member port is the slice's port of the same name and protocol: the
-// target port resolved by Kubernetes, named ones included.
+// members are the endpoints behind one Service port, chosen as
+// Kubernetes does (package endpoints), at the slice's port.
 func members(name string, proto corev1.Protocol, family discoveryv1.AddressType, eps []discoveryv1.EndpointSlice,
 	publishNotReady bool, subnet SubnetFunc) []kuryrv1.LoadBalancerMember {
-	var ready, terminating, all []kuryrv1.LoadBalancerMember
+	ptrs := make([]*discoveryv1.EndpointSlice, len(eps))
 	for i := range eps {
-		es := &eps[i]
-		if es.AddressType != family {
-			continue
-		}
-		port, ok := slicePort(es, name, proto)
-		if !ok {
-			continue
-		}
-		for _, e := range es.Endpoints {
-			for _, m := range endpointMembers(&e, port, subnet) {
-				all = append(all, m)
-				switch c := e.Conditions; {
-				case c.Ready == nil || *c.Ready:
-					ready = append(ready, m)
-				case c.Serving != nil && *c.Serving && c.Terminating != nil && *c.Terminating:
-					terminating = append(terminating, m)
-				}
-			}
-		}
+		ptrs[i] = &eps[i]
 	}
-	chosen := ready
-	switch {
-	case publishNotReady:
-		chosen = all
-	case len(ready) == 0:
-		chosen = terminating
-	}
-	return dedup(chosen)
-}
-
-func slicePort(es *discoveryv1.EndpointSlice, name string, proto corev1.Protocol) (int32, bool) {
-	for _, p := range es.Ports {
-		pn, pp := "", corev1.ProtocolTCP
-		if p.Name != nil {
-			pn = *p.Name
-		}
-		if p.Protocol != nil {
-			pp = *p.Protocol
-		}
-		if pn == name && pp == proto && p.Port != nil {
-			return *p.Port, true
-		}
-	}
-	return 0, false
+	return dedup(endpoints.Choose(ptrs, family, name, proto, publishNotReady, nil,
+		func(e *discoveryv1.Endpoint, port int32) []kuryrv1.LoadBalancerMember {
+			return endpointMembers(e, port, subnet)
+		}))
 }
 
 func endpointMembers(e *discoveryv1.Endpoint, port int32, subnet SubnetFunc) []kuryrv1.LoadBalancerMember {
