@@ -145,7 +145,7 @@ func kuryrServices(ctx context.Context, e *env, pr *prober, ns string, n, member
 		return answers{}, nil, err
 	}
 	a := pr.await(targets)
-	klbs, err := waitKLBs(ctx, e, ns, n, members, 3*time.Minute)
+	klbs, err := waitKLBs(ctx, e, ns, n, members, answerTimeout)
 	if err != nil {
 		return a, nil, err
 	}

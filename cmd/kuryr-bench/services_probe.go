@@ -26,7 +26,7 @@ import (
 const (
 	probeEvery    = 150 * time.Millisecond
 	probeTimeout  = 300 * time.Millisecond
-	answerTimeout = 3 * time.Minute
+	answerTimeout = 8 * time.Minute
 	benchTag      = "kuryr-bench"
 )
 
