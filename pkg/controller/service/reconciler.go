@@ -48,6 +48,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		client.MatchingLabels{discoveryv1.LabelServiceName: svc.Name}); err != nil {
 		return ctrl.Result{}, fmt.Errorf("list EndpointSlices: %w", err)
 	}
+	if wait := awaitSlices(&svc, len(eps.Items), time.Now()); wait > 0 {
+		return ctrl.Result{RequeueAfter: wait}, nil
+	}
 	if err := r.Subnets.Refresh(ctx, false); err != nil {
 		log.FromContext(ctx).Info("subnets not read", "error", err.Error())
 	}
@@ -66,6 +69,22 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			strings.Join(unplaced, ", "), r.Settings.Provider)
 	}
 	return ctrl.Result{RequeueAfter: unplacedRetry}, nil
+}
+
+// slicesGrace: a new Service with a selector waits this long at most for
+// its first EndpointSlice (the EndpointSlice controller publishes one, if
+// empty, within milliseconds), so that its load balancer is created whole,
+// members included, in one Octavia write: made without them, it takes one
+// more locked write per port, seconds each with the ovn provider.
+const slicesGrace = 3 * time.Second
+
+// awaitSlices says how long a Service should wait for its first
+// EndpointSlice before it is translated (0: not at all). Pure.
+func awaitSlices(svc *corev1.Service, slices int, now time.Time) time.Duration {
+	if len(svc.Spec.Selector) == 0 || slices > 0 {
+		return 0
+	}
+	return max(0, svc.CreationTimestamp.Add(slicesGrace).Sub(now))
 }
 
 // unplacedRetry: endpoints on no known subnet are looked at again this
