@@ -46,7 +46,7 @@ type Agent struct {
 	mu    sync.Mutex
 	want  *Plan
 	known bool   // the Node has been read: until then nothing is touched
-	done  string // the host interface plugged last
+	done  string // the port plugged last
 	kick  chan struct{}
 }
 
@@ -90,8 +90,8 @@ func (a *Agent) apply(ctx context.Context) error {
 	if !known {
 		return nil // a restarted daemon touches nothing until it knows
 	}
-	if a.done != "" && (p == nil || p.HostIf() != a.done) {
-		if err := a.unplug(ctx, a.done); err != nil {
+	if a.done != "" && p == nil {
+		if err := a.unplug(ctx, HostIfName); err != nil {
 			return err
 		}
 	}
@@ -115,9 +115,9 @@ func (a *Agent) apply(ctx context.Context) error {
 		return err
 	}
 	plugged.Set(1)
-	if a.done != p.HostIf() {
+	if a.done != p.PortID {
 		log.FromContext(ctx).Info("refuse port plugged", "port", p.PortID, "addresses", fmt.Sprint(p.Addrs), "refused", len(p.Refuse))
-		a.done = p.HostIf()
+		a.done = p.PortID
 	}
 	return nil
 }

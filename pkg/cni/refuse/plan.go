@@ -79,6 +79,10 @@ func addrIPs(addrs []*net.IPNet) []net.IP {
 	return out
 }
 
-// HostIf is the host end of the port's veth: tap and the port id's first
-// 11 characters, as for a pod.
-func (p *Plan) HostIf() string { return "tap" + p.PortID[:11] }
+// HostIfName is the host end of the refuse port's veth: one per node, named
+// for what it is (as the node port's kuryr-np), not tap<port id> as a pod's,
+// so that nothing mistakes it for a pod's leftover interface.
+const HostIfName = "kuryr-refuse"
+
+// HostIf is the host end of the port's veth.
+func (p *Plan) HostIf() string { return HostIfName }

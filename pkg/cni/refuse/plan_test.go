@@ -32,7 +32,7 @@ func TestNewPlan(t *testing.T) {
 				t.Fatal(err)
 			case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
 				t.Fatalf("error %v, want %q", err, tc.err)
-			case err == nil && p.HostIf() != "tap0f1e2d3c-4b":
+			case err == nil && p.HostIf() != "kuryr-refuse":
 				t.Fatalf("host interface %q", p.HostIf())
 			}
 		})
