@@ -64,9 +64,12 @@ start_octavia() {
   # request (20 load balancers created at once took 88 s with it).
   # uWSGI's http-socket closes every connection after its answer: it says
   # so (Connection: close), or clients reuse a closed connection and see a
-  # POST reset.
+  # POST reset. --enable-threads, as devstack and production set it: the ovn
+  # provider works in threads of the API process (its request helper, its
+  # OVSDB connection), which without it run only while a request holds the
+  # worker, so load balancers went ACTIVE only as fast as they were polled.
   start_bg octavia-api -- uwsgi --plugin python3 --http-socket "127.0.0.1:$OCTAVIA_PORT" \
-    --add-header "Connection: close" \
+    --add-header "Connection: close" --enable-threads --thunder-lock \
     --wsgi-file /usr/bin/octavia-wsgi --processes "$OCTAVIA_API_WORKERS" --master --die-on-term --lazy-apps \
     --disable-logging --pyargv "--config-file $OCTAVIA_CONF"
   wait_for octavia-api 60 curl -fsS "http://127.0.0.1:$OCTAVIA_PORT/"
