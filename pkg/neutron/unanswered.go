@@ -6,17 +6,26 @@ import (
 )
 
 // UnclearSettle is how long after a create whose outcome is unknown kuryr
-// keeps looking for what it may have created before creating it again:
-// Neutron may still be committing a request its client gave up on.
+// waits for what it may have created before creating it again: Neutron may
+// still be committing a request its client gave up on.
 const UnclearSettle = 5 * time.Second
 
+// UnclearSettleMax bounds the settle time, which doubles each time a
+// create for the same key goes unanswered again after nothing was found:
+// an overloaded Neutron commits minutes late, and a create repeated every
+// few seconds would only add duplicates to its queue (and fill the subnet).
+const UnclearSettleMax = 2 * time.Minute
+
 // Unanswered remembers, by key (a pod, a node), the creates Neutron may
-// have committed without answering (Unclear errors). Their owner looks up
-// what they made by its tags before creating again, and keeps looking for
-// UnclearSettle. The zero value is ready to use.
+// have committed without answering (Unclear errors). Their owner waits for
+// the settle time, then looks up what they made by its tags before creating
+// again. The zero value is ready to use.
 type Unanswered struct {
 	mu    sync.Mutex
 	since map[string]time.Time
+	// strikes counts, by key, the unanswered creates after which nothing
+	// was found (GiveUp); each doubles the next settle time.
+	strikes map[string]int
 	// Now is the clock (time.Now when nil), for tests.
 	Now func() time.Time
 	// Settle overrides UnclearSettle (0: UnclearSettle), for services
@@ -24,11 +33,16 @@ type Unanswered struct {
 	Settle time.Duration
 }
 
-func (u *Unanswered) settle() time.Duration {
+// settle is key's settle time. Callers hold u.mu.
+func (u *Unanswered) settle(key string) time.Duration {
+	d := UnclearSettle
 	if u.Settle > 0 {
-		return u.Settle
+		d = u.Settle
 	}
-	return UnclearSettle
+	for i := 0; i < u.strikes[key] && d < UnclearSettleMax; i++ {
+		d *= 2
+	}
+	return min(d, max(UnclearSettleMax, u.Settle))
 }
 
 func (u *Unanswered) now() time.Time {
@@ -61,13 +75,29 @@ func (u *Unanswered) Pending(key string) (bool, time.Duration) {
 	if !ok {
 		return false, 0
 	}
-	return true, max(0, u.settle()-u.now().Sub(t))
+	return true, max(0, u.settle(key)-u.now().Sub(t))
 }
 
-// Clear forgets key: its port was found, or nothing was and the settle time
-// is over, or its owner is gone.
+// Clear forgets key: what it made was found, or its owner is gone.
 func (u *Unanswered) Clear(key string) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	delete(u.since, key)
+	delete(u.strikes, key)
+}
+
+// GiveUp says that nothing was found once the settle time was over: the
+// owner creates again, and should that create go unanswered too, waits
+// twice as long before the next.
+func (u *Unanswered) GiveUp(key string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if _, ok := u.since[key]; !ok {
+		return
+	}
+	delete(u.since, key)
+	if u.strikes == nil {
+		u.strikes = map[string]int{}
+	}
+	u.strikes[key]++
 }

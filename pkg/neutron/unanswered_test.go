@@ -25,3 +25,29 @@ func TestUnanswered(t *testing.T) {
 		t.Error("pending after Clear")
 	}
 }
+
+// Each create that goes unanswered again after nothing was found doubles
+// the settle time, up to UnclearSettleMax; finding what was made (Clear)
+// starts over.
+func TestUnansweredSettleDoubles(t *testing.T) {
+	now := time.Now()
+	u := Unanswered{Now: func() time.Time { return now }}
+	for _, want := range []time.Duration{5 * time.Second, 10 * time.Second, 20 * time.Second, 40 * time.Second,
+		80 * time.Second, UnclearSettleMax, UnclearSettleMax} {
+		u.Mark("a")
+		if _, left := u.Pending("a"); left != want {
+			t.Fatalf("settle %s, want %s", left, want)
+		}
+		u.GiveUp("a")
+	}
+	u.GiveUp("b") // nothing pending: no strike
+	u.Mark("b")
+	if _, left := u.Pending("b"); left != UnclearSettle {
+		t.Errorf("a key never given up: settle %s", left)
+	}
+	u.Clear("a")
+	u.Mark("a")
+	if _, left := u.Pending("a"); left != UnclearSettle {
+		t.Errorf("after Clear: settle %s", left)
+	}
+}

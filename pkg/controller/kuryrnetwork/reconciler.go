@@ -146,7 +146,7 @@ func (r *Reconciler) network(ctx context.Context, kn *kuryrv1.KuryrNetwork, o ow
 	if pending, left := r.unclear.Pending(o.network); pending && left > 0 {
 		return nil, left, nil
 	}
-	r.unclear.Clear(o.network)
+	r.unclear.GiveUp(o.network)
 	net, err = r.Neutron.CreateNetwork(ctx, o.network, kn.Spec.ProjectID, o.tags)
 	if net == nil && neutron.Unclear(err) {
 		r.unclear.Mark(o.network)

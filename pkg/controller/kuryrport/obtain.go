@@ -31,6 +31,12 @@ func (r *Reconciler) obtainPort(ctx context.Context, kp *kuryrv1.KuryrPort, targ
 		}
 	}
 	if pending, left := r.Ledger.Unanswered.Pending(uid); pending {
+		// One look, once the settle time is over: every reconcile of a
+		// burst's pods looking at once is what an overloaded Neutron
+		// does not need.
+		if left > 0 {
+			return neutron.Port{}, "", settling(left)
+		}
 		p, found, err := r.findByTag(ctx, uid)
 		if err != nil {
 			return neutron.Port{}, "", err
@@ -39,10 +45,7 @@ func (r *Reconciler) obtainPort(ctx context.Context, kp *kuryrv1.KuryrPort, targ
 			r.Ledger.Record(uid, p)
 			return r.bound(ctx, kp, target, groups, p, kuryrv1.ReasonAdopted)
 		}
-		if left > 0 {
-			return neutron.Port{}, "", settling(left)
-		}
-		r.Ledger.Unanswered.Clear(uid)
+		r.Ledger.Unanswered.GiveUp(uid)
 	}
 	if r.Pool != nil {
 		if p, ok := r.Pool.Take(kp.Spec.PodNodeName, uid, target); ok {

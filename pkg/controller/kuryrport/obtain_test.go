@@ -17,7 +17,8 @@ func unanswered(status int) func(method, coll string) (int, string) {
 }
 
 // A create that Neutron committed but never answered (a timeout, a 5xx
-// after the commit) is found by its tags on the retry, not created again.
+// after the commit) is found by its tags once the settle time is over (not
+// looked for before: one look per pod), not created again.
 func TestUnclearCreateIsLookedUpBeforeCreatingAgain(t *testing.T) {
 	for _, status := range []int{500, 502, 504} {
 		e := newEnv(t, kp("web", "uid-1"))
@@ -26,6 +27,11 @@ func TestUnclearCreateIsLookedUpBeforeCreatingAgain(t *testing.T) {
 			t.Fatal("want the error")
 		}
 		e.fake.Unanswered = nil
+		lists := e.fake.Requests["GET ports"]
+		if res, err := e.reconcileResult(t, "web"); err != nil || res.RequeueAfter <= 0 || e.fake.Requests["GET ports"] != lists {
+			t.Fatalf("HTTP %d: within the settle time: %+v %v, %d lookups", status, res, err, e.fake.Requests["GET ports"]-lists)
+		}
+		e.r.Ledger.Unanswered.Now = func() time.Time { return time.Now().Add(neutron.UnclearSettle) }
 		for i := 0; i < 3; i++ {
 			if err := e.reconcile(t, "web"); err != nil {
 				t.Fatal(err)

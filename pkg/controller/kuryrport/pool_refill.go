@@ -59,7 +59,14 @@ func (p *Pool) Start(ctx context.Context) error {
 func (p *Pool) trim(ctx context.Context) {
 	for _, port := range p.excess() {
 		if err := p.Neutron.DeletePort(ctx, port.ID); err != nil {
-			p.unretire(port.ID)
+			if neutron.Unclear(err) {
+				// The delete may have committed: the port stays retiring,
+				// never handed out, and is deleted again (NotFound counts
+				// as done) after retireGrace.
+				p.retireAgain(port.ID)
+			} else {
+				p.unretire(port.ID)
+			}
 			log.FromContext(ctx).Error(err, "trimming the port pool", "port", port.ID)
 			continue
 		}
@@ -103,7 +110,16 @@ func (p *Pool) excess() []neutron.Port {
 	return out
 }
 
-// unretire puts back a port whose deletion failed.
+// retireAgain has a retiring port deleted again after retireGrace.
+func (p *Pool) retireAgain(id string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if e, ok := p.ports[id]; ok && e.state == stateRetiring {
+		e.retiredAt = time.Now()
+	}
+}
+
+// unretire puts back a port whose deletion Neutron refused.
 func (p *Pool) unretire(id string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -138,17 +154,18 @@ func (p *Pool) refill(ctx context.Context, node string, n int) error {
 		return nil // the next round, once the node's target is known
 	}
 	if pending, left := p.unclear.Pending(node); pending {
+		if left > 0 {
+			return nil // a later tick looks, once
+		}
 		found, err := p.adopt(ctx, node)
 		if err != nil {
 			return err
 		}
-		if found == 0 && left > 0 {
-			return nil // the next tick looks again
-		}
-		p.unclear.Clear(node)
 		if found > 0 {
+			p.unclear.Clear(node)
 			return nil // deficits are recomputed
 		}
+		p.unclear.GiveUp(node)
 	}
 	ports, err := p.Neutron.CreatePorts(ctx, p.specs(target, node, n))
 	p.mu.Lock()

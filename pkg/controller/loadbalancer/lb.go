@@ -39,7 +39,7 @@ func (r *Reconciler) loadBalancer(ctx context.Context, klb *kuryrv1.KuryrLoadBal
 	if pending, left := r.creates().Pending(uid); pending && left > 0 {
 		return nil, left, nil
 	}
-	r.creates().Clear(uid)
+	r.creates().GiveUp(uid)
 	lb, err = r.Octavia.CreateLoadBalancer(ctx, octavia.LoadBalancerSpec{
 		Name: lbName(klb.Namespace, klb.Name), Description: "kuryr: Service " + lbName(klb.Namespace, klb.Name),
 		VIPAddress: klb.Spec.IP, VIPSubnetID: klb.Spec.SubnetID, Provider: klb.Spec.Provider,

@@ -72,7 +72,7 @@ func (r *Reconciler) ensurePort(ctx context.Context, k kind, node *corev1.Node, 
 	if pending, left := r.unclear.Pending(key); pending && left > 0 {
 		return nil, left, nil
 	}
-	r.unclear.Clear(key)
+	r.unclear.GiveUp(key)
 	p, err := r.Neutron.CreatePort(ctx, k.portSpec(node.Name, sub, r.Settings))
 	if err != nil {
 		if p == nil && neutron.Unclear(err) {
