@@ -15,7 +15,7 @@ import (
 
 const (
 	waves   = 4
-	perWave = 25 // 100 pods churned per campaign
+	perWave = 20 // 80 pods churned per campaign
 	// convergeTimeout allows for Neutron's own repair: under this load
 	// ML2/OVN now and then leaves a port's OVN entry stale (ovn-controller
 	// never installs it) until its maintenance worker's inconsistency check,
@@ -38,7 +38,7 @@ func setup(t *testing.T, prefix string, flags ...string) (*framework.Cloud, *fra
 }
 
 // TestChurnUnderNeutronFaults: 10 % of the controller's Neutron calls fail
-// (5xx), are dropped, or commit without an answer, while 100 pods are
+// (5xx), are dropped, or commit without an answer, while 80 pods are
 // churned with pools on and the sweep running every 3 s, and policies are
 // created, changed and deleted and pods relabelled. Once the faults stop,
 // everything converges.
@@ -69,7 +69,7 @@ func TestChurnUnderNeutronFaults(t *testing.T) {
 }
 
 // TestChurnWithCrashes: the controller and the daemons are killed (SIGKILL)
-// at random moments, 10 times, while 100 pods and their policies and
+// at random moments, 10 times, while 80 pods and their policies and
 // labels are churned; the kubelets restart their containers. Everything
 // converges.
 func TestChurnWithCrashes(t *testing.T) {
