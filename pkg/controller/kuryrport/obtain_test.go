@@ -1,8 +1,13 @@
 package kuryrport
 
 import (
+	"context"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
@@ -84,5 +89,40 @@ func TestRefusedCreateIsNotUnclear(t *testing.T) {
 	_ = e.reconcile(t, "web")
 	if pending, _ := e.r.Ledger.Unanswered.Pending("uid-1"); pending {
 		t.Error("a 409 marked the create unclear")
+	}
+}
+
+// A delete Neutron committed without answering is not sent again while
+// Neutron may still be working on it: once the settle time is over the
+// port is read, found gone, and the finalizer removed, with one DELETE.
+func TestUnclearDeleteIsNotRepeated(t *testing.T) {
+	e := newEnv(t, kp("web", "uid-1"))
+	if err := e.reconcile(t, "web"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.r.Delete(context.Background(), e.get(t, "web")); err != nil {
+		t.Fatal(err)
+	}
+	e.fake.Unanswered = func(method, coll string) (int, string) {
+		if method == "DELETE" && coll == "ports" {
+			return 504, "gateway timeout"
+		}
+		return 0, ""
+	}
+	if err := e.reconcile(t, "web"); err == nil {
+		t.Fatal("want the unclear error")
+	}
+	e.fake.Unanswered = nil
+	if res, err := e.reconcileResult(t, "web"); err != nil || res.RequeueAfter <= 0 || e.fake.Requests["DELETE ports"] != 1 {
+		t.Fatalf("within the settle time: %+v %v, %d deletes", res, err, e.fake.Requests["DELETE ports"])
+	}
+	e.r.deletes.Now = func() time.Time { return time.Now().Add(neutron.UnclearSettle) }
+	if err := e.reconcile(t, "web"); err != nil {
+		t.Fatal(err)
+	}
+	var gone kuryrv1.KuryrPort
+	err := e.r.Get(context.Background(), types.NamespacedName{Namespace: "ns", Name: "web"}, &gone)
+	if err == nil || e.fake.Requests["DELETE ports"] != 1 {
+		t.Errorf("KuryrPort there: %v (finalizers %v), %d deletes; want it gone after one", err == nil, gone.Finalizers, e.fake.Requests["DELETE ports"])
 	}
 }

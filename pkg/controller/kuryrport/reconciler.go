@@ -70,6 +70,8 @@ type Reconciler struct {
 	// Watches: what else makes a KuryrPort's groups change.
 	Watches []Watch
 	watch   stopwatch
+	// deletes are the port deletes that went unanswered (deletePort).
+	deletes neutron.Unanswered
 }
 
 // Reconcile creates the port of a KuryrPort, or deletes it when the
@@ -86,7 +88,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	if !kp.DeletionTimestamp.IsZero() {
 		r.watch.stop(kp.UID)
-		return ctrl.Result{}, r.finalize(ctx, &kp)
+		wait, err := r.finalize(ctx, &kp)
+		return ctrl.Result{RequeueAfter: wait}, err
 	}
 	if vif, done := kp.Status.DefaultVIF(); done {
 		return waitGroups(r.ensureGroups(ctx, &kp, vif))
@@ -249,9 +252,9 @@ func (r *Reconciler) writeVIF(ctx context.Context, kp *kuryrv1.KuryrPort, vif ku
 
 // finalize deletes the pod's port (whether the status names it or only the
 // ledger knows it) and then releases the KuryrPort.
-func (r *Reconciler) finalize(ctx context.Context, kp *kuryrv1.KuryrPort) error {
+func (r *Reconciler) finalize(ctx context.Context, kp *kuryrv1.KuryrPort) (time.Duration, error) {
 	if !controllerutil.ContainsFinalizer(kp, kuryrv1.KuryrPortFinalizer) {
-		return nil
+		return 0, nil
 	}
 	for _, p := range r.portsOf(kp) {
 		// A port given up is not pooled, nor one whose groups cannot be
@@ -261,8 +264,12 @@ func (r *Reconciler) finalize(ctx context.Context, kp *kuryrv1.KuryrPort) error 
 			r.Pool.Release(p, kp.Spec.PodUID) != Retire {
 			continue // back in its node's pool, or another pod's now
 		}
-		if err := r.Neutron.DeletePort(ctx, p.ID); err != nil {
-			return r.fail(ctx, kp, "DeletePort", err)
+		wait, err := r.deletePort(ctx, p.ID)
+		if err != nil {
+			return 0, r.fail(ctx, kp, "DeletePort", err)
+		}
+		if wait > 0 {
+			return wait, nil
 		}
 		if r.Pool != nil {
 			r.Pool.Forget(p.ID)
@@ -272,9 +279,9 @@ func (r *Reconciler) finalize(ctx context.Context, kp *kuryrv1.KuryrPort) error 
 	patch := client.MergeFrom(kp.DeepCopy())
 	controllerutil.RemoveFinalizer(kp, kuryrv1.KuryrPortFinalizer)
 	if err := r.Patch(ctx, kp, patch); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("remove finalizer: %w", err)
+		return 0, fmt.Errorf("remove finalizer: %w", err)
 	}
-	return nil
+	return 0, nil
 }
 
 // portsOf are the ports a KuryrPort holds: the one its status names and the

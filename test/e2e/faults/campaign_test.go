@@ -94,6 +94,7 @@ func TestChurnWithCrashes(t *testing.T) {
 		kills++
 	}
 	converged(t, c, k, live, 0, convergeTimeout)
+	k.Controller(t, "restart") // the cloud's own settings, as above
 	c.DeleteNamespace(t, ns)
 	c.WaitNoClusterPorts(t, k.Cluster, 2*time.Minute)
 }

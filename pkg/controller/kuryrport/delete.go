@@ -1,0 +1,39 @@
+package kuryrport
+
+import (
+	"context"
+	"time"
+
+	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+)
+
+// deletePort deletes a released port. A delete that went unanswered is not
+// sent again at once: an overloaded Neutron is still working on it, and
+// every retry queued behind it (five per port in a burst of 40 pods) only
+// adds to what it must do. Once the settle time is over the port is read
+// (a cheap GET): gone, it is done; still there, it is deleted again, and
+// should that go unanswered too the wait doubles. The returned wait is
+// non-zero while the settle time runs.
+func (r *Reconciler) deletePort(ctx context.Context, id string) (time.Duration, error) {
+	key := "delete/" + id
+	if pending, left := r.deletes.Pending(key); pending {
+		if left > 0 {
+			return left, nil
+		}
+		if _, err := r.Neutron.GetPort(ctx, id); neutron.IsNotFound(err) {
+			r.deletes.Clear(key)
+			return 0, nil
+		} else if err != nil {
+			return 0, err
+		}
+		r.deletes.GiveUp(key)
+	}
+	if err := r.Neutron.DeletePort(ctx, id); err != nil {
+		if neutron.Unclear(err) {
+			r.deletes.Mark(key)
+		}
+		return 0, err
+	}
+	r.deletes.Clear(key)
+	return 0, nil
+}
