@@ -15,25 +15,24 @@ import (
 // should that go unanswered too the wait doubles. The returned wait is
 // non-zero while the settle time runs.
 func (r *Reconciler) deletePort(ctx context.Context, id string) (time.Duration, error) {
-	key := "delete/" + id
-	if pending, left := r.deletes.Pending(key); pending {
+	if pending, left := r.deletes.Pending(id); pending {
 		if left > 0 {
 			return left, nil
 		}
 		if _, err := r.Neutron.GetPort(ctx, id); neutron.IsNotFound(err) {
-			r.deletes.Clear(key)
+			r.deletes.Clear(id)
 			return 0, nil
 		} else if err != nil {
 			return 0, err
 		}
-		r.deletes.GiveUp(key)
+		r.deletes.GiveUp(id)
 	}
 	if err := r.Neutron.DeletePort(ctx, id); err != nil {
 		if neutron.Unclear(err) {
-			r.deletes.Mark(key)
+			r.deletes.Mark(id)
 		}
 		return 0, err
 	}
-	r.deletes.Clear(key)
+	r.deletes.Clear(id)
 	return 0, nil
 }

@@ -8,13 +8,19 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
-
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
 
+// unanswered has Neutron commit port creates and answer status.
 func unanswered(status int) func(method, coll string) (int, string) {
+	return unansweredOn("POST", status)
+}
+
+// unansweredOn has Neutron commit the port requests of method and answer
+// status.
+func unansweredOn(verb string, status int) func(method, coll string) (int, string) {
 	return func(method, coll string) (int, string) {
-		if method == "POST" && coll == "ports" {
+		if method == verb && coll == "ports" {
 			return status, "the server did not answer in time"
 		}
 		return 0, ""
@@ -103,12 +109,7 @@ func TestUnclearDeleteIsNotRepeated(t *testing.T) {
 	if err := e.r.Delete(context.Background(), e.get(t, "web")); err != nil {
 		t.Fatal(err)
 	}
-	e.fake.Unanswered = func(method, coll string) (int, string) {
-		if method == "DELETE" && coll == "ports" {
-			return 504, "gateway timeout"
-		}
-		return 0, ""
-	}
+	e.fake.Unanswered = unansweredOn("DELETE", 504)
 	if err := e.reconcile(t, "web"); err == nil {
 		t.Fatal("want the unclear error")
 	}

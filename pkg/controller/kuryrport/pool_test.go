@@ -139,12 +139,7 @@ func TestPoolRefillUnclearAdoptsFirst(t *testing.T) {
 	e := newEnv(t)
 	pool := newTestPool(t, e, PoolSettings{Min: 2, Batch: 2})
 	pool.fillResolved(t, "node-a")
-	e.fake.Unanswered = func(method, coll string) (int, string) {
-		if method == "POST" && coll == "ports" {
-			return 504, "gateway timeout"
-		}
-		return 0, ""
-	}
+	e.fake.Unanswered = unanswered(504)
 	if err := pool.refill(context.Background(), "node-a", 2); err == nil {
 		t.Fatal("want the unclear error")
 	}
@@ -266,12 +261,7 @@ func TestPoolTrimUnclearDeleteNotPutBack(t *testing.T) {
 	}
 	ports, _ := e.r.Neutron.(*neutron.Client).ListPorts(context.Background(), nil, "")
 	pool.Adopt(ports, nil, map[string]bool{"node-a": true})
-	e.fake.Unanswered = func(method, coll string) (int, string) {
-		if method == "DELETE" && coll == "ports" {
-			return 504, "gateway timeout"
-		}
-		return 0, ""
-	}
+	e.fake.Unanswered = unansweredOn("DELETE", 504)
 	pool.trim(context.Background())
 	e.fake.Unanswered = nil
 	if pool.FreeCount("node-a") != 1 || e.fake.Count("ports") != 1 {
