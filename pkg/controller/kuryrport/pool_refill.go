@@ -176,6 +176,7 @@ func (p *Pool) refill(ctx context.Context, node string, n int) error {
 		}
 		return err
 	}
+	p.unclear.Clear(node) // answered: the next unclear refill waits the base settle time
 	if !p.nodes[node] {
 		return err // pruned meanwhile: the sweep deletes them
 	}

@@ -293,3 +293,20 @@ func TestPooledPortListedUnboundIsReread(t *testing.T) {
 		t.Errorf("vif %q (want the pooled %s), requests %v", v.PortID, listed[0].ID, e.fake.Requests)
 	}
 }
+
+// A refill that is answered starts the settle time over: the next unclear
+// one waits the base time, not the doubled one of earlier strikes.
+func TestPoolRefillAnsweredClearsStrikes(t *testing.T) {
+	e := newEnv(t)
+	pool := newTestPool(t, e, PoolSettings{Min: 1, Batch: 1})
+	pool.fillResolved(t, "node-a")
+	pool.unclear.Mark("node-a")
+	pool.unclear.GiveUp("node-a") // a strike: the next settle would be doubled
+	if err := pool.refill(context.Background(), "node-a", 1); err != nil {
+		t.Fatal(err)
+	}
+	pool.unclear.Mark("node-a")
+	if _, left := pool.unclear.Pending("node-a"); left > neutron.UnclearSettle {
+		t.Errorf("settle %s after an answered refill, want at most %s", left, neutron.UnclearSettle)
+	}
+}
