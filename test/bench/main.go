@@ -7,7 +7,9 @@
 //	kuryr-bench policy [-pods 200] [-namespaces 10] [-policies 50] [-samples 20] [-direct 10]
 //	                   NetworkPolicy and pod label changes -> probe flips (direct Neutron changes as yardstick), Neutron rules and peer memberships
 //
-// It reads the environment `make up` writes (_output/local-cloud.env).
+// It reads the environment `make up` writes (_output/local-cloud.env). It
+// lives beside the end-to-end tests (test/bench) and `make build` builds it
+// as bin/kuryr-bench, which hack/bench.sh runs; it is not shipped.
 package main
 
 import (
