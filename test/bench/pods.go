@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
-	"github.com/kuryr-k8s/kuryr/test/cloudnet"
+	"github.com/kuryr-k8s/kuryr/test/e2e/framework"
 )
 
 // pythonKuryrPods: the retired Python kuryr on this kind of local cloud.
@@ -144,7 +144,7 @@ func withData(kps []kuryrv1.KuryrPort) int {
 func scrapeDaemons(e *env) map[string]map[string]*dto.MetricFamily {
 	out := map[string]map[string]*dto.MetricFamily{}
 	for _, node := range e.nodes {
-		mf, err := cloudnet.Scrape(node, cloudnet.DaemonMetricsPort)
+		mf, err := framework.Scrape(node, framework.DaemonMetricsPort)
 		if err != nil {
 			fmt.Printf("metrics of %s: %v\n", node, err)
 			continue

@@ -8,7 +8,7 @@ import (
 	"github.com/containernetworking/plugins/pkg/ns"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/kuryr-k8s/kuryr/test/cloudnet"
+	"github.com/kuryr-k8s/kuryr/test/e2e/framework"
 )
 
 // Probing a path: the bench itself connects over TCP from inside the
@@ -42,7 +42,7 @@ type attempt struct {
 // newPath finds the client pod's network namespace: the cni-* namespace
 // holding the pod's address.
 func newPath(client, server *corev1.Pod) (*path, error) {
-	n, err := cloudnet.PodNetns(client.Status.PodIP)
+	n, err := framework.PodNetns(client.Status.PodIP)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", client.Name, err)
 	}

@@ -22,7 +22,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
-	"github.com/kuryr-k8s/kuryr/test/cloudnet"
 	"github.com/kuryr-k8s/kuryr/test/e2e/framework"
 )
 
@@ -45,7 +44,7 @@ func TestFirstConnections(t *testing.T) {
 	c.CreateNamespace(t, ns)
 	createBackends(t, c, ns, "web", 0, 1)
 	cl := clientPod(t, c, ns, "client", c.Nodes[len(c.Nodes)-1])
-	netns, err := cloudnet.PodNetns(cl.Status.PodIP)
+	netns, err := framework.PodNetns(cl.Status.PodIP)
 	if err != nil {
 		t.Fatal(err)
 	}

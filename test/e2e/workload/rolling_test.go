@@ -15,7 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
-	"github.com/kuryr-k8s/kuryr/test/cloudnet"
 	"github.com/kuryr-k8s/kuryr/test/e2e/framework"
 )
 
@@ -80,7 +79,7 @@ func TestRollingRestart(t *testing.T) {
 
 func newPathProber(t *testing.T, from, to *corev1.Pod) *prober {
 	t.Helper()
-	n, err := cloudnet.PodNetns(from.Status.PodIP)
+	n, err := framework.PodNetns(from.Status.PodIP)
 	if err != nil {
 		t.Fatalf("%s: %v", from.Name, err)
 	}
