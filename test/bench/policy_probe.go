@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"time"
@@ -53,12 +54,9 @@ func newPath(client, server *corev1.Pod) (*path, error) {
 func (p *path) close() { p.netns.Close() }
 
 func (p *path) connects() bool {
-	var c net.Conn
-	err := p.netns.Do(func(ns.NetNS) (err error) {
-		// The socket belongs to the namespace it is created in.
-		c, err = net.DialTimeout("tcp", p.addr, flipTimeout)
-		return err
-	})
+	ctx, cancel := context.WithTimeout(context.Background(), flipTimeout)
+	defer cancel()
+	c, err := framework.DialIn(p.netns)(ctx, "tcp", p.addr)
 	if err != nil {
 		return false
 	}

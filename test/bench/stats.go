@@ -27,7 +27,7 @@ func secs(d time.Duration) string { return fmt.Sprintf("%6.2fs", d.Seconds()) }
 // scrape reads the active kuryr-controller's metrics (on its node's
 // loopback: it runs on the host network of a local-cloud node).
 func scrape(e *env) (map[string]*dto.MetricFamily, error) {
-	return framework.ControllerMetrics(context.Background(), e.kube)
+	return framework.ControllerMetrics(context.Background(), e.Kube)
 }
 
 func label(m *dto.Metric, name string) string {

@@ -42,16 +42,32 @@ func Netns(node string) string {
 	return filepath.Join("/run/netns", os.Getenv("KURYR_CLOUD_NETNS_PREFIX")+node)
 }
 
-// Transport dials from inside a node's network namespace.
+// Transport dials from inside a node's network namespace (opened for each
+// connection).
 func Transport(node string) *http.Transport {
 	return &http.Transport{DialContext: func(ctx context.Context, network, addr string) (conn net.Conn, err error) {
 		err = in(node, func() error {
-			// A socket belongs to the namespace it is created in.
-			conn, err = (&net.Dialer{}).DialContext(ctx, network, addr)
+			conn, err = dial(ctx, network, addr)
 			return err
 		})
 		return conn, err
 	}}
+}
+
+// DialIn dials from inside the network namespace n, already open.
+func DialIn(n ns.NetNS) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (conn net.Conn, err error) {
+		err = n.Do(func(ns.NetNS) error {
+			conn, err = dial(ctx, network, addr)
+			return err
+		})
+		return conn, err
+	}
+}
+
+// dial: a socket belongs to the namespace it is created in.
+func dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	return (&net.Dialer{}).DialContext(ctx, network, addr)
 }
 
 // Listen listens on addr inside a node's network namespace.

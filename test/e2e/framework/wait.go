@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 // Poll calls cond every interval until it returns true, and returns nil;
@@ -22,7 +24,7 @@ func Poll(timeout, interval time.Duration, what string, cond func() (bool, error
 			return stop.err
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("timed out after %s waiting for %s (last error: %v)", timeout, what, err)
+			return timeoutError{fmt.Errorf("timed out after %s waiting for %s (last error: %v)", timeout, what, err)}
 		}
 		time.Sleep(interval)
 	}
@@ -40,7 +42,26 @@ type stopError struct{ err error }
 
 func (s stopError) Error() string { return s.err.Error() }
 
+// timeoutError is Poll giving up.
+type timeoutError struct{ error }
+
+// IsTimeout says whether err is Poll giving up (not cond's Stop).
+func IsTimeout(err error) bool {
+	var t timeoutError
+	return errors.As(err, &t)
+}
+
 // Name returns a unique, DNS-safe name for a test resource.
 func Name(prefix string) string {
 	return fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano()%1_000_000_000)
+}
+
+// IsReady reports the pod's Ready condition.
+func IsReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }
