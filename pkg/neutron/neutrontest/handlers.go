@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kuryr-k8s/kuryr/pkg/openstack/openstacktest"
 )
 
 // singular is the body key of one object of a collection.
@@ -72,18 +74,7 @@ func hasFixedIP(o Object, filter string) bool {
 	return false
 }
 
-func tagsOf(o Object) []string {
-	var out []string
-	switch ts := o["tags"].(type) {
-	case []string:
-		out = ts
-	case []any:
-		for _, t := range ts {
-			out = append(out, fmt.Sprint(t))
-		}
-	}
-	return out
-}
+func tagsOf(o Object) []string { return openstacktest.Tags(o) }
 
 func (f *Fake) create(w http.ResponseWriter, r *http.Request, collection string) {
 	body, aerr := decodeBody(r)
