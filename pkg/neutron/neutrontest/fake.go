@@ -9,7 +9,6 @@
 package neutrontest
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -126,11 +125,6 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 	case len(parts) == 3 && collection == "routers" && r.Method == http.MethodPut:
 		f.routerInterface(w, r, parts[1], parts[2])
 	default:
-		writeJSON(w, 404, Object{"NeutronError": Object{"type": "NotFound", "message": r.Method + " " + r.URL.Path}})
+		openstacktest.WriteJSON(w, 404, Object{"NeutronError": Object{"type": "NotFound", "message": r.Method + " " + r.URL.Path}})
 	}
-}
-
-func writeJSON(w http.ResponseWriter, code int, v any) {
-	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(v)
 }

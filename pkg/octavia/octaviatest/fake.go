@@ -130,7 +130,8 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodPost || r.Method == http.MethodPut {
 		var err error
 		if body, err = decode(r); err != nil {
-			f.write(w, fault(400, "Invalid JSON body: %v", err))
+			rep := fault(400, "Invalid JSON body: %v", err)
+			openstacktest.WriteJSON(w, rep.code, rep.body)
 			return
 		}
 	}
@@ -149,11 +150,6 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 	defer flush()
 	w.WriteHeader(rep.code)
 	_, _ = w.Write(data)
-}
-
-func (f *Fake) write(w http.ResponseWriter, rep reply) {
-	w.WriteHeader(rep.code)
-	_ = json.NewEncoder(w).Encode(rep.body)
 }
 
 // route is a parsed /v2[.0]/lbaas/... path.

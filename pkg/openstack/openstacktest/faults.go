@@ -6,7 +6,10 @@
 // request). What each service answers stays in its fake.
 package openstacktest
 
-import "net/http"
+import (
+	"encoding/json"
+	"net/http"
+)
 
 // Faults counts a fake's requests and holds the hooks a test sets to make
 // it fail. A fake embeds it, so that tests see fake.Requests, fake.Fail
@@ -90,4 +93,10 @@ func (s *swallow) Write(b []byte) (int, error) { return len(b), nil }
 func (s *swallow) flush() {
 	s.ResponseWriter.WriteHeader(s.code)
 	_, _ = s.ResponseWriter.Write([]byte(s.body))
+}
+
+// WriteJSON answers with a status and v as a JSON body.
+func WriteJSON(w http.ResponseWriter, code int, v any) {
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
 }
