@@ -33,9 +33,11 @@ verify-generated: generate
 	@git diff --exit-code -- api/v1/zz_generated.deepcopy.go config/crd etc || { echo "generated files are stale: run make generate and commit"; exit 1; }
 	@[ -z "$$(git status --porcelain -- api/v1/zz_generated.deepcopy.go config/crd etc)" ] || { echo "untracked generated files: commit them"; exit 1; }
 
+# bin/kuryr-bench is the benchmarks (test/bench), not shipped in the image.
 build:
 	@mkdir -p bin
 	CGO_ENABLED=0 go build -o bin/ ./cmd/...
+	CGO_ENABLED=0 go build -o bin/kuryr-bench ./test/bench
 
 # kuryr's container image as an OCI archive (_output/images/kuryr.tar).
 image:

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/kuryr-k8s/kuryr/pkg/openstack/openstacktest"
 )
 
 // apiError is a refusal as Neutron words it: an HTTP status and a
@@ -18,7 +20,7 @@ type apiError struct {
 }
 
 func (e *apiError) write(w http.ResponseWriter) {
-	writeJSON(w, e.code, Object{"NeutronError": Object{"type": e.typ, "message": e.text, "detail": ""}})
+	openstacktest.WriteJSON(w, e.code, Object{"NeutronError": Object{"type": e.typ, "message": e.text, "detail": ""}})
 }
 
 func badRequest(typ, format string, args ...any) *apiError {
@@ -78,7 +80,7 @@ func (f *Fake) listLocked(w http.ResponseWriter, collection string, q map[string
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return fmt.Sprint(out[i]["id"]) < fmt.Sprint(out[j]["id"]) })
-	writeJSON(w, 200, Object{jsonKey(collection): out})
+	openstacktest.WriteJSON(w, 200, Object{jsonKey(collection): out})
 }
 
 // project keeps the fields asked for (?fields=id&fields=name), all when

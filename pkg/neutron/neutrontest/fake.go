@@ -9,18 +9,17 @@
 package neutrontest
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
 
 	"github.com/kuryr-k8s/kuryr/pkg/openstack"
+	"github.com/kuryr-k8s/kuryr/pkg/openstack/openstacktest"
 )
 
 // Object is a Neutron resource as JSON fields.
@@ -28,17 +27,11 @@ type Object = map[string]any
 
 // Fake is an in-memory Neutron.
 type Fake struct {
-	mu       sync.Mutex
-	seq      int
-	objects  map[string]map[string]Object // collection -> id -> object
-	Requests map[string]int               // "POST ports" -> count
-	// Fail, when set, may answer a request instead of the fake (status and
-	// body); return 0 to let the fake answer.
-	Fail func(method, collection string) (int, string)
-	// Unanswered, when set, may replace the answer to a request that was
-	// done (a create committed, a delete done): the client sees a server
-	// error or a timeout although Neutron has committed.
-	Unanswered func(method, collection string) (int, string)
+	mu      sync.Mutex
+	seq     int
+	objects openstacktest.Store // collection -> id -> object
+	// Faults: Requests ("POST ports" -> count), Fail and Unanswered.
+	openstacktest.Faults
 	// TagOnCreate mimics the tag-ports-during-bulk-creation extension.
 	TagOnCreate bool
 	// CheckSecurityGroups makes port creates and updates refuse security
@@ -50,19 +43,14 @@ type Fake struct {
 
 // New starts a fake Neutron, closed at the end of the test.
 func New(t testing.TB) *Fake {
-	f := &Fake{objects: map[string]map[string]Object{}, Requests: map[string]int{}, TagOnCreate: true}
-	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
-	t.Cleanup(f.srv.Close)
+	f := &Fake{objects: openstacktest.Store{}, Faults: openstacktest.NewFaults(), TagOnCreate: true}
+	f.srv = openstacktest.Serve(t, f.serve)
 	return f
 }
 
 // Client returns a network service client pointed at the fake.
 func (f *Fake) Client(t testing.TB) *gophercloud.ServiceClient {
-	c, err := openstack.NewNoAuthClients(openstack.Endpoints{Network: f.srv.URL}, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c.Network
+	return openstacktest.Clients(t, openstack.Endpoints{Network: f.srv.URL}).Network
 }
 
 // URL is the fake's endpoint, for tests that speak plain HTTP.
@@ -80,10 +68,7 @@ func (f *Fake) add(collection string, o Object) string {
 		f.seq++
 		o["id"] = fmt.Sprintf("%s-%04d-0000-0000-000000000000", strings.TrimSuffix(collection, "s")[:3], f.seq)
 	}
-	if f.objects[collection] == nil {
-		f.objects[collection] = map[string]Object{}
-	}
-	f.objects[collection][o["id"].(string)] = o
+	f.objects.Put(collection, o["id"].(string), o)
 	return o["id"].(string)
 }
 
@@ -98,43 +83,28 @@ func (f *Fake) Get(collection, id string) Object {
 func (f *Fake) Count(collection string) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return len(f.objects[collection])
+	return f.objects.Count(collection)
 }
 
 // Writes is the number of POST, PUT and DELETE requests so far.
 func (f *Fake) Writes() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	n := 0
-	for k, v := range f.Requests {
-		if !strings.HasPrefix(k, "GET ") {
-			n += v
-		}
-	}
-	return n
+	return f.WritesLocked()
 }
 
 func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 	parts := strings.Split(strings.Trim(strings.TrimPrefix(r.URL.Path, "/v2.0"), "/"), "/")
 	collection := parts[0]
 	f.mu.Lock()
-	f.Requests[r.Method+" "+collection]++
-	fail, unanswered := f.Fail, f.Unanswered
+	fail, unanswered := f.Record(r.Method, collection)
 	f.mu.Unlock()
-	if fail != nil {
-		if code, body := fail(r.Method, collection); code != 0 {
-			w.WriteHeader(code)
-			_, _ = w.Write([]byte(body))
-			return
-		}
+	if openstacktest.Refuse(w, fail, r.Method, collection) {
+		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	if unanswered != nil {
-		if code, body := unanswered(r.Method, collection); code != 0 {
-			w = &swallow{ResponseWriter: w, code: code, body: body}
-			defer w.(*swallow).flush()
-		}
-	}
+	w, flush := openstacktest.Swallow(w, unanswered, r.Method, collection)
+	defer flush()
 	switch {
 	case len(parts) >= 3 && parts[2] == "tags":
 		f.tags(w, r, collection, parts[1], parts[3:])
@@ -155,25 +125,6 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 	case len(parts) == 3 && collection == "routers" && r.Method == http.MethodPut:
 		f.routerInterface(w, r, parts[1], parts[2])
 	default:
-		writeJSON(w, 404, Object{"NeutronError": Object{"type": "NotFound", "message": r.Method + " " + r.URL.Path}})
+		openstacktest.WriteJSON(w, 404, Object{"NeutronError": Object{"type": "NotFound", "message": r.Method + " " + r.URL.Path}})
 	}
-}
-
-func writeJSON(w http.ResponseWriter, code int, v any) {
-	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(v)
-}
-
-// swallow does the request but answers with another status and body.
-type swallow struct {
-	http.ResponseWriter
-	code int
-	body string
-}
-
-func (s *swallow) WriteHeader(int)             {}
-func (s *swallow) Write(b []byte) (int, error) { return len(b), nil }
-func (s *swallow) flush() {
-	s.ResponseWriter.WriteHeader(s.code)
-	_, _ = s.ResponseWriter.Write([]byte(s.body))
 }

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kuryr-k8s/kuryr/pkg/openstack/openstacktest"
 )
 
 // singular is the body key of one object of a collection.
@@ -72,18 +74,7 @@ func hasFixedIP(o Object, filter string) bool {
 	return false
 }
 
-func tagsOf(o Object) []string {
-	var out []string
-	switch ts := o["tags"].(type) {
-	case []string:
-		out = ts
-	case []any:
-		for _, t := range ts {
-			out = append(out, fmt.Sprint(t))
-		}
-	}
-	return out
-}
+func tagsOf(o Object) []string { return openstacktest.Tags(o) }
 
 func (f *Fake) create(w http.ResponseWriter, r *http.Request, collection string) {
 	body, aerr := decodeBody(r)
@@ -99,7 +90,7 @@ func (f *Fake) create(w http.ResponseWriter, r *http.Request, collection string)
 		var o Object
 		_ = json.Unmarshal(body[singular(collection)], &o)
 		if o == nil {
-			writeJSON(w, 400, Object{"NeutronError": Object{"message": "missing " + singular(collection)}})
+			openstacktest.WriteJSON(w, 400, Object{"NeutronError": Object{"message": "missing " + singular(collection)}})
 			return
 		}
 		items = []Object{o}
@@ -120,10 +111,10 @@ func (f *Fake) create(w http.ResponseWriter, r *http.Request, collection string)
 		out = append(out, f.createOne(collection, o))
 	}
 	if bulk {
-		writeJSON(w, 201, Object{collection: out})
+		openstacktest.WriteJSON(w, 201, Object{collection: out})
 		return
 	}
-	writeJSON(w, 201, Object{singular(collection): out[0]})
+	openstacktest.WriteJSON(w, 201, Object{singular(collection): out[0]})
 }
 
 // createOne stores a new object; the caller holds f.mu.
@@ -182,7 +173,7 @@ func (f *Fake) show(w http.ResponseWriter, collection, id string) {
 		notFound(collection, id).write(w)
 		return
 	}
-	writeJSON(w, 200, Object{singular(collection): o})
+	openstacktest.WriteJSON(w, 200, Object{singular(collection): o})
 }
 
 func (f *Fake) remove(w http.ResponseWriter, collection, id string) {
@@ -248,15 +239,15 @@ func (f *Fake) routerInterface(w http.ResponseWriter, r *http.Request, router, a
 		if p["device_id"] == router && len(ips) > 0 && ips[0]["subnet_id"] == body.SubnetID {
 			if action == "remove_router_interface" {
 				delete(f.objects["ports"], id)
-				writeJSON(w, 200, Object{"id": router, "subnet_id": body.SubnetID})
+				openstacktest.WriteJSON(w, 200, Object{"id": router, "subnet_id": body.SubnetID})
 				return
 			}
-			writeJSON(w, 400, Object{"NeutronError": Object{"message": "Router already has a port on subnet"}})
+			openstacktest.WriteJSON(w, 400, Object{"NeutronError": Object{"message": "Router already has a port on subnet"}})
 			return
 		}
 	}
 	if action == "remove_router_interface" {
-		writeJSON(w, 404, Object{"NeutronError": Object{"type": "RouterInterfaceNotFoundForSubnet"}})
+		openstacktest.WriteJSON(w, 404, Object{"NeutronError": Object{"type": "RouterInterfaceNotFoundForSubnet"}})
 		return
 	}
 	var network any
@@ -265,5 +256,5 @@ func (f *Fake) routerInterface(w http.ResponseWriter, r *http.Request, router, a
 	}
 	port := f.add("ports", Object{"device_id": router, "device_owner": "network:router_interface", "network_id": network,
 		"fixed_ips": []Object{{"subnet_id": body.SubnetID, "ip_address": "10.10.0.1"}}})
-	writeJSON(w, 200, Object{"id": router, "subnet_id": body.SubnetID, "port_id": port})
+	openstacktest.WriteJSON(w, 200, Object{"id": router, "subnet_id": body.SubnetID, "port_id": port})
 }

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+
+	"github.com/kuryr-k8s/kuryr/pkg/openstack/openstacktest"
 )
 
 // Security groups of ports, as ML2 sees to them:
@@ -130,5 +132,5 @@ func (f *Fake) updatePort(w http.ResponseWriter, r *http.Request, id string) {
 	}
 	p["security_groups"], p["port_security_enabled"] = append([]string{}, sgs...), psec
 	touch(p)
-	writeJSON(w, 200, Object{"port": p})
+	openstacktest.WriteJSON(w, 200, Object{"port": p})
 }

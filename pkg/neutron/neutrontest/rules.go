@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+
+	"github.com/kuryr-k8s/kuryr/pkg/openstack/openstacktest"
 )
 
 // Security group rules, as Neutron serves them:
@@ -106,10 +108,10 @@ func (f *Fake) createRules(w http.ResponseWriter, r *http.Request) {
 	}
 	touch(g)
 	if bulk {
-		writeJSON(w, 201, Object{"security_group_rules": out})
+		openstacktest.WriteJSON(w, 201, Object{"security_group_rules": out})
 		return
 	}
-	writeJSON(w, 201, Object{"security_group_rule": out[0]})
+	openstacktest.WriteJSON(w, 201, Object{"security_group_rule": out[0]})
 }
 
 // newRule is a rule of g with every field Neutron shows, fields set.

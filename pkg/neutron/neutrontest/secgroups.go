@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+
+	"github.com/kuryr-k8s/kuryr/pkg/openstack/openstacktest"
 )
 
 // Security groups, as Neutron (Zed, ML2/OVN) serves them:
@@ -105,7 +107,7 @@ func (f *Fake) createSecurityGroup(w http.ResponseWriter, r *http.Request) {
 	project := projectOf(in)
 	f.defaultGroupLocked(project) // Neutron makes sure the project has one first
 	g := f.newGroupLocked(project, name, description, !ok || stateful, false)
-	writeJSON(w, 201, Object{"security_group": g})
+	openstacktest.WriteJSON(w, 201, Object{"security_group": g})
 }
 
 // projectOf is the project a request body names (project_id or its older
@@ -179,7 +181,7 @@ func (f *Fake) updateSecurityGroup(w http.ResponseWriter, r *http.Request, id st
 		g[k] = v
 	}
 	touch(g)
-	writeJSON(w, 200, Object{"security_group": g})
+	openstacktest.WriteJSON(w, 200, Object{"security_group": g})
 }
 
 // deleteSecurityGroup refuses while a port has the group, then deletes it

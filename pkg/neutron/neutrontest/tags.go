@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+
+	"github.com/kuryr-k8s/kuryr/pkg/openstack/openstacktest"
 )
 
 // maxTagLen is Neutron's MAX_TAG_LEN.
@@ -50,7 +52,7 @@ func (f *Fake) tags(w http.ResponseWriter, r *http.Request, collection, id strin
 	have := tagsOf(o)
 	switch {
 	case r.Method == http.MethodGet && len(rest) == 0:
-		writeJSON(w, 200, Object{"tags": append([]string{}, have...)})
+		openstacktest.WriteJSON(w, 200, Object{"tags": append([]string{}, have...)})
 	case r.Method == http.MethodGet:
 		if !slices.Contains(have, tag) {
 			tagNotFound(tag).write(w)
@@ -60,7 +62,7 @@ func (f *Fake) tags(w http.ResponseWriter, r *http.Request, collection, id strin
 	case r.Method == http.MethodPut && len(rest) == 0:
 		o["tags"] = replace
 		touch(o)
-		writeJSON(w, 200, Object{"tags": replace})
+		openstacktest.WriteJSON(w, 200, Object{"tags": replace})
 	case r.Method == http.MethodPut:
 		if !slices.Contains(have, tag) {
 			o["tags"] = append(append([]string{}, have...), tag)

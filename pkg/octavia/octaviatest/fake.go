@@ -38,11 +38,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
 
 	"github.com/kuryr-k8s/kuryr/pkg/openstack"
+	"github.com/kuryr-k8s/kuryr/pkg/openstack/openstacktest"
 )
 
 // Object is an Octavia resource as JSON fields.
@@ -63,20 +63,13 @@ const (
 type Fake struct {
 	mu      sync.Mutex
 	seq     int
-	objects map[string]map[string]Object // collection -> id -> stored object
-	left    map[string]int               // pending load balancer -> GETs before ACTIVE
-	leaked  map[string]string            // VIP address -> leaked Neutron port name
+	objects openstacktest.Store // collection -> id -> stored object
+	left    map[string]int      // pending load balancer -> GETs before ACTIVE
+	leaked  map[string]string   // VIP address -> leaked Neutron port name
 
-	// Requests counts requests by method and collection: "POST
-	// loadbalancers", "PUT members", "GET status".
-	Requests map[string]int
-	// Fail, when set, may answer a request instead of the fake (status and
-	// body); return 0 to let the fake answer. Nothing is changed.
-	Fail func(method, collection string) (int, string)
-	// Unanswered, when set, may replace the answer to a request that the
-	// fake has done (a create committed, a delete done): the client sees
-	// this status and body although Octavia has committed.
-	Unanswered func(method, collection string) (int, string)
+	// Faults: Requests ("POST loadbalancers", "PUT members", "GET
+	// status"), Fail and Unanswered.
+	openstacktest.Faults
 	// ActiveAfterGets is how many GETs showing a load balancer or one of
 	// its children (show, list, status tree) see it PENDING_* after a
 	// write before it and its children turn ACTIVE. New sets 1: the first
@@ -94,14 +87,13 @@ type Fake struct {
 // New starts a fake Octavia, closed at the end of the test.
 func New(t testing.TB) *Fake {
 	f := &Fake{
-		objects:         map[string]map[string]Object{},
+		objects:         openstacktest.Store{},
 		left:            map[string]int{},
 		leaked:          map[string]string{},
-		Requests:        map[string]int{},
+		Faults:          openstacktest.NewFaults(),
 		ActiveAfterGets: 1,
 	}
-	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
-	t.Cleanup(f.srv.Close)
+	f.srv = openstacktest.Serve(t, f.serve)
 	return f
 }
 
@@ -110,24 +102,14 @@ func (f *Fake) URL() string { return f.srv.URL }
 
 // Client returns a load-balancer service client pointed at the fake.
 func (f *Fake) Client(t testing.TB) *gophercloud.ServiceClient {
-	c, err := openstack.NewNoAuthClients(openstack.Endpoints{Network: f.srv.URL, LoadBalancer: f.srv.URL}, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c.LoadBalancer
+	return openstacktest.Clients(t, openstack.Endpoints{Network: f.srv.URL, LoadBalancer: f.srv.URL}).LoadBalancer
 }
 
 // Writes is the number of POST, PUT and DELETE requests so far.
 func (f *Fake) Writes() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	n := 0
-	for k, v := range f.Requests {
-		if !strings.HasPrefix(k, "GET ") {
-			n += v
-		}
-	}
-	return n
+	return f.WritesLocked()
 }
 
 type reply struct {
@@ -138,22 +120,18 @@ type reply struct {
 func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 	rt := parseRoute(r.URL.Path)
 	f.mu.Lock()
-	f.Requests[r.Method+" "+rt.coll]++
-	fail, unanswered := f.Fail, f.Unanswered
+	fail, unanswered := f.Record(r.Method, rt.coll)
 	f.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
-	if fail != nil {
-		if code, body := fail(r.Method, rt.coll); code != 0 {
-			w.WriteHeader(code)
-			_, _ = w.Write([]byte(body))
-			return
-		}
+	if openstacktest.Refuse(w, fail, r.Method, rt.coll) {
+		return
 	}
 	var body Object
 	if r.Method == http.MethodPost || r.Method == http.MethodPut {
 		var err error
 		if body, err = decode(r); err != nil {
-			f.write(w, fault(400, "Invalid JSON body: %v", err))
+			rep := fault(400, "Invalid JSON body: %v", err)
+			openstacktest.WriteJSON(w, rep.code, rep.body)
 			return
 		}
 	}
@@ -167,20 +145,11 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 		f.settle()
 	}
 	f.mu.Unlock()
-	if unanswered != nil {
-		if code, b := unanswered(r.Method, rt.coll); code != 0 {
-			w.WriteHeader(code)
-			_, _ = w.Write([]byte(b))
-			return
-		}
-	}
+	// Asked once the fake has done the request, as the hook says.
+	w, flush := openstacktest.Swallow(w, unanswered, r.Method, rt.coll)
+	defer flush()
 	w.WriteHeader(rep.code)
 	_, _ = w.Write(data)
-}
-
-func (f *Fake) write(w http.ResponseWriter, rep reply) {
-	w.WriteHeader(rep.code)
-	_ = json.NewEncoder(w).Encode(rep.body)
 }
 
 // route is a parsed /v2[.0]/lbaas/... path.

@@ -106,7 +106,7 @@ func (f *Fake) List(collection string) []Object {
 func (f *Fake) Count(collection string) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return len(f.objects[collection])
+	return f.objects.Count(collection)
 }
 
 // Update sets fields of a stored object, e.g. provisioning_status ERROR.
@@ -164,10 +164,7 @@ func now() string { return time.Now().UTC().Format("2006-01-02T15:04:05") }
 func (f *Fake) insert(collection string, o Object) {
 	f.seq++
 	o["_seq"] = f.seq
-	if f.objects[collection] == nil {
-		f.objects[collection] = map[string]Object{}
-	}
-	f.objects[collection][str(o, "id")] = o
+	f.objects.Put(collection, str(o, "id"), o)
 }
 
 func (f *Fake) sorted(collection string) []Object {

@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
+
+	"github.com/kuryr-k8s/kuryr/pkg/openstack/openstacktest"
 )
 
 // fault is Octavia's (WSME's) error body. Client errors have faultcode
@@ -83,18 +85,7 @@ func objects(v any) []Object {
 	return out
 }
 
-func tagsOf(o Object) []string {
-	var out []string
-	switch ts := o["tags"].(type) {
-	case []string:
-		out = ts
-	case []any:
-		for _, t := range ts {
-			out = append(out, fmt.Sprint(t))
-		}
-	}
-	return out
-}
+func tagsOf(o Object) []string { return openstacktest.Tags(o) }
 
 // clone copies maps and slices so that callers and the store share nothing.
 func clone(v any) any {

@@ -11,7 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kuryr-k8s/kuryr/test/cloudnet"
 	"github.com/kuryr-k8s/kuryr/test/e2e/framework"
 )
 
@@ -31,7 +30,7 @@ func TestStandbyTakesOver(t *testing.T) {
 	var leader string
 	framework.Eventually(t, time.Minute, 500*time.Millisecond, "a leader", func() (bool, error) {
 		var err error
-		leader, _, err = cloudnet.Leader(ctx, c.Kube)
+		leader, _, err = framework.Leader(ctx, c.Kube)
 		return err == nil, err
 	})
 	ns := framework.Name("e2e-ha")
@@ -52,7 +51,7 @@ func TestStandbyTakesOver(t *testing.T) {
 	var now string
 	framework.Eventually(t, time.Minute, 250*time.Millisecond, "the standby holding the Lease", func() (bool, error) {
 		var err error
-		now, _, err = cloudnet.Leader(ctx, c.Kube)
+		now, _, err = framework.Leader(ctx, c.Kube)
 		return err == nil && now != leader, fmt.Errorf("holder %s (%v)", now, err)
 	})
 	t.Logf("the standby %s took the Lease %s after the leader %s was frozen", now, time.Since(frozen).Round(time.Millisecond), leader)
@@ -82,7 +81,7 @@ func TestStandbyTakesOver(t *testing.T) {
 
 	k.WaitKuryrPorts(t, c.CreatePods(t, ns, "after", 2), 2*time.Minute)
 	t.Logf("new pods networked %s after the leader was frozen", time.Since(frozen).Round(time.Millisecond))
-	if now2, _, err := cloudnet.Leader(ctx, c.Kube); err != nil || now2 != now {
+	if now2, _, err := framework.Leader(ctx, c.Kube); err != nil || now2 != now {
 		t.Errorf("leader %s after the old one came back, want %s still (%v)", now2, now, err)
 	}
 	framework.Eventually(t, 2*time.Minute, 500*time.Millisecond, "two Ready controllers again", func() (bool, error) {
@@ -92,7 +91,7 @@ func TestStandbyTakesOver(t *testing.T) {
 }
 
 func controllerPods(ctx context.Context, c *framework.Cloud) ([]corev1.Pod, error) {
-	pods, err := c.Kube.CoreV1().Pods(cloudnet.Namespace).List(ctx, metav1.ListOptions{
+	pods, err := c.Kube.CoreV1().Pods(framework.KuryrNamespace).List(ctx, metav1.ListOptions{
 		LabelSelector: "app.kubernetes.io/name=kuryr,app.kubernetes.io/component=controller"})
 	if err != nil {
 		return nil, err
@@ -116,7 +115,7 @@ func readyControllers(ctx context.Context, c *framework.Cloud) (int, error) {
 // lastRun: how often the pod's container restarted, and how its last run
 // ended.
 func lastRun(ctx context.Context, c *framework.Cloud, pod string) (int32, *corev1.ContainerStateTerminated) {
-	p, err := c.Kube.CoreV1().Pods(cloudnet.Namespace).Get(ctx, pod, metav1.GetOptions{})
+	p, err := c.Kube.CoreV1().Pods(framework.KuryrNamespace).Get(ctx, pod, metav1.GetOptions{})
 	if err != nil || len(p.Status.ContainerStatuses) == 0 {
 		return 0, nil
 	}

@@ -141,10 +141,7 @@ func checkNamespaceNetwork(t *testing.T, k *framework.Kuryr, ns, netID string) {
 // for 20 pods and restarts it: the same end state, nothing leaked, nothing
 // duplicated.
 func TestControllerKilledMidway(t *testing.T) {
-	c := framework.Connect(t)
-	k := c.ConnectKuryr(t)
-	ns := framework.Name("e2e-crash")
-	c.CreateNamespace(t, ns)
+	c, k, ns := framework.Setup(t, "e2e-crash")
 	pods := c.CreatePods(t, ns, "p", 20)
 	framework.Eventually(t, time.Minute, 20*time.Millisecond, "some ports created", func() (bool, error) {
 		n := len(c.ClusterPorts(t, k.Cluster))

@@ -42,9 +42,7 @@ func nodeAddress(t *testing.T, c *framework.Cloud, node string) string {
 // the other, without NAT (pods see the node's management address), and the
 // kubelet's httpGet readiness probe fails and recovers with the pod.
 func TestNodesReachPods(t *testing.T) {
-	c := framework.Connect(t)
-	ns := framework.Name("e2e-probe")
-	c.CreateNamespace(t, ns)
+	c, _, ns := framework.Setup(t, "e2e-probe")
 	var created []*corev1.Pod
 	for i, node := range c.Nodes {
 		p := c.TestPod(ns, fmt.Sprintf("p%d", i), node)

@@ -31,13 +31,10 @@ func supervisedPid(t *testing.T, name string) string {
 // (pod to pod across nodes, node to pod through the management port, which
 // kuryr-daemon plugs again), and new pods on that node start.
 func TestPodsSurviveVswitchdRestart(t *testing.T) {
-	c := framework.Connect(t)
-	k := c.ConnectKuryr(t)
+	c, k, ns := framework.Setup(t, "e2e-vswitchd")
 	if len(c.Nodes) < 2 {
 		t.Fatal("needs two nodes")
 	}
-	ns := framework.Name("e2e-vswitchd")
-	c.CreateNamespace(t, ns)
 	pods := c.WaitReady(t, c.CreatePods(t, ns, "p", 2), 2*time.Minute)
 	a, b := pods[0], pods[1] // b on the second node
 	victim := b.Spec.NodeName + "-vswitchd"
@@ -75,9 +72,7 @@ func TestPodsSurviveVswitchdRestart(t *testing.T) {
 // cloud runs a patched ovs-vswitchd (hack/local-cloud/build-ovs.sh); with
 // it the node's ovs-vswitchd survives and every connection succeeds.
 func TestConntrackTupleReuse(t *testing.T) {
-	c := framework.Connect(t)
-	ns := framework.Name("e2e-ct")
-	c.CreateNamespace(t, ns)
+	c, _, ns := framework.Setup(t, "e2e-ct")
 	server := c.WaitReady(t, c.CreatePods(t, ns, "server", 1), 2*time.Minute)[0]
 	node := server.Spec.NodeName
 	port := c.CreateBoundPort(t, node, framework.Name("ct-client"))

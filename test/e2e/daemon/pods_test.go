@@ -20,10 +20,7 @@ import (
 )
 
 func TestPodsAcrossNodesTalk(t *testing.T) {
-	c := framework.Connect(t)
-	k := c.ConnectKuryr(t)
-	ns := framework.Name("e2e-talk")
-	c.CreateNamespace(t, ns)
+	c, k, ns := framework.Setup(t, "e2e-talk")
 	created := c.CreatePods(t, ns, "p", 2) // one per node
 	kps := k.WaitKuryrPorts(t, created, time.Minute)
 	start := time.Now()
@@ -76,10 +73,7 @@ func assertNothingLeft(t *testing.T, c *framework.Cloud, cluster string) {
 
 // TestCreateDeleteLoop creates and deletes 20 pods three times.
 func TestCreateDeleteLoop(t *testing.T) {
-	c := framework.Connect(t)
-	k := c.ConnectKuryr(t)
-	ns := framework.Name("e2e-loop")
-	c.CreateNamespace(t, ns)
+	c, k, ns := framework.Setup(t, "e2e-loop")
 	ctx := context.Background()
 	for round := 1; round <= 3; round++ {
 		start := time.Now()

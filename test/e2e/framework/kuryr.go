@@ -5,22 +5,16 @@ package framework
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
@@ -39,16 +33,7 @@ func CtlPath(t testing.TB) string { return mustEnv(t, "KURYR_CTL") }
 // ConnectKuryr builds a client that knows kuryr's CRDs.
 func (c *Cloud) ConnectKuryr(t testing.TB) *Kuryr {
 	t.Helper()
-	ctrllog.SetLogger(logr.Discard())
-	s := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(s)
-	_ = kuryrv1.AddToScheme(s)
-	cfg, err := clientcmd.BuildConfigFromFlags("", os.Getenv("KUBECONFIG"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.QPS, cfg.Burst = 100, 200
-	cl, err := client.New(cfg, client.Options{Scheme: s})
+	cl, err := c.KuryrClient(100, 200)
 	if err != nil {
 		t.Fatal(err)
 	}

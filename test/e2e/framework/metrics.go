@@ -6,14 +6,12 @@ import (
 	"context"
 
 	dto "github.com/prometheus/client_model/go"
-
-	"github.com/kuryr-k8s/kuryr/test/cloudnet"
 )
 
 // controllerMetrics reads the active kuryr-controller's metrics, on its
 // node's loopback.
 func (c *Cloud) controllerMetrics() (map[string]*dto.MetricFamily, error) {
-	return cloudnet.ControllerMetrics(context.Background(), c.Kube)
+	return ControllerMetrics(context.Background(), c.Kube)
 }
 
 // PoolFree reads kuryr_port_pool_free_ports, by node, from the active

@@ -17,8 +17,6 @@ import (
 
 	"github.com/containernetworking/plugins/pkg/ns"
 	"github.com/vishvananda/netns"
-
-	"github.com/kuryr-k8s/kuryr/test/cloudnet"
 )
 
 const netnsDir = "/run/netns"
@@ -203,7 +201,7 @@ func listenOnNodes(nodes []string) ([]net.Listener, error) {
 	addr := "127.0.0.1:0"
 	var lns []net.Listener
 	for _, node := range nodes {
-		ln, err := cloudnet.Listen(node, addr)
+		ln, err := Listen(node, addr)
 		if err != nil {
 			for _, l := range lns {
 				l.Close()

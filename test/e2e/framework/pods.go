@@ -62,16 +62,6 @@ func (c *Cloud) WaitReady(t testing.TB, pods []*corev1.Pod, timeout time.Duratio
 	return out
 }
 
-// IsReady reports the pod's Ready condition.
-func IsReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
 // Exec runs a command in a pod's container through the API server and the
 // kubelet (kubectl exec), and returns its output.
 func Exec(t testing.TB, p *corev1.Pod, cmd ...string) (string, error) {

@@ -21,10 +21,7 @@ import (
 // (hairpin); members follow a scale 3 -> 6 -> 1; a port change moves the
 // listener; the load balancer is unique and goes with the Service.
 func TestClusterIPService(t *testing.T) {
-	c := framework.Connect(t)
-	k := c.ConnectKuryr(t)
-	ns := framework.Name("e2e-svc")
-	c.CreateNamespace(t, ns)
+	c, k, ns := framework.Setup(t, "e2e-svc")
 	backends := createBackends(t, c, ns, "web", 0, 3)
 	var clients []*corev1.Pod
 	for i, node := range c.Nodes {

@@ -28,10 +28,7 @@ import (
 // namespace; what the provider cannot enforce is a Warning Event; the
 // floating IP is released with the Service.
 func TestLoadBalancerService(t *testing.T) {
-	c := framework.Connect(t)
-	k := c.ConnectKuryr(t)
-	ns := framework.Name("e2e-lbsvc")
-	c.CreateNamespace(t, ns)
+	c, k, ns := framework.Setup(t, "e2e-lbsvc")
 	backends := createBackends(t, c, ns, "web", 0, 2)
 	s := webService(ns, "web", "web")
 	s.Spec.Type = corev1.ServiceTypeLoadBalancer

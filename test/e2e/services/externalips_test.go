@@ -28,10 +28,7 @@ import (
 // allocated is released; removing the external IPs takes the user's
 // address off the VIP without deleting it.
 func TestExternalIPs(t *testing.T) {
-	c := framework.Connect(t)
-	k := c.ConnectKuryr(t)
-	ns := framework.Name("e2e-extip")
-	c.CreateNamespace(t, ns)
+	c, k, ns := framework.Setup(t, "e2e-extip")
 	backends := createBackends(t, c, ns, "web", 0, 2)
 	allocated, elsewhere := "172.24.4.231", "198.51.100.7"
 	s := webService(ns, "web", "web")

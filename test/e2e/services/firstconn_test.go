@@ -22,7 +22,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
-	"github.com/kuryr-k8s/kuryr/test/cloudnet"
 	"github.com/kuryr-k8s/kuryr/test/e2e/framework"
 )
 
@@ -39,13 +38,10 @@ const maxAfterReady = 2 * time.Second
 // its backend replaced by another (a rolling update) within 2 s of the
 // load balancer letting the old one go.
 func TestFirstConnections(t *testing.T) {
-	c := framework.Connect(t)
-	k := c.ConnectKuryr(t)
-	ns := framework.Name("e2e-first")
-	c.CreateNamespace(t, ns)
+	c, k, ns := framework.Setup(t, "e2e-first")
 	createBackends(t, c, ns, "web", 0, 1)
 	cl := clientPod(t, c, ns, "client", c.Nodes[len(c.Nodes)-1])
-	netns, err := cloudnet.PodNetns(cl.Status.PodIP)
+	netns, err := framework.PodNetns(cl.Status.PodIP)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,10 +27,7 @@ import (
 // Octavia accepts though no SCTP can be sent here); headless and
 // ExternalName Services get no load balancer.
 func TestSelectorlessHeadlessExternalName(t *testing.T) {
-	c := framework.Connect(t)
-	k := c.ConnectKuryr(t)
-	ns := framework.Name("e2e-svckinds")
-	c.CreateNamespace(t, ns)
+	c, k, ns := framework.Setup(t, "e2e-svckinds")
 	backends := createBackends(t, c, ns, "manual", 0, 2)
 	cl := clientPod(t, c, ns, "client", c.Nodes[0])
 
@@ -81,10 +78,7 @@ func TestSelectorlessHeadlessExternalName(t *testing.T) {
 // the kube-dns Service (UDP), names reach Services, and a pod lists
 // Services with its service-account token through https://kubernetes.default.
 func TestDNSAndAPIService(t *testing.T) {
-	c := framework.Connect(t)
-	k := c.ConnectKuryr(t)
-	ns := framework.Name("e2e-dns")
-	c.CreateNamespace(t, ns)
+	c, k, ns := framework.Setup(t, "e2e-dns")
 	backends := createBackends(t, c, ns, "web", 0, 2)
 	svc := createService(t, c, webService(ns, "web", "web"))
 	waitKLB(t, k, ns, "web", 2, 2*time.Minute)

@@ -101,13 +101,10 @@ func nodePortOf(t *testing.T, svc *corev1.Service) int32 {
 // on a tenant network routed to the nodes would); a LoadBalancer Service
 // answers on its node ports too.
 func TestNodePortService(t *testing.T) {
-	c := framework.Connect(t)
-	k := c.ConnectKuryr(t)
+	c, k, ns := framework.Setup(t, "e2e-nodeport")
 	if len(c.Nodes) < 2 {
 		t.Fatalf("node ports are tested across nodes: the cloud has %v", c.Nodes)
 	}
-	ns := framework.Name("e2e-nodeport")
-	c.CreateNamespace(t, ns)
 	backends := createBackends(t, c, ns, "web", 0, 2) // one on each node
 	s := webService(ns, "web", "web")
 	s.Spec.Type = corev1.ServiceTypeNodePort
@@ -147,13 +144,10 @@ func TestNodePortService(t *testing.T) {
 // with that backend, the other node's does not answer, and the
 // healthCheckNodePort answers 200 on the first node and 503 on the other.
 func TestNodePortLocal(t *testing.T) {
-	c := framework.Connect(t)
-	k := c.ConnectKuryr(t)
+	c, k, ns := framework.Setup(t, "e2e-nodeport-local")
 	if len(c.Nodes) < 2 {
 		t.Fatalf("externalTrafficPolicy Local is tested across nodes: the cloud has %v", c.Nodes)
 	}
-	ns := framework.Name("e2e-nodeport-local")
-	c.CreateNamespace(t, ns)
 	with, without := c.Nodes[0], c.Nodes[1]
 	p, err := c.Kube.CoreV1().Pods(ns).Create(context.Background(), backend(c, ns, "local-0", with, "local"), metav1.CreateOptions{})
 	if err != nil {

@@ -17,10 +17,7 @@ import (
 // exactly one load balancer and answers; a further restart makes no Octavia
 // write at all (everything is adopted).
 func TestControllerKilledWhileCreatingServices(t *testing.T) {
-	c := framework.Connect(t)
-	k := c.ConnectKuryr(t)
-	ns := framework.Name("e2e-svccrash")
-	c.CreateNamespace(t, ns)
+	c, k, ns := framework.Setup(t, "e2e-svccrash")
 	backends := createBackends(t, c, ns, "web", 0, 2)
 	cl := clientPod(t, c, ns, "client", c.Nodes[1%len(c.Nodes)])
 	const n = 10

@@ -31,10 +31,7 @@ import (
 // port; pods reach the VMs; an ipBlock that holds the VMs' subnet admits
 // them, one that does not, does not.
 func TestVMsAndPods(t *testing.T) {
-	c := framework.Connect(t)
-	k := c.ConnectKuryr(t)
-	ns := framework.Name("e2e-vms")
-	c.CreateNamespace(t, ns)
+	c, k, ns := framework.Setup(t, "e2e-vms")
 	var pods []*corev1.Pod
 	for i, node := range c.Nodes {
 		pods = append(pods, createServer(t, c, ns, fmt.Sprintf("web-%d", i), node))

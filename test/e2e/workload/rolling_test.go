@@ -15,7 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
-	"github.com/kuryr-k8s/kuryr/test/cloudnet"
 	"github.com/kuryr-k8s/kuryr/test/e2e/framework"
 )
 
@@ -30,13 +29,10 @@ const maxGap = time.Second
 // without a failed sandbox, and Neutron holds exactly one port per pod and
 // the same node ports as before.
 func TestRollingRestart(t *testing.T) {
-	c := framework.Connect(t)
-	k := c.ConnectKuryr(t)
+	c, k, ns := framework.Setup(t, "e2e-rolling")
 	if len(c.Nodes) < 2 {
 		t.Fatal("needs two nodes")
 	}
-	ns := framework.Name("e2e-rolling")
-	c.CreateNamespace(t, ns)
 	pair := c.WaitReady(t, c.CreatePods(t, ns, "talk", 2), 2*time.Minute)
 	nodePortsBefore := nodePortIDs(t, c, k)
 	probers := []*prober{newPathProber(t, pair[0], pair[1]), newPathProber(t, pair[1], pair[0])}
@@ -80,7 +76,7 @@ func TestRollingRestart(t *testing.T) {
 
 func newPathProber(t *testing.T, from, to *corev1.Pod) *prober {
 	t.Helper()
-	n, err := cloudnet.PodNetns(from.Status.PodIP)
+	n, err := framework.PodNetns(from.Status.PodIP)
 	if err != nil {
 		t.Fatalf("%s: %v", from.Name, err)
 	}

@@ -75,7 +75,7 @@ func (b *policyBench) directRule(ctx context.Context, p *path) ([]sample, error)
 	if err != nil {
 		return nil, err
 	}
-	sc := b.e.os.Network
+	sc := b.e.OS.Network
 	sg, err := groups.Get(ctx, sc, k.Status.SecurityGroupID).Extract()
 	if err != nil {
 		return nil, err
@@ -137,7 +137,7 @@ func (b *policyBench) directMembership(ctx context.Context, p *path) ([]sample, 
 	if !ok {
 		return nil, errors.New("cli-b's KuryrPort names no port")
 	}
-	sc, port := b.e.os.Network, vif.PortID
+	sc, port := b.e.OS.Network, vif.PortID
 	var base []string // cli-b's groups without the peer's, read before each change
 	set := func(ctx context.Context, sgs []string) error {
 		_, err := ports.Update(ctx, sc, port, ports.UpdateOpts{SecurityGroups: &sgs}).Extract()

@@ -19,6 +19,7 @@ import (
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/octavia"
+	"github.com/kuryr-k8s/kuryr/test/e2e/framework"
 )
 
 // benchServices: one Service through kuryr and one load balancer directly
@@ -31,16 +32,16 @@ func benchServices(ctx context.Context, e *env, n, nb int) error {
 	if n < 1 || nb < 3 {
 		return errors.New("services: -services must be at least 1 and -backends at least 3 (one leaves in the endpoint change, two serve the lone Service)")
 	}
-	if e.os.LoadBalancer == nil {
+	if e.OS.LoadBalancer == nil {
 		return errors.New("OCTAVIA_URL is not set: source _output/local-cloud.env (written by make up)")
 	}
-	oc := octavia.New(e.os.LoadBalancer)
-	fmt.Printf("kuryr-bench services: %d Services (TCP 80 + UDP 9090, %d endpoints each) over %d nodes\n\n", n, nb, len(e.nodes))
+	oc := octavia.New(e.OS.LoadBalancer)
+	fmt.Printf("kuryr-bench services: %d Services (TCP 80 + UDP 9090, %d endpoints each) over %d nodes\n\n", n, nb, len(e.Nodes))
 	if left, _, err := deleteYardstick(ctx, oc); err != nil || left > 0 {
 		fmt.Printf("yardstick load balancers left by an earlier run: %d deleted (%v)\n", left, err)
 	}
 	ns := "bench-svc-" + rand.String(5)
-	if _, err := e.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+	if _, err := e.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		return err
 	}
 	defer deleteNamespace(e, ns)
@@ -84,28 +85,26 @@ func benchServices(ctx context.Context, e *env, n, nb int) error {
 // them Ready.
 func createBackends(ctx context.Context, e *env, ns string, nb int) ([]corev1.Pod, error) {
 	for i := 0; i < nb; i++ {
-		if _, err := e.kube.CoreV1().Pods(ns).Create(ctx, backendPod(e, fmt.Sprintf("web-%d", i), e.nodes[i%len(e.nodes)]), metav1.CreateOptions{}); err != nil {
+		if _, err := e.Kube.CoreV1().Pods(ns).Create(ctx, backendPod(e, fmt.Sprintf("web-%d", i), e.Nodes[i%len(e.Nodes)]), metav1.CreateOptions{}); err != nil {
 			return nil, err
 		}
 	}
-	for deadline := time.Now().Add(3 * time.Minute); time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
-		pods, err := e.kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	var pods []corev1.Pod
+	err := poll(3*time.Minute, 250*time.Millisecond, func() (bool, error) {
+		list, err := e.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
-			return nil, err
+			return false, framework.Stop(err)
 		}
+		pods = list.Items
 		ready := 0
-		for _, p := range pods.Items {
-			for _, c := range p.Status.Conditions {
-				if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue && p.Status.PodIP != "" {
-					ready++
-				}
+		for _, p := range pods {
+			if framework.IsReady(&p) && p.Status.PodIP != "" {
+				ready++
 			}
 		}
-		if ready == nb {
-			return pods.Items, nil
-		}
-	}
-	return nil, fmt.Errorf("the %d backends not all Ready after 3 minutes", nb)
+		return ready == nb, nil
+	}, func() error { return fmt.Errorf("the %d backends not all Ready after 3 minutes", nb) })
+	return pods, err
 }
 
 // backendPod is a backend of the Services on node: HTTP on 8080 answering
@@ -115,7 +114,7 @@ func backendPod(e *env, name, node string) *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": "bench-web"}},
 		Spec: corev1.PodSpec{NodeName: node, TerminationGracePeriodSeconds: &grace, DNSPolicy: corev1.DNSDefault,
-			Containers: []corev1.Container{{Name: "app", Image: e.image, ImagePullPolicy: corev1.PullNever,
+			Containers: []corev1.Container{{Name: "app", Image: e.TestImage, ImagePullPolicy: corev1.PullNever,
 				Command: []string{"sh", "-c", "testapp udp-serve 9090 & exec /bin/serve"},
 				Ports: []corev1.ContainerPort{{Name: "web", ContainerPort: 8080},
 					{Name: "echo", ContainerPort: 9090, Protocol: corev1.ProtocolUDP}},
@@ -135,7 +134,7 @@ func kuryrServices(ctx context.Context, e *env, pr *prober, ns string, n, member
 		return answers{}, nil, fmt.Errorf("controller metrics: %w", err)
 	}
 	targets, err := pr.createAll(n, func(i int) (string, error) {
-		s, err := e.kube.CoreV1().Services(ns).Create(ctx, service(i), metav1.CreateOptions{})
+		s, err := e.Kube.CoreV1().Services(ns).Create(ctx, service(i), metav1.CreateOptions{})
 		if err != nil {
 			return "", err
 		}
@@ -172,10 +171,10 @@ func service(i int) *corev1.Service {
 // members members each, and returns them.
 func waitKLBs(ctx context.Context, e *env, ns string, n, members int, timeout time.Duration) ([]kuryrv1.KuryrLoadBalancer, error) {
 	ready := 0
-	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
-		var list kuryrv1.KuryrLoadBalancerList
+	var list kuryrv1.KuryrLoadBalancerList
+	err := poll(timeout, 250*time.Millisecond, func() (bool, error) {
 		if err := e.kuryr.List(ctx, &list, client.InNamespace(ns)); err != nil {
-			return nil, err
+			return false, framework.Stop(err)
 		}
 		ready = 0
 		for _, k := range list.Items {
@@ -183,11 +182,14 @@ func waitKLBs(ctx context.Context, e *env, ns string, n, members int, timeout ti
 				ready++
 			}
 		}
-		if ready == n && len(list.Items) == n {
-			return list.Items, nil
-		}
+		return ready == n && len(list.Items) == n, nil
+	}, func() error {
+		return fmt.Errorf("%d of %d KuryrLoadBalancers Ready with %d members after %s", ready, n, members, timeout)
+	})
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("%d of %d KuryrLoadBalancers Ready with %d members after %s", ready, n, members, timeout)
+	return list.Items, nil
 }
 
 // endpointChange takes one backend out of the Services (its label goes)
@@ -196,7 +198,7 @@ func waitKLBs(ctx context.Context, e *env, ns string, n, members int, timeout ti
 func endpointChange(ctx context.Context, e *env, oc *octavia.Client, ns, pod string, klbs []kuryrv1.KuryrLoadBalancer, want int, direct time.Duration) error {
 	patch := []byte(`{"metadata":{"labels":{"app":null}}}`)
 	t0 := time.Now()
-	if _, err := e.kube.CoreV1().Pods(ns).Patch(ctx, pod, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+	if _, err := e.Kube.CoreV1().Pods(ns).Patch(ctx, pod, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 		return err
 	}
 	lat := make([]time.Duration, len(klbs))
@@ -269,7 +271,7 @@ func restartController(ctx context.Context, e *env, ns string, n, members int) e
 		return err
 	}
 	start := time.Now()
-	if out, err := exec.CommandContext(ctx, "bash", getenv("KURYR_CTL"), "controller", "restart").CombinedOutput(); err != nil {
+	if out, err := exec.CommandContext(ctx, "bash", e.ctl, "controller", "restart").CombinedOutput(); err != nil {
 		return fmt.Errorf("controller restart: %v: %s", err, out)
 	}
 	if _, err := waitKLBs(ctx, e, ns, n, members, 2*time.Minute); err != nil {
@@ -300,7 +302,7 @@ func cleanUp(ctx context.Context, e *env, oc *octavia.Client, ns string, klbs []
 	}
 	var zero int64
 	start := time.Now()
-	if err := e.kube.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+	if err := e.Kube.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
 		return err
 	}
 	left := len(klbs)

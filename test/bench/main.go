@@ -7,74 +7,50 @@
 //	kuryr-bench policy [-pods 200] [-namespaces 10] [-policies 50] [-samples 20] [-direct 10]
 //	                   NetworkPolicy and pod label changes -> probe flips (direct Neutron changes as yardstick), Neutron rules and peer memberships
 //
-// It reads the environment `make up` writes (_output/local-cloud.env).
+// It reads the environment `make up` writes (_output/local-cloud.env). It
+// lives beside the end-to-end tests (test/bench) and `make build` builds it
+// as bin/kuryr-bench, which hack/bench.sh runs; it is not shipped.
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
-	"github.com/go-logr/logr"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
-	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
-	"github.com/kuryr-k8s/kuryr/pkg/openstack"
+	"github.com/kuryr-k8s/kuryr/test/e2e/framework"
 )
 
-// env is the local cloud as the benchmarks see it.
+// env is the local cloud as the benchmarks see it: the framework's Cloud,
+// a kuryr client with watches, the cluster's name and the cloud's control
+// script (kuryr-ctl.sh).
 type env struct {
-	kube      kubernetes.Interface
-	kuryr     client.WithWatch
-	os        *openstack.Clients
-	nodes     []string
-	project   string
-	podNet    string
-	podSubnet string
-	podSG     string
-	image     string
-	cluster   string
+	*framework.Cloud
+	kuryr   client.WithWatch
+	cluster string
+	ctl     string
 }
 
-func getenv(name string) string {
-	v := os.Getenv(name)
-	if v == "" {
-		fmt.Fprintf(os.Stderr, "%s is not set: source _output/local-cloud.env (written by make up)\n", name)
-		os.Exit(2)
-	}
-	return v
-}
-
+// connect loads the cloud with the framework's loader; the clients may
+// make 200 requests a second (bursts of 400), Neutron and Octavia 5
+// minutes each.
 func connect() (*env, error) {
-	ctrllog.SetLogger(logr.Discard())
-	cfg, err := clientcmd.BuildConfigFromFlags("", getenv("KUBECONFIG"))
+	c, err := framework.Load(framework.Options{KubeQPS: 200, KubeBurst: 400, OpenStackTimeout: 5 * time.Minute})
 	if err != nil {
 		return nil, err
 	}
-	cfg.QPS, cfg.Burst = 200, 400
-	e := &env{
-		nodes: strings.Fields(getenv("KURYR_CLOUD_NODES")), project: getenv("KURYR_CLOUD_PROJECT"),
-		podNet: getenv("KURYR_CLOUD_POD_NET"), podSubnet: getenv("KURYR_CLOUD_POD_SUBNET"), podSG: getenv("KURYR_CLOUD_POD_SG"),
-		image: getenv("TEST_IMAGE"), cluster: getenv("KURYR_CLUSTER"),
-	}
-	if e.kube, err = kubernetes.NewForConfig(cfg); err != nil {
+	e := &env{Cloud: c}
+	if e.cluster, err = framework.Getenv("KURYR_CLUSTER"); err != nil {
 		return nil, err
 	}
-	s := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(s)
-	_ = kuryrv1.AddToScheme(s)
-	if e.kuryr, err = client.NewWithWatch(cfg, client.Options{Scheme: s}); err != nil {
+	if e.ctl, err = framework.Getenv("KURYR_CTL"); err != nil {
 		return nil, err
 	}
-	e.os, err = openstack.NewNoAuthClients(openstack.Endpoints{Network: getenv("NEUTRON_URL"), LoadBalancer: os.Getenv("OCTAVIA_URL")}, 5*time.Minute)
+	e.kuryr, err = c.KuryrClient(200, 400)
 	return e, err
 }
 
@@ -102,6 +78,10 @@ func main() {
 		}
 	})
 	e, err := connect()
+	if unset := (framework.UnsetError{}); errors.As(err, &unset) {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "connect:", err)
 		os.Exit(1)

@@ -18,7 +18,7 @@ func team(i int) string { return fmt.Sprintf("t%02d", i) }
 // filler policies select, one in ten also labelled role=client (a peer
 // of srv-b's policy).
 func (b *policyBench) pods() []*corev1.Pod {
-	nn, nodes := len(b.namespaces), b.e.nodes
+	nn, nodes := len(b.namespaces), b.e.Nodes
 	ns := func(i int) string { return b.namespaces[i%nn] }
 	out := []*corev1.Pod{
 		b.pod(ns(0), "srv-a", nodes[0], map[string]string{"app": "srv-a"}, true),
@@ -41,7 +41,7 @@ func (b *policyBench) pods() []*corev1.Pod {
 func (b *policyBench) pod(ns, name, node string, labels map[string]string, serve bool) *corev1.Pod {
 	var grace int64
 	labels["bench"] = b.run
-	c := corev1.Container{Name: "app", Image: b.e.image, ImagePullPolicy: corev1.PullNever}
+	c := corev1.Container{Name: "app", Image: b.e.TestImage, ImagePullPolicy: corev1.PullNever}
 	if !serve {
 		c.Command = []string{"sleep", "2147483647"}
 	}
@@ -155,7 +155,7 @@ func udp(port int32) networkingv1.NetworkPolicyPort {
 // create creates a policy and records its UID (its Neutron groups are
 // named after it).
 func (b *policyBench) create(ctx context.Context, np *networkingv1.NetworkPolicy) (*networkingv1.NetworkPolicy, error) {
-	got, err := b.e.kube.NetworkingV1().NetworkPolicies(np.Namespace).Create(ctx, np, metav1.CreateOptions{})
+	got, err := b.e.Kube.NetworkingV1().NetworkPolicies(np.Namespace).Create(ctx, np, metav1.CreateOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("create policy %s/%s: %w", np.Namespace, np.Name, err)
 	}

@@ -1,9 +1,11 @@
-// Package cloudnet reaches kuryr where it runs on the local cloud: on the
-// host network of nodes that are network namespaces of one machine. Its
-// health, metrics and the endpoints the tests give it (fault proxies) live
-// on each node's loopback, not the root namespace's. Used by the e2e tests
-// and kuryr-bench, which run as root in the root namespace.
-package cloudnet
+package framework
+
+// Reaching kuryr where it runs on the local cloud: on the host network of
+// nodes that are network namespaces of one machine. Its health, metrics and
+// the endpoints the tests give it (fault proxies) live on each node's
+// loopback, not the root namespace's. Used by the e2e tests and the
+// benchmarks (test/bench), which run as root in the root namespace; no
+// testing.TB, no build tag.
 
 import (
 	"context"
@@ -28,8 +30,8 @@ import (
 
 // Namespace and names of kuryr's workloads (deploy/base).
 const (
-	Namespace = "kube-system"
-	Lease     = config.LeaseName
+	KuryrNamespace = "kube-system"
+	Lease          = config.LeaseName
 	// ControllerMetricsPort and DaemonMetricsPort are on each node's loopback.
 	ControllerMetricsPort = 9654
 	DaemonMetricsPort     = 9655
@@ -40,16 +42,32 @@ func Netns(node string) string {
 	return filepath.Join("/run/netns", os.Getenv("KURYR_CLOUD_NETNS_PREFIX")+node)
 }
 
-// Transport dials from inside a node's network namespace.
+// Transport dials from inside a node's network namespace (opened for each
+// connection).
 func Transport(node string) *http.Transport {
 	return &http.Transport{DialContext: func(ctx context.Context, network, addr string) (conn net.Conn, err error) {
 		err = in(node, func() error {
-			// A socket belongs to the namespace it is created in.
-			conn, err = (&net.Dialer{}).DialContext(ctx, network, addr)
+			conn, err = dial(ctx, network, addr)
 			return err
 		})
 		return conn, err
 	}}
+}
+
+// DialIn dials from inside the network namespace n, already open.
+func DialIn(n ns.NetNS) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (conn net.Conn, err error) {
+		err = n.Do(func(ns.NetNS) error {
+			conn, err = dial(ctx, network, addr)
+			return err
+		})
+		return conn, err
+	}
+}
+
+// dial: a socket belongs to the namespace it is created in.
+func dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	return (&net.Dialer{}).DialContext(ctx, network, addr)
 }
 
 // Listen listens on addr inside a node's network namespace.
@@ -73,7 +91,7 @@ func in(node string, f func() error) error {
 // Leader is the controller pod holding the controller_ha Lease, and its
 // node.
 func Leader(ctx context.Context, cs kubernetes.Interface) (pod, node string, err error) {
-	l, err := cs.CoordinationV1().Leases(Namespace).Get(ctx, Lease, metav1.GetOptions{})
+	l, err := cs.CoordinationV1().Leases(KuryrNamespace).Get(ctx, Lease, metav1.GetOptions{})
 	if err != nil {
 		return "", "", fmt.Errorf("lease %s: %w", Lease, err)
 	}
@@ -81,7 +99,7 @@ func Leader(ctx context.Context, cs kubernetes.Interface) (pod, node string, err
 		return "", "", fmt.Errorf("lease %s has no holder", Lease)
 	}
 	id := config.LeaseHolder(*l.Spec.HolderIdentity)
-	p, err := cs.CoreV1().Pods(Namespace).Get(ctx, id, metav1.GetOptions{})
+	p, err := cs.CoreV1().Pods(KuryrNamespace).Get(ctx, id, metav1.GetOptions{})
 	if err != nil {
 		return "", "", fmt.Errorf("leader pod %s: %w", id, err)
 	}

@@ -84,7 +84,7 @@ func kuryrSolo(ctx context.Context, e *env, oc *octavia.Client, ns string, a, b 
 	}
 	svc := service(0)
 	svc.Name, svc.Spec.Selector = "solo", map[string]string{"solo": "on"}
-	if _, err := e.kube.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+	if _, err := e.Kube.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
 		return err
 	}
 	pools, err := soloPools(ctx, e, ns)
@@ -120,26 +120,26 @@ func kuryrSolo(ctx context.Context, e *env, oc *octavia.Client, ns string, a, b 
 
 func setLabel(ctx context.Context, e *env, ns, pod, value string) error {
 	patch := []byte(`{"metadata":{"labels":{"solo":` + value + `}}}`)
-	_, err := e.kube.CoreV1().Pods(ns).Patch(ctx, pod, types.MergePatchType, patch, metav1.PatchOptions{})
+	_, err := e.Kube.CoreV1().Pods(ns).Patch(ctx, pod, types.MergePatchType, patch, metav1.PatchOptions{})
 	return err
 }
 
 // soloPools waits until the solo Service's KuryrLoadBalancer is Ready with
 // two members in each pool and returns its pools.
 func soloPools(ctx context.Context, e *env, ns string) ([]string, error) {
-	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
+	var pools []string
+	err := poll(2*time.Minute, 250*time.Millisecond, func() (bool, error) {
 		var k kuryrv1.KuryrLoadBalancer
 		if err := e.kuryr.Get(ctx, client.ObjectKey{Namespace: ns, Name: "solo"}, &k); err != nil {
-			continue
+			return false, nil
 		}
 		if k.Status.Members != 4 || len(k.Status.Listeners) != 2 {
-			continue
+			return false, nil
 		}
-		var pools []string
 		for _, l := range k.Status.Listeners {
 			pools = append(pools, l.PoolID)
 		}
-		return pools, nil
-	}
-	return nil, fmt.Errorf("solo Service not served with 2 members per pool after 2 minutes")
+		return true, nil
+	}, func() error { return fmt.Errorf("solo Service not served with 2 members per pool after 2 minutes") })
+	return pools, err
 }

@@ -73,7 +73,7 @@ func (b *policyBench) policyFlips(ctx context.Context, p *path) error {
 		return func(ctx context.Context, i int) error {
 			np := current[name(i)]
 			np.Spec = b.flipPolicy(np.Name, port).Spec
-			got, err := b.e.kube.NetworkingV1().NetworkPolicies(np.Namespace).Update(ctx, np, metav1.UpdateOptions{})
+			got, err := b.e.Kube.NetworkingV1().NetworkPolicies(np.Namespace).Update(ctx, np, metav1.UpdateOptions{})
 			if err != nil {
 				return err
 			}
@@ -89,7 +89,7 @@ func (b *policyBench) policyFlips(ctx context.Context, p *path) error {
 		{kind: "port changed, denies", write: update(8081)},
 		{kind: "port changed back, admits", open: true, write: update(8080)},
 		{kind: "deleted, denies", write: func(ctx context.Context, i int) error {
-			return b.e.kube.NetworkingV1().NetworkPolicies(b.srvA.Namespace).Delete(ctx, name(i), metav1.DeleteOptions{})
+			return b.e.Kube.NetworkingV1().NetworkPolicies(b.srvA.Namespace).Delete(ctx, name(i), metav1.DeleteOptions{})
 		}, prepare: b.notePeerGroups}, // for the clean-up's check
 	}
 	kuryr, err := b.series(ctx, p, b.sz.samples, steps)
@@ -99,7 +99,7 @@ func (b *policyBench) policyFlips(ctx context.Context, p *path) error {
 	}
 	// Leave no flip policy behind for the yardstick.
 	if len(kuryr)%len(steps) != 0 {
-		_ = b.e.kube.NetworkingV1().NetworkPolicies(b.srvA.Namespace).Delete(ctx, name(len(kuryr)), metav1.DeleteOptions{})
+		_ = b.e.Kube.NetworkingV1().NetworkPolicies(b.srvA.Namespace).Delete(ctx, name(len(kuryr)), metav1.DeleteOptions{})
 		if err := p.await(false, flipWithin); err != nil {
 			return err
 		}
@@ -120,7 +120,7 @@ func (b *policyBench) labelFlips(ctx context.Context, p *path) error {
 	label := func(value string) func(context.Context, int) error {
 		patch := []byte(`{"metadata":{"labels":{"role":` + value + `}}}`)
 		return func(ctx context.Context, _ int) error {
-			_, err := b.e.kube.CoreV1().Pods(b.cliB.Namespace).Patch(ctx, b.cliB.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+			_, err := b.e.Kube.CoreV1().Pods(b.cliB.Namespace).Patch(ctx, b.cliB.Name, types.MergePatchType, patch, metav1.PatchOptions{})
 			return err
 		}
 	}

@@ -11,6 +11,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
+
+	"github.com/kuryr-k8s/kuryr/test/e2e/framework"
 )
 
 // policySizes: what `kuryr-bench policy` creates and how often it
@@ -61,7 +63,7 @@ func benchPolicy(ctx context.Context, e *env, sz policySizes) error {
 	b := &policyBench{e: e, sz: sz, run: rand.String(5), teams: map[string]string{},
 		podIPs: map[string]bool{}, uids: map[string]bool{}, peerGroups: map[string]string{}}
 	fmt.Printf("kuryr-bench policy: %d pods in %d namespaces, %d NetworkPolicies, over %d nodes; %d samples of each change, %d direct\n\n",
-		sz.pods, sz.namespaces, sz.policies, len(e.nodes), sz.samples, sz.direct)
+		sz.pods, sz.namespaces, sz.policies, len(e.Nodes), sz.samples, sz.direct)
 	if n := deleteBenchNamespaces(ctx, e); n > 0 {
 		fmt.Printf("namespaces left by an earlier run: %d deleted\n", n)
 	}
@@ -100,7 +102,7 @@ func (b *policyBench) setUp(ctx context.Context) error {
 	for i := 0; i < b.sz.namespaces; i++ {
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("bench-np-%s-%02d", b.run, i),
 			Labels: map[string]string{"kuryr-bench": "policy", "bench": b.run, "team": team(i)}}}
-		if _, err := b.e.kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+		if _, err := b.e.Kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
 			return err
 		}
 		b.namespaces, b.teams[ns.Name] = append(b.namespaces, ns.Name), team(i)
@@ -108,7 +110,7 @@ func (b *policyBench) setUp(ctx context.Context) error {
 	pods := b.pods()
 	start := time.Now()
 	err := inParallel(len(pods), 10, func(i int) error {
-		_, err := b.e.kube.CoreV1().Pods(pods[i].Namespace).Create(ctx, pods[i], metav1.CreateOptions{})
+		_, err := b.e.Kube.CoreV1().Pods(pods[i].Namespace).Create(ctx, pods[i], metav1.CreateOptions{})
 		return err
 	})
 	if err != nil {
@@ -140,22 +142,24 @@ func (b *policyBench) setUp(ctx context.Context) error {
 // returns them.
 func (b *policyBench) waitRunning(ctx context.Context, n int, timeout time.Duration) ([]corev1.Pod, error) {
 	running := 0
-	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(time.Second) {
-		list, err := b.e.kube.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{LabelSelector: "bench=" + b.run})
+	var pods []corev1.Pod
+	err := poll(timeout, time.Second, func() (bool, error) {
+		list, err := b.e.Kube.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{LabelSelector: "bench=" + b.run})
 		if err != nil {
-			return nil, err
+			return false, framework.Stop(err)
 		}
-		running = 0
-		for _, p := range list.Items {
+		running, pods = 0, list.Items
+		for _, p := range pods {
 			if p.Status.Phase == corev1.PodRunning && p.Status.PodIP != "" {
 				running++
 			}
 		}
-		if running == n {
-			return list.Items, nil
-		}
+		return running == n, nil
+	}, func() error { return fmt.Errorf("%d of %d pods Running after %s", running, n, timeout) })
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("%d of %d pods Running after %s", running, n, timeout)
+	return pods, nil
 }
 
 // cleanUp deletes every policy of the run and times until their security
@@ -172,7 +176,7 @@ func (b *policyBench) cleanUp(ctx context.Context) error {
 	}
 	start := time.Now()
 	for _, ns := range b.namespaces {
-		if err := b.e.kube.NetworkingV1().NetworkPolicies(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+		if err := b.e.Kube.NetworkingV1().NetworkPolicies(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
 			return err
 		}
 	}
@@ -225,7 +229,7 @@ func (b *policyBench) leftGroups(ctx context.Context) (int, error) {
 // kuryr-bench=policy (this run's, or one an interrupted run left), at
 // once, waits until they are gone, and says how many there were.
 func deleteBenchNamespaces(ctx context.Context, e *env) int {
-	list, err := e.kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: "kuryr-bench=policy"})
+	list, err := e.Kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: "kuryr-bench=policy"})
 	if err != nil {
 		fmt.Println("list bench namespaces:", err)
 		return 0

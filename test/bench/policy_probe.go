@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"time"
@@ -8,7 +9,7 @@ import (
 	"github.com/containernetworking/plugins/pkg/ns"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/kuryr-k8s/kuryr/test/cloudnet"
+	"github.com/kuryr-k8s/kuryr/test/e2e/framework"
 )
 
 // Probing a path: the bench itself connects over TCP from inside the
@@ -42,7 +43,7 @@ type attempt struct {
 // newPath finds the client pod's network namespace: the cni-* namespace
 // holding the pod's address.
 func newPath(client, server *corev1.Pod) (*path, error) {
-	n, err := cloudnet.PodNetns(client.Status.PodIP)
+	n, err := framework.PodNetns(client.Status.PodIP)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", client.Name, err)
 	}
@@ -53,12 +54,9 @@ func newPath(client, server *corev1.Pod) (*path, error) {
 func (p *path) close() { p.netns.Close() }
 
 func (p *path) connects() bool {
-	var c net.Conn
-	err := p.netns.Do(func(ns.NetNS) (err error) {
-		// The socket belongs to the namespace it is created in.
-		c, err = net.DialTimeout("tcp", p.addr, flipTimeout)
-		return err
-	})
+	ctx, cancel := context.WithTimeout(context.Background(), flipTimeout)
+	defer cancel()
+	c, err := framework.DialIn(p.netns)(ctx, "tcp", p.addr)
 	if err != nil {
 		return false
 	}

@@ -8,7 +8,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/kuryr-k8s/kuryr/test/cloudnet"
+	"github.com/kuryr-k8s/kuryr/test/e2e/framework"
 )
 
 // percentile of sorted durations (nearest rank).
@@ -27,7 +27,7 @@ func secs(d time.Duration) string { return fmt.Sprintf("%6.2fs", d.Seconds()) }
 // scrape reads the active kuryr-controller's metrics (on its node's
 // loopback: it runs on the host network of a local-cloud node).
 func scrape(e *env) (map[string]*dto.MetricFamily, error) {
-	return cloudnet.ControllerMetrics(context.Background(), e.kube)
+	return framework.ControllerMetrics(context.Background(), e.Kube)
 }
 
 func label(m *dto.Metric, name string) string {

@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
-	"github.com/kuryr-k8s/kuryr/test/cloudnet"
+	"github.com/kuryr-k8s/kuryr/test/e2e/framework"
 )
 
 // pythonKuryrPods: the retired Python kuryr on this kind of local cloud.
@@ -21,7 +21,7 @@ const pythonKuryrPods = "74.5s until all 50 Running; CNI ADD 22.9s p50 / 48.8s p
 // benchPods: Neutron's bulk creation of n ports as the yardstick, then a
 // Deployment of n replicas created at once, until every pod runs.
 func benchPods(ctx context.Context, e *env, n int) error {
-	fmt.Printf("kuryr-bench pods: a %d-replica Deployment over %d nodes\n\n", n, len(e.nodes))
+	fmt.Printf("kuryr-bench pods: a %d-replica Deployment over %d nodes\n\n", n, len(e.Nodes))
 	bulk, ns, err := prepare(ctx, e, n)
 	if err != nil {
 		return err
@@ -29,7 +29,7 @@ func benchPods(ctx context.Context, e *env, n int) error {
 	defer deleteNamespace(e, ns)
 	before := scrapeDaemons(e)
 	start := time.Now()
-	if _, err := e.kube.AppsV1().Deployments(ns).Create(ctx, deployment(e, n), metav1.CreateOptions{}); err != nil {
+	if _, err := e.Kube.AppsV1().Deployments(ns).Create(ctx, deployment(e, n), metav1.CreateOptions{}); err != nil {
 		return err
 	}
 	allPorts, allRunning, err := waitAllRunning(ctx, e, ns, n, start)
@@ -74,7 +74,7 @@ func deployment(e *env, n int) *appsv1.Deployment {
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec: corev1.PodSpec{TerminationGracePeriodSeconds: &grace, DNSPolicy: corev1.DNSDefault,
-					Containers: []corev1.Container{{Name: "app", Image: e.image, ImagePullPolicy: corev1.PullNever}}},
+					Containers: []corev1.Container{{Name: "app", Image: e.TestImage, ImagePullPolicy: corev1.PullNever}}},
 			},
 		},
 	}
@@ -87,19 +87,18 @@ var timeline bool
 // KuryrPort first carried port data, which splits the controller's share of
 // the time from the nodes'.
 func waitAllRunning(ctx context.Context, e *env, ns string, n int, start time.Time) (allPorts, allRunning time.Duration, err error) {
-	deadline := time.Now().Add(5 * time.Minute)
 	printed := 0
-	for time.Now().Before(deadline) {
+	err = poll(5*time.Minute, 100*time.Millisecond, func() (bool, error) {
 		var kps kuryrv1.KuryrPortList
 		if err := e.kuryr.List(ctx, &kps, client.InNamespace(ns)); err != nil {
-			return 0, 0, err
+			return false, framework.Stop(err)
 		}
 		if withData(kps.Items) == n && allPorts == 0 {
 			allPorts = time.Since(start)
 		}
-		pods, err := e.kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		pods, err := e.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
-			return 0, 0, err
+			return false, framework.Stop(err)
 		}
 		sandboxes, running := progress(pods.Items)
 		if s := int(time.Since(start).Seconds()); timeline && s > printed {
@@ -108,11 +107,14 @@ func waitAllRunning(ctx context.Context, e *env, ns string, n int, start time.Ti
 				s, len(pods.Items), withData(kps.Items), sandboxes, running)
 		}
 		if running == n {
-			return allPorts, time.Since(start), nil
+			allRunning = time.Since(start)
 		}
-		time.Sleep(100 * time.Millisecond)
+		return running == n, nil
+	}, func() error { return fmt.Errorf("not all %d pods Running after 5 minutes", n) })
+	if err != nil {
+		return 0, 0, err
 	}
-	return 0, 0, fmt.Errorf("not all %d pods Running after 5 minutes", n)
+	return allPorts, allRunning, nil
 }
 
 func progress(pods []corev1.Pod) (sandboxes, running int) {
@@ -143,8 +145,8 @@ func withData(kps []kuryrv1.KuryrPort) int {
 // network namespace (the local cloud's nodes are namespaces).
 func scrapeDaemons(e *env) map[string]map[string]*dto.MetricFamily {
 	out := map[string]map[string]*dto.MetricFamily{}
-	for _, node := range e.nodes {
-		mf, err := cloudnet.Scrape(node, cloudnet.DaemonMetricsPort)
+	for _, node := range e.Nodes {
+		mf, err := framework.Scrape(node, framework.DaemonMetricsPort)
 		if err != nil {
 			fmt.Printf("metrics of %s: %v\n", node, err)
 			continue

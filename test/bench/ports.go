@@ -23,7 +23,7 @@ const pythonKuryr = "28.7s p50 / 67.5s p99"
 // benchPorts: Neutron's own bulk creation of n bound ports, then a burst of
 // n pods through kuryr, in one run.
 func benchPorts(ctx context.Context, e *env, n int) error {
-	fmt.Printf("kuryr-bench ports: %d pods over %d nodes\n\n", n, len(e.nodes))
+	fmt.Printf("kuryr-bench ports: %d pods over %d nodes\n\n", n, len(e.Nodes))
 	bulk, ns, err := prepare(ctx, e, n)
 	if err != nil {
 		return err
@@ -64,7 +64,7 @@ func burst(ctx context.Context, e *env, ns string, n int) (created, ready map[st
 			for i := range jobs {
 				p := pod(e, ns, i)
 				t := time.Now()
-				if _, err := e.kube.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+				if _, err := e.Kube.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
 					fmt.Printf("create %s: %v\n", p.Name, err)
 					continue
 				}
@@ -112,8 +112,8 @@ func pod(e *env, ns string, i int) *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("p-%03d", i), Namespace: ns},
 		Spec: corev1.PodSpec{
-			NodeName: e.nodes[i%len(e.nodes)], TerminationGracePeriodSeconds: &grace, DNSPolicy: corev1.DNSDefault,
-			Containers: []corev1.Container{{Name: "app", Image: e.image, ImagePullPolicy: corev1.PullNever}},
+			NodeName: e.Nodes[i%len(e.Nodes)], TerminationGracePeriodSeconds: &grace, DNSPolicy: corev1.DNSDefault,
+			Containers: []corev1.Container{{Name: "app", Image: e.TestImage, ImagePullPolicy: corev1.PullNever}},
 		},
 	}
 }
@@ -166,7 +166,7 @@ func prepare(ctx context.Context, e *env, n int) (time.Duration, string, error) 
 	settleNeutron(ctx, e)
 	fmt.Printf("Neutron alone: one bulk POST of %d bound ports           %s\n", n, secs(bulk))
 	ns := fmt.Sprintf("kuryr-bench-%d", time.Now().Unix())
-	_, err = e.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+	_, err = e.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
 	return bulk, ns, err
 }
 
@@ -178,9 +178,9 @@ func neutronBulk(ctx context.Context, e *env, n int) (time.Duration, error) {
 	}
 	for i := 0; i < n; i++ {
 		req.Ports = append(req.Ports, map[string]any{
-			"network_id": e.podNet, "project_id": e.project, "binding:host_id": e.nodes[i%len(e.nodes)],
-			"device_owner": "compute:kuryr-bench", "security_groups": []string{e.podSG},
-			"fixed_ips": []map[string]string{{"subnet_id": e.podSubnet}}, "tags": []string{"kuryr-bench"},
+			"network_id": e.PodNet, "project_id": e.ProjectID, "binding:host_id": e.Nodes[i%len(e.Nodes)],
+			"device_owner": "compute:kuryr-bench", "security_groups": []string{e.PodSG},
+			"fixed_ips": []map[string]string{{"subnet_id": e.PodSubnet}}, "tags": []string{"kuryr-bench"},
 		})
 	}
 	var resp struct {
@@ -188,7 +188,7 @@ func neutronBulk(ctx context.Context, e *env, n int) (time.Duration, error) {
 			ID string `json:"id"`
 		} `json:"ports"`
 	}
-	net := e.os.Network
+	net := e.OS.Network
 	start := time.Now()
 	if _, err := net.Post(ctx, net.ServiceURL("ports"), req, &resp, nil); err != nil {
 		return 0, err
@@ -216,11 +216,11 @@ func neutronBulk(ctx context.Context, e *env, n int) (time.Duration, error) {
 // under 50 ms three times in a row: its workers are idle, so one
 // measurement never pays for the work of the previous one.
 func settleNeutron(ctx context.Context, e *env) {
-	net := e.os.Network
+	net := e.OS.Network
 	fast := 0
 	for deadline := time.Now().Add(30 * time.Second); fast < 3 && time.Now().Before(deadline); {
 		start := time.Now()
-		_, err := net.Get(ctx, net.ServiceURL("networks", e.podNet), nil, nil)
+		_, err := net.Get(ctx, net.ServiceURL("networks", e.PodNet), nil, nil)
 		if err == nil && time.Since(start) < 50*time.Millisecond {
 			fast++
 		} else {
@@ -230,15 +230,17 @@ func settleNeutron(ctx context.Context, e *env) {
 	}
 }
 
+// deleteNamespace deletes a namespace at once (no grace) and waits (up to
+// 2 minutes) until it is gone.
 func deleteNamespace(e *env, ns string) {
 	ctx := context.Background()
 	var zero int64
-	_ = e.kube.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{GracePeriodSeconds: &zero})
-	for i := 0; i < 600; i++ {
-		if _, err := e.kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); err != nil {
-			return
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	fmt.Println("namespace", ns, "still terminating after 2 minutes")
+	_ = e.Kube.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{GracePeriodSeconds: &zero})
+	_ = poll(2*time.Minute, 200*time.Millisecond, func() (bool, error) {
+		_, err := e.Kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+		return err != nil, nil
+	}, func() error {
+		fmt.Println("namespace", ns, "still terminating after 2 minutes")
+		return nil
+	})
 }

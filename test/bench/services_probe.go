@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -17,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kuryr-k8s/kuryr/pkg/octavia"
+	"github.com/kuryr-k8s/kuryr/test/e2e/framework"
 )
 
 // Probing: every VIP is asked from inside a node's network namespace (the
@@ -53,22 +53,14 @@ func newProber(e *env, backends []corev1.Pod) (*prober, error) {
 	for _, b := range backends {
 		pr.names[b.Name] = true
 	}
-	for _, node := range e.nodes {
-		n, err := ns.GetNS(filepath.Join("/run/netns", getenv("KURYR_CLOUD_NETNS_PREFIX")+node))
+	for _, node := range e.Nodes {
+		n, err := ns.GetNS(framework.Netns(node))
 		if err != nil {
 			pr.close()
 			return nil, err
 		}
-		dial := func(ctx context.Context, network, addr string) (conn net.Conn, err error) {
-			// The socket belongs to the namespace it is created in.
-			err = n.Do(func(ns.NetNS) error {
-				conn, err = (&net.Dialer{}).DialContext(ctx, network, addr)
-				return err
-			})
-			return conn, err
-		}
 		pr.nodes = append(pr.nodes, &nodeProbe{netns: n, http: &http.Client{Timeout: probeTimeout,
-			Transport: &http.Transport{DialContext: dial, DisableKeepAlives: true}}})
+			Transport: &http.Transport{DialContext: framework.DialIn(n), DisableKeepAlives: true}}})
 	}
 	return pr, nil
 }
@@ -237,8 +229,8 @@ type changes struct {
 
 func yardstickSpec(e *env, backends []corev1.Pod, i int) octavia.LoadBalancerSpec {
 	name := fmt.Sprintf("kuryr-bench-%02d", i)
-	s := octavia.LoadBalancerSpec{Name: name, Provider: "ovn", ProjectID: e.project,
-		VIPSubnetID: getenv("KURYR_CLOUD_SERVICE_SUBNET"), Tags: []string{benchTag}}
+	s := octavia.LoadBalancerSpec{Name: name, Provider: "ovn", ProjectID: e.ProjectID,
+		VIPSubnetID: e.ServiceSubnet, Tags: []string{benchTag}}
 	for _, l := range []struct {
 		proto string
 		port  int32
@@ -247,7 +239,7 @@ func yardstickSpec(e *env, backends []corev1.Pod, i int) octavia.LoadBalancerSpe
 		ln := fmt.Sprintf("%s:%s:%d", name, l.proto, l.port)
 		pool := octavia.PoolSpec{Name: ln, Protocol: l.proto, Algorithm: "SOURCE_IP_PORT"}
 		for _, b := range backends {
-			pool.Members = append(pool.Members, octavia.MemberSpec{Name: b.Name, Address: b.Status.PodIP, Port: l.to, SubnetID: e.podSubnet})
+			pool.Members = append(pool.Members, octavia.MemberSpec{Name: b.Name, Address: b.Status.PodIP, Port: l.to, SubnetID: e.PodSubnet})
 		}
 		s.Listeners = append(s.Listeners, octavia.ListenerSpec{Name: ln, Protocol: l.proto, Port: l.port, Pool: pool})
 	}

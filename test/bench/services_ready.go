@@ -15,6 +15,7 @@ import (
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/octavia"
+	"github.com/kuryr-k8s/kuryr/test/e2e/framework"
 )
 
 // target ratio of kuryr's time to Octavia's own for the same load
@@ -43,7 +44,7 @@ func oneService(ctx context.Context, e *env, oc *octavia.Client, pr *prober, bac
 	targets, err := pr.createAll(1, func(int) (string, error) {
 		s := service(0)
 		s.Name = "one"
-		created, err := e.kube.CoreV1().Services(ns).Create(ctx, s, metav1.CreateOptions{})
+		created, err := e.Kube.CoreV1().Services(ns).Create(ctx, s, metav1.CreateOptions{})
 		if err != nil {
 			return "", err
 		}
@@ -54,7 +55,7 @@ func oneService(ctx context.Context, e *env, oc *octavia.Client, pr *prober, bac
 	}
 	kuryr := pr.await(targets)
 	kuryr.print("kuryr", "Service created")
-	if err := e.kube.CoreV1().Services(ns).Delete(ctx, "one", metav1.DeleteOptions{}); err != nil {
+	if err := e.Kube.CoreV1().Services(ns).Delete(ctx, "one", metav1.DeleteOptions{}); err != nil {
 		return err
 	}
 	if err := waitGone(ctx, e, ns, "one"); err != nil {
@@ -84,13 +85,13 @@ func oneService(ctx context.Context, e *env, oc *octavia.Client, pr *prober, bac
 // waitGone waits until the Service's KuryrLoadBalancer is gone (its load
 // balancer deleted in Octavia).
 func waitGone(ctx context.Context, e *env, ns, name string) error {
-	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
+	return poll(2*time.Minute, 250*time.Millisecond, func() (bool, error) {
 		var k kuryrv1.KuryrLoadBalancer
-		if err := e.kuryr.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &k); client.IgnoreNotFound(err) == nil && err != nil {
-			return nil
-		}
-	}
-	return fmt.Errorf("KuryrLoadBalancer %s/%s still there 2 minutes after its Service was deleted", ns, name)
+		err := e.kuryr.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &k)
+		return client.IgnoreNotFound(err) == nil && err != nil, nil
+	}, func() error {
+		return fmt.Errorf("KuryrLoadBalancer %s/%s still there 2 minutes after its Service was deleted", ns, name)
+	})
 }
 
 // backendReady adds a backend to the n Services and times, for each, from
@@ -99,7 +100,7 @@ func waitGone(ctx context.Context, e *env, ns, name string) error {
 // source address and port, so a probe lands on it one time in members).
 func backendReady(ctx context.Context, e *env, pr *prober, ns string, klbs []kuryrv1.KuryrLoadBalancer, direct time.Duration) error {
 	const name = "web-ready"
-	if _, err := e.kube.CoreV1().Pods(ns).Create(ctx, backendPod(e, name, e.nodes[0]), metav1.CreateOptions{}); err != nil {
+	if _, err := e.Kube.CoreV1().Pods(ns).Create(ctx, backendPod(e, name, e.Nodes[0]), metav1.CreateOptions{}); err != nil {
 		return err
 	}
 	readyAt, err := waitPodReady(ctx, e, ns, name)
@@ -142,38 +143,30 @@ func backendReady(ctx context.Context, e *env, pr *prober, ns string, klbs []kur
 // waitPodReady polls the pod every 100 ms and says when it was first seen
 // Ready.
 func waitPodReady(ctx context.Context, e *env, ns, name string) (time.Time, error) {
-	for deadline := time.Now().Add(3 * time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		p, err := e.kube.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			continue
+	var at time.Time
+	err := poll(3*time.Minute, 100*time.Millisecond, func() (bool, error) {
+		p, err := e.Kube.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		if err == nil && framework.IsReady(p) {
+			at = time.Now()
 		}
-		for _, c := range p.Status.Conditions {
-			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
-				return time.Now(), nil
-			}
-		}
-	}
-	return time.Time{}, fmt.Errorf("pod %s/%s not Ready after 3 minutes", ns, name)
+		return !at.IsZero(), nil
+	}, func() error { return fmt.Errorf("pod %s/%s not Ready after 3 minutes", ns, name) })
+	return at, err
 }
 
 // askUDP sends a datagram from inside n, from a new source port, and
 // returns the answer ("" when none came).
 func askUDP(n ns.NetNS, addr string) string {
-	var out string
-	_ = n.Do(func(ns.NetNS) error {
-		c, err := net.Dial("udp", addr)
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		_ = c.SetDeadline(time.Now().Add(probeTimeout))
-		if _, err := c.Write([]byte("who?")); err != nil {
-			return err
-		}
-		buf := make([]byte, 256)
-		k, err := c.Read(buf)
-		out = strings.TrimSpace(string(buf[:k]))
-		return err
-	})
-	return out
+	c, err := framework.DialIn(n)(context.Background(), "udp", addr)
+	if err != nil {
+		return ""
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(probeTimeout))
+	if _, err := c.Write([]byte("who?")); err != nil {
+		return ""
+	}
+	buf := make([]byte, 256)
+	k, _ := c.Read(buf)
+	return strings.TrimSpace(string(buf[:k]))
 }

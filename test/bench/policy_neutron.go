@@ -143,8 +143,8 @@ func (b *policyBench) count(ctx context.Context) (neutronCounts, error) {
 		{"security-group-rules", url.Values{"fields": {"security_group_id", "remote_ip_prefix"}}, &rs},
 		{"ports", url.Values{"fields": {"security_groups"}, "tags": {cluster}}, &ps},
 	} {
-		u := b.e.os.Network.ServiceURL(l.resource) + "?" + l.query.Encode()
-		if _, err := b.e.os.Network.Get(ctx, u, l.into, nil); err != nil {
+		u := b.e.OS.Network.ServiceURL(l.resource) + "?" + l.query.Encode()
+		if _, err := b.e.OS.Network.Get(ctx, u, l.into, nil); err != nil {
 			return c, fmt.Errorf("list %s: %w", l.resource, err)
 		}
 	}
