@@ -25,11 +25,11 @@ import (
 	"github.com/kuryr-k8s/kuryr/pkg/cni/conntrack"
 	"github.com/kuryr-k8s/kuryr/pkg/cni/daemon"
 	"github.com/kuryr-k8s/kuryr/pkg/cni/nodeport"
-	"github.com/kuryr-k8s/kuryr/pkg/cni/plug"
 	"github.com/kuryr-k8s/kuryr/pkg/cni/refuse"
 	"github.com/kuryr-k8s/kuryr/pkg/cni/svcports"
 	"github.com/kuryr-k8s/kuryr/pkg/config"
 	"github.com/kuryr-k8s/kuryr/pkg/health"
+	"github.com/kuryr-k8s/kuryr/pkg/ovs"
 	"github.com/kuryr-k8s/kuryr/pkg/retry"
 	"github.com/kuryr-k8s/kuryr/pkg/startup"
 )
@@ -75,10 +75,10 @@ func run(ctx context.Context, logger logr.Logger, opts *startup.Options) error {
 	}
 	c := cfg.CNIDaemon
 	ctx = ctrl.LoggerInto(ctx, logger.WithValues("node", c.NodeName))
-	ovs := plug.NewOVS(c.OVSDBConnection, daemon.Usable(c.WaitForUsable) == daemon.UsableOVNInstalled)
-	ready := &daemon.Readiness{OVS: ovs}
+	ovsdb := ovs.New(c.OVSDBConnection, daemon.Usable(c.WaitForUsable) == daemon.UsableOVNInstalled)
+	ready := &daemon.Readiness{OVS: ovsdb}
 	reg := daemon.NewRegistry()
-	if err := serveHealth(ctx, cfg, ready, daemon.AttachmentsHandler(c.NodeName, ovs, reg)); err != nil {
+	if err := serveHealth(ctx, cfg, ready, daemon.AttachmentsHandler(c.NodeName, ovsdb, reg)); err != nil {
 		return err
 	}
 	restCfg, err := startup.RESTConfig(cfg.Kubernetes)
@@ -100,8 +100,8 @@ func run(ctx context.Context, logger logr.Logger, opts *startup.Options) error {
 	if err := daemon.WatchKuryrPorts(work, informers, reg); err != nil {
 		return err
 	}
-	agent := nodeport.NewAgent(ovs, nodeport.Linux{}, cfg.NeutronDefaults.OVSBridge, c.DisableTxChecksum)
-	refuser := refuse.NewAgent(ovs, &refuse.Linux{}, cfg.NeutronDefaults.OVSBridge, c.DisableTxChecksum)
+	agent := nodeport.NewAgent(ovsdb, nodeport.Linux{}, cfg.NeutronDefaults.OVSBridge, c.DisableTxChecksum)
+	refuser := refuse.NewAgent(ovsdb, &refuse.Linux{}, cfg.NeutronDefaults.OVSBridge, c.DisableTxChecksum)
 	if err := nodeport.Watch(work, informers, agent, refuser); err != nil {
 		return err
 	}
@@ -112,7 +112,7 @@ func run(ctx context.Context, logger logr.Logger, opts *startup.Options) error {
 		return err
 	}
 	d := &daemon.Daemon{
-		Registry: reg, OVS: ovs, Kernel: daemon.Linux{}, Bridge: cfg.NeutronDefaults.OVSBridge,
+		Registry: reg, OVS: ovsdb, Kernel: daemon.Linux{}, Bridge: cfg.NeutronDefaults.OVSBridge,
 		PortTimeout: c.VIFAnnotationTimeout, UsableTimeout: c.ActiveTimeout, Usable: daemon.Usable(c.WaitForUsable),
 		TxChecksumOff: c.DisableTxChecksum, Ready: ready.CanServe,
 	}

@@ -18,13 +18,14 @@ import (
 
 	"github.com/kuryr-k8s/kuryr/pkg/cni/api"
 	"github.com/kuryr-k8s/kuryr/pkg/cni/plug"
+	"github.com/kuryr-k8s/kuryr/pkg/ovs"
 )
 
 // ovsAPI is the OVS seam.
 type ovsAPI interface {
-	AddPort(ctx context.Context, p plug.Port) error
+	AddPort(ctx context.Context, p ovs.Port) error
 	DelPort(ctx context.Context, name string) error
-	Ports(ctx context.Context) ([]plug.Port, error)
+	Ports(ctx context.Context) ([]ovs.Port, error)
 	WaitInstalled(ctx context.Context, name string, timeout time.Duration) error
 }
 
