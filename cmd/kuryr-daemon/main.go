@@ -25,6 +25,7 @@ import (
 	"github.com/kuryr-k8s/kuryr/pkg/cni/conntrack"
 	"github.com/kuryr-k8s/kuryr/pkg/cni/daemon"
 	"github.com/kuryr-k8s/kuryr/pkg/cni/nodeport"
+	"github.com/kuryr-k8s/kuryr/pkg/cni/plug"
 	"github.com/kuryr-k8s/kuryr/pkg/cni/refuse"
 	"github.com/kuryr-k8s/kuryr/pkg/cni/svcports"
 	"github.com/kuryr-k8s/kuryr/pkg/config"
@@ -112,7 +113,7 @@ func run(ctx context.Context, logger logr.Logger, opts *startup.Options) error {
 		return err
 	}
 	d := &daemon.Daemon{
-		Registry: reg, OVS: ovsdb, Kernel: daemon.Linux{}, Bridge: cfg.NeutronDefaults.OVSBridge,
+		Registry: reg, OVS: ovsdb, Kernel: plug.Kernel{}, Bridge: cfg.NeutronDefaults.OVSBridge,
 		PortTimeout: c.VIFAnnotationTimeout, UsableTimeout: c.ActiveTimeout, Usable: daemon.Usable(c.WaitForUsable),
 		TxChecksumOff: c.DisableTxChecksum, Ready: ready.CanServe,
 	}
