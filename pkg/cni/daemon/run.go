@@ -98,10 +98,6 @@ func stopped(ctx context.Context, err error) bool {
 }
 
 func (o *Options) defaults() {
-	c := o.Config.CNIDaemon
-	if o.ovs == nil {
-		o.ovs = ovs.New(c.OVSDBConnection, Usable(c.WaitForUsable) == UsableOVNInstalled)
-	}
 	if o.kernel == nil {
 		o.kernel = plug.Kernel{}
 	}
@@ -120,11 +116,13 @@ func (o *Options) defaults() {
 // Kubernetes cache.
 func (o *Options) start(ctx context.Context) (*node, error) {
 	cfg, c := o.Config, o.Config.CNIDaemon
-	n := &node{cfg: cfg, logger: o.Logger, reg: NewRegistry(), ready: &Readiness{OVS: o.ovs}}
-	n.ovsdb, _ = o.ovs.(*ovs.Client)
-	if n.ovsdb == nil {
-		n.ovsdb = ovs.New(c.OVSDBConnection, Usable(c.WaitForUsable) == UsableOVNInstalled)
+	// One OVSDB session for all; it starts at the first call.
+	n := &node{cfg: cfg, logger: o.Logger, reg: NewRegistry(),
+		ovsdb: ovs.New(c.OVSDBConnection, Usable(c.WaitForUsable) == UsableOVNInstalled)}
+	if o.ovs == nil {
+		o.ovs = n.ovsdb
 	}
+	n.ready = &Readiness{OVS: o.ovs}
 	if err := serveHealth(ctx, cfg, n.ready, AttachmentsHandler(c.NodeName, o.ovs, n.reg)); err != nil {
 		return nil, err
 	}
@@ -137,7 +135,7 @@ func (o *Options) start(ctx context.Context) (*node, error) {
 	restCfg.QPS, restCfg.Burst = 20, 40
 	n.restCfg = restCfg
 	if n.informers, err = o.newCache(restCfg, c.NodeName); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("kubernetes cache: %w", err)
 	}
 	return n, nil
 }
@@ -149,7 +147,7 @@ func (o *Options) watch(ctx context.Context, n *node) error {
 		return err
 	}
 	if err := o.services(ctx, n); err != nil {
-		return err
+		return fmt.Errorf("serve the Services: %w", err)
 	}
 	go func() { _ = n.informers.Start(ctx) }()
 	return nil
