@@ -38,7 +38,8 @@ type seams struct {
 	kernel     kernelAPI
 	restConfig func(config.Kubernetes) (*rest.Config, error)
 	newCache   func(*rest.Config, string) (cache.Cache, error)
-	services   func(context.Context, *node) error
+	agents     func(context.Context, *node) error // on the node's cache
+	cluster    func(context.Context, *node) error // on a cache of its own
 }
 
 // nodeOVS is what the CNI server, the readiness and /attachments need of
@@ -107,8 +108,11 @@ func (o *Options) defaults() {
 	if o.newCache == nil {
 		o.newCache = NewCache
 	}
-	if o.services == nil {
-		o.services = startServices
+	if o.agents == nil {
+		o.agents = startAgents
+	}
+	if o.cluster == nil {
+		o.cluster = watchCluster
 	}
 }
 
@@ -140,16 +144,20 @@ func (o *Options) start(ctx context.Context) (*node, error) {
 	return n, nil
 }
 
-// watch follows this node's KuryrPorts into the registry and starts what
-// serves the Services, then the node's cache.
+// watch follows this node's KuryrPorts into the registry and starts the
+// node-port and refusal agents, then the node's cache, then what serves
+// the Services from the whole cluster's objects.
 func (o *Options) watch(ctx context.Context, n *node) error {
 	if err := WatchKuryrPorts(ctx, n.informers, n.reg); err != nil {
 		return err
 	}
-	if err := o.services(ctx, n); err != nil {
-		return fmt.Errorf("serve the Services: %w", err)
+	if err := o.agents(ctx, n); err != nil {
+		return fmt.Errorf("node-port and refusal agents: %w", err)
 	}
 	go func() { _ = n.informers.Start(ctx) }()
+	if err := o.cluster(ctx, n); err != nil {
+		return fmt.Errorf("serve the Services: %w", err)
+	}
 	return nil
 }
 

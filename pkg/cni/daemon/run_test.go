@@ -91,7 +91,8 @@ func newRunEnv(t *testing.T, synced bool) *runEnv {
 			}
 			return c, nil
 		},
-		services: func(context.Context, *node) error { close(e.services); return nil },
+		agents:  func(context.Context, *node) error { return nil },
+		cluster: func(context.Context, *node) error { close(e.services); return nil },
 	}}
 	return e
 }

@@ -21,10 +21,9 @@ import (
 	"github.com/kuryr-k8s/kuryr/pkg/config"
 )
 
-// startServices starts the node-port and refusal agents on the node's
-// cache (before it starts: their watches are registered here), and what
-// needs the whole cluster's objects (watchCluster).
-func startServices(ctx context.Context, n *node) error {
+// startAgents starts the node-port and refusal agents on the node's cache
+// (before it starts: their watches are registered here).
+func startAgents(ctx context.Context, n *node) error {
 	cfg, c := n.cfg, n.cfg.CNIDaemon
 	agent := nodeport.NewAgent(n.ovsdb, nodeport.Linux{}, cfg.NeutronDefaults.OVSBridge, c.DisableTxChecksum)
 	refuser := refuse.NewAgent(n.ovsdb, &refuse.Linux{}, cfg.NeutronDefaults.OVSBridge, c.DisableTxChecksum)
@@ -33,7 +32,7 @@ func startServices(ctx context.Context, n *node) error {
 	}
 	go func() { _ = agent.Run(ctx) }()
 	go func() { _ = refuser.Run(ctx) }()
-	return watchCluster(ctx, n)
+	return nil
 }
 
 // watchCluster serves what needs the whole cluster's objects, from a cache
