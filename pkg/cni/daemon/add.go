@@ -13,6 +13,7 @@ import (
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/cni/api"
 	"github.com/kuryr-k8s/kuryr/pkg/cni/plug"
+	"github.com/kuryr-k8s/kuryr/pkg/ovs"
 )
 
 // add plugs the pod into its port: wait for the controller's port data,
@@ -117,7 +118,7 @@ func (d *Daemon) plug(ctx context.Context, req *api.Request, vif kuryrv1.VIF, ho
 	if err != nil {
 		return types.NewError(api.ErrPlug, "plugging the pod's interface failed", err.Error())
 	}
-	err = d.OVS.AddPort(ctx, plug.Port{
+	err = d.OVS.AddPort(ctx, ovs.Port{
 		Bridge: d.Bridge, Name: hostIf, PortID: vif.PortID, MAC: vif.MACAddress, PodUID: kp.Spec.PodUID,
 		ContainerID: req.ContainerID, IfName: req.IfName, PodName: key(kp.Namespace, kp.Name),
 	})

@@ -8,12 +8,12 @@ import (
 	"time"
 
 	"github.com/kuryr-k8s/kuryr/pkg/cni/api"
-	"github.com/kuryr-k8s/kuryr/pkg/cni/plug"
+	"github.com/kuryr-k8s/kuryr/pkg/ovs"
 )
 
-// InterfaceLister reads the node's OVS interfaces (plug.OVS).
+// InterfaceLister reads the node's OVS interfaces (ovs.Client).
 type InterfaceLister interface {
-	Interfaces(ctx context.Context) ([]plug.Interface, error)
+	Interfaces(ctx context.Context) ([]ovs.Interface, error)
 }
 
 // attachmentsTimeout bounds one read of OVSDB for the handler.
@@ -26,7 +26,7 @@ const attachmentsTimeout = 5 * time.Second
 // attachments`, exec'd in the daemon's pod): the health port is on the
 // node's addresses, and pods' names and ports are not for whoever reaches
 // them.
-func AttachmentsHandler(node string, ovs InterfaceLister, reg *Registry) http.Handler {
+func AttachmentsHandler(node string, lister InterfaceLister, reg *Registry) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !fromLoopback(r.RemoteAddr) {
 			http.Error(w, "attachments are served to the node's loopback only", http.StatusForbidden)
@@ -34,7 +34,7 @@ func AttachmentsHandler(node string, ovs InterfaceLister, reg *Registry) http.Ha
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), attachmentsTimeout)
 		defer cancel()
-		ifaces, err := ovs.Interfaces(ctx)
+		ifaces, err := lister.Interfaces(ctx)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusServiceUnavailable)
 			return
@@ -52,7 +52,7 @@ func fromLoopback(remote string) bool {
 }
 
 // attachmentsOf turns interfaces into attachments, naming their pods.
-func attachmentsOf(ifaces []plug.Interface, pods map[string][2]string) []api.Attachment {
+func attachmentsOf(ifaces []ovs.Interface, pods map[string][2]string) []api.Attachment {
 	out := make([]api.Attachment, 0, len(ifaces))
 	for _, i := range ifaces {
 		id := i.ExternalIDs["iface-id"]

@@ -13,21 +13,21 @@ import (
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/cni/api"
-	"github.com/kuryr-k8s/kuryr/pkg/cni/plug"
+	"github.com/kuryr-k8s/kuryr/pkg/ovs"
 )
 
 type fakeIfaces struct {
-	ifaces []plug.Interface
+	ifaces []ovs.Interface
 	err    error
 }
 
-func (f fakeIfaces) Interfaces(context.Context) ([]plug.Interface, error) { return f.ifaces, f.err }
+func (f fakeIfaces) Interfaces(context.Context) ([]ovs.Interface, error) { return f.ifaces, f.err }
 
 func TestAttachmentsHandler(t *testing.T) {
 	reg := NewRegistry()
 	reg.Set(&kuryrv1.KuryrPort{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web"},
 		Status: kuryrv1.KuryrPortStatus{VIFs: map[string]kuryrv1.VIF{"eth0": {PortID: "p1"}}}})
-	ifaces := []plug.Interface{
+	ifaces := []ovs.Interface{
 		{Name: "tapp1", ExternalIDs: map[string]string{"iface-id": "p1", "attached-mac": "fa:16:3e:00:00:01"},
 			OFPort: 3, LinkState: "up", AdminState: "up", OVNInstalled: true},
 		{Name: "kuryr-node", ExternalIDs: map[string]string{"iface-id": "p9"}, OFPort: -1},

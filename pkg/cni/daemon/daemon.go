@@ -18,43 +18,24 @@ import (
 
 	"github.com/kuryr-k8s/kuryr/pkg/cni/api"
 	"github.com/kuryr-k8s/kuryr/pkg/cni/plug"
+	"github.com/kuryr-k8s/kuryr/pkg/ovs"
 )
 
-// ovsAPI is the OVS seam.
+// ovsAPI is the OVS seam: *ovs.Client on a node.
 type ovsAPI interface {
-	AddPort(ctx context.Context, p plug.Port) error
+	AddPort(ctx context.Context, p ovs.Port) error
 	DelPort(ctx context.Context, name string) error
-	Ports(ctx context.Context) ([]plug.Port, error)
+	Ports(ctx context.Context) ([]ovs.Port, error)
 	WaitInstalled(ctx context.Context, name string, timeout time.Duration) error
 }
 
-// kernelAPI is the netlink seam.
+// kernelAPI is the netlink seam: plug.Kernel on a node.
 type kernelAPI interface {
 	CheckNetns(path string) error
 	CreateVeth(v plug.Veth) error
 	DeleteVeth(hostIf string)
 	RemovePodIf(netns, ifName string) error
 	Inspect(netns, ifName string, gw net.IP) (plug.Observed, error)
-}
-
-// Linux is the real kernel.
-type Linux struct{}
-
-// CheckNetns implements kernelAPI.
-func (Linux) CheckNetns(path string) error { return plug.CheckNetns(path) }
-
-// CreateVeth implements kernelAPI.
-func (Linux) CreateVeth(v plug.Veth) error { return plug.CreateVeth(v) }
-
-// DeleteVeth implements kernelAPI.
-func (Linux) DeleteVeth(hostIf string) { plug.DeleteVeth(hostIf) }
-
-// RemovePodIf implements kernelAPI.
-func (Linux) RemovePodIf(netns, ifName string) error { return plug.RemovePodIf(netns, ifName) }
-
-// Inspect implements kernelAPI.
-func (Linux) Inspect(netns, ifName string, gw net.IP) (plug.Observed, error) {
-	return plug.Inspect(netns, ifName, gw)
 }
 
 // Usable says how ADD knows a plugged port carries traffic.

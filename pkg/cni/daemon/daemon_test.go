@@ -19,11 +19,12 @@ import (
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/cni/api"
 	"github.com/kuryr-k8s/kuryr/pkg/cni/plug"
+	"github.com/kuryr-k8s/kuryr/pkg/ovs"
 )
 
 type fakeOVS struct {
 	mu    sync.Mutex
-	ports map[string]plug.Port
+	ports map[string]ovs.Port
 	dels  []string
 	lists int
 	// onList, when set, runs after each Ports call has read, with the
@@ -31,7 +32,7 @@ type fakeOVS struct {
 	onList func(call int)
 }
 
-func (f *fakeOVS) AddPort(_ context.Context, p plug.Port) error {
+func (f *fakeOVS) AddPort(_ context.Context, p ovs.Port) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.ports[p.Name] = p
@@ -46,9 +47,9 @@ func (f *fakeOVS) DelPort(_ context.Context, name string) error {
 	return nil
 }
 
-func (f *fakeOVS) Ports(context.Context) ([]plug.Port, error) {
+func (f *fakeOVS) Ports(context.Context) ([]ovs.Port, error) {
 	f.mu.Lock()
-	var out []plug.Port
+	var out []ovs.Port
 	for _, p := range f.ports {
 		out = append(out, p)
 	}
@@ -111,7 +112,7 @@ func (k *fakeKernel) Inspect(string, string, net.IP) (plug.Observed, error) {
 }
 
 func newDaemon() (*Daemon, *fakeOVS, *fakeKernel) {
-	o, k := &fakeOVS{ports: map[string]plug.Port{}}, &fakeKernel{veths: map[string]string{}}
+	o, k := &fakeOVS{ports: map[string]ovs.Port{}}, &fakeKernel{veths: map[string]string{}}
 	return &Daemon{
 		Registry: NewRegistry(), OVS: o, Kernel: k, Bridge: "br-int",
 		PortTimeout: 2 * time.Second, UsableTimeout: time.Second, Usable: UsableOVNInstalled,

@@ -7,11 +7,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/kuryr-k8s/kuryr/pkg/cni/api"
-	"github.com/kuryr-k8s/kuryr/pkg/cni/plug"
+	"github.com/kuryr-k8s/kuryr/pkg/ovs"
 )
 
 // attachment finds the OVS port plugged for one sandbox and interface.
-func (d *Daemon) attachment(ctx context.Context, containerID, ifName string) (*plug.Port, error) {
+func (d *Daemon) attachment(ctx context.Context, containerID, ifName string) (*ovs.Port, error) {
 	ports, err := d.OVS.Ports(ctx)
 	if err != nil {
 		return nil, err
@@ -69,7 +69,7 @@ func (d *Daemon) removeAttachment(ctx context.Context, containerID, ifName strin
 	return true, d.unplug(ctx, att)
 }
 
-func (d *Daemon) unplug(ctx context.Context, att *plug.Port) *types.Error {
+func (d *Daemon) unplug(ctx context.Context, att *ovs.Port) *types.Error {
 	if err := d.OVS.DelPort(ctx, att.Name); err != nil {
 		return tryAgain("removing OVS port %s: %v", att.Name, err)
 	}

@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/kuryr-k8s/kuryr/pkg/cni/plug"
+	"github.com/kuryr-k8s/kuryr/pkg/ovs"
 )
 
 // Readiness says whether this node can serve ADDs: the KuryrPort watch has
@@ -15,7 +15,7 @@ import (
 // in place (what /readyz also requires).
 type Readiness struct {
 	OVS interface {
-		Ports(ctx context.Context) ([]plug.Port, error)
+		Ports(ctx context.Context) ([]ovs.Port, error)
 	}
 	Synced    atomic.Bool
 	Installed atomic.Bool

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 
-	current "github.com/containernetworking/cni/pkg/types/100"
 	"github.com/containernetworking/plugins/pkg/ip"
 	"github.com/containernetworking/plugins/pkg/ipam"
 	"github.com/containernetworking/plugins/pkg/ns"
@@ -13,26 +12,10 @@ import (
 	"github.com/vishvananda/netlink"
 )
 
-// Veth is the pod side of an attachment.
-type Veth struct {
-	Netns  string // the pod's network namespace path
-	IfName string // name in the pod, e.g. eth0
-	HostIf string // name on the node, e.g. tap0123456789a
-	MAC    string
-	MTU    int
-	// Result holds the addresses and routes to configure; its interface
-	// index 1 must be IfName.
-	Result *current.Result
-	// TxChecksumOff disables tx checksum offload in the pod: with OVS's
-	// userspace datapath nothing completes partial checksums, and TCP
-	// breaks.
-	TxChecksumOff bool
-}
-
 // CreateVeth builds the pair, moves the pod end into its namespace and
 // configures it, leaving the host end up in the caller's namespace. A stale
 // pair from an earlier attempt is replaced; on failure nothing is left.
-func CreateVeth(v Veth) error {
+func (k Kernel) CreateVeth(v Veth) error {
 	if l, err := netlink.LinkByName(v.HostIf); err == nil {
 		if err := netlink.LinkDel(l); err != nil {
 			return fmt.Errorf("remove stale %s: %w", v.HostIf, err)
@@ -53,7 +36,7 @@ func CreateVeth(v Veth) error {
 		return configurePodEnd(v)
 	})
 	if err != nil {
-		DeleteVeth(v.HostIf)
+		k.DeleteVeth(v.HostIf)
 		return err
 	}
 	return nil
@@ -88,14 +71,14 @@ func TxChecksumOff(name string) error {
 }
 
 // DeleteVeth removes the host end, and with it the pod end.
-func DeleteVeth(hostIf string) {
+func (Kernel) DeleteVeth(hostIf string) {
 	if l, err := netlink.LinkByName(hostIf); err == nil {
 		_ = netlink.LinkDel(l)
 	}
 }
 
 // CheckNetns reports whether path is a network namespace.
-func CheckNetns(path string) error {
+func (Kernel) CheckNetns(path string) error {
 	n, err := ns.GetNS(path)
 	if err != nil {
 		return err
@@ -104,7 +87,7 @@ func CheckNetns(path string) error {
 }
 
 // RemovePodIf deletes ifName from a pod namespace that may no longer exist.
-func RemovePodIf(netnsPath, ifName string) error {
+func (Kernel) RemovePodIf(netnsPath, ifName string) error {
 	if netnsPath == "" {
 		return nil
 	}
@@ -121,16 +104,8 @@ func RemovePodIf(netnsPath, ifName string) error {
 	return err
 }
 
-// Observed is what the pod end looks like.
-type Observed struct {
-	MAC    string
-	Addrs  []string // CIDR
-	HasGW  bool
-	Exists bool
-}
-
 // Inspect reads ifName in a pod namespace, for CHECK.
-func Inspect(netnsPath, ifName string, gateway net.IP) (Observed, error) {
+func (Kernel) Inspect(netnsPath, ifName string, gateway net.IP) (Observed, error) {
 	var o Observed
 	err := ns.WithNetNSPath(netnsPath, func(ns.NetNS) error {
 		l, err := netlink.LinkByName(ifName)

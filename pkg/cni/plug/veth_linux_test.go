@@ -15,6 +15,9 @@ import (
 
 // These tests plug into real network namespaces: they need root (CI and the
 // local cloud run as root).
+// kernel is the Kernel under test.
+var kernel Kernel
+
 func needRoot(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Fatal("netns tests need root (CI and the local cloud run as root)")
@@ -51,11 +54,11 @@ func TestCreateInspectDeleteVeth(t *testing.T) {
 	// The daemon runs in the node's namespace; so does this goroutine here.
 	err := node.Do(func(ns.NetNS) error {
 		runtime.LockOSThread()
-		if err := CreateVeth(v); err != nil {
+		if err := kernel.CreateVeth(v); err != nil {
 			return err
 		}
 		// Again: a retried ADD replaces what the first one made.
-		return CreateVeth(v)
+		return kernel.CreateVeth(v)
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -67,15 +70,15 @@ func TestCreateInspectDeleteVeth(t *testing.T) {
 		}
 		return nil
 	})
-	o, err := Inspect(pod.Path(), "eth0", net.ParseIP("10.99.0.1"))
+	o, err := kernel.Inspect(pod.Path(), "eth0", net.ParseIP("10.99.0.1"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !o.Exists || o.MAC != "fa:16:3e:00:00:42" || !contains(o.Addrs, "10.99.0.5/24") || !o.HasGW {
 		t.Errorf("pod end %+v", o)
 	}
-	_ = node.Do(func(ns.NetNS) error { DeleteVeth("tap0123456789"); return nil })
-	if o, _ := Inspect(pod.Path(), "eth0", nil); o.Exists {
+	_ = node.Do(func(ns.NetNS) error { kernel.DeleteVeth("tap0123456789"); return nil })
+	if o, _ := kernel.Inspect(pod.Path(), "eth0", nil); o.Exists {
 		t.Error("deleting the host end left the pod end")
 	}
 }
@@ -85,7 +88,7 @@ func TestCreateVethRollsBack(t *testing.T) {
 	node, pod := newNS(t), newNS(t)
 	v := Veth{Netns: pod.Path(), IfName: "eth0", HostIf: "tapbadbadbadba", MAC: "fa:16:3e:00:00:43", MTU: 1442, Result: result(t)}
 	v.Result.IPs[0].Interface = current.Int(7) // points nowhere: configuring fails
-	err := node.Do(func(ns.NetNS) error { return CreateVeth(v) })
+	err := node.Do(func(ns.NetNS) error { return kernel.CreateVeth(v) })
 	if err == nil {
 		t.Fatal("want an error")
 	}
@@ -99,10 +102,10 @@ func TestCreateVethRollsBack(t *testing.T) {
 
 func TestRemovePodIfToleratesMissingNetns(t *testing.T) {
 	needRoot(t)
-	if err := RemovePodIf("/run/netns/does-not-exist", "eth0"); err != nil {
+	if err := kernel.RemovePodIf("/run/netns/does-not-exist", "eth0"); err != nil {
 		t.Errorf("got %v", err)
 	}
-	if err := RemovePodIf("", "eth0"); err != nil {
+	if err := kernel.RemovePodIf("", "eth0"); err != nil {
 		t.Errorf("got %v", err)
 	}
 }

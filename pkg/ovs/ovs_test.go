@@ -1,4 +1,4 @@
-package plug
+package ovs
 
 import (
 	"context"
@@ -15,11 +15,11 @@ import (
 )
 
 // startOVSDB starts an ovsdb-server with its root row and bridge br-int (no
-// ovs-vswitchd: callers use noWait) and returns an OVS talking to it.
-func startOVSDB(t *testing.T) (*OVS, *ovsdbServer) {
+// ovs-vswitchd: callers use noWait) and returns a Client talking to it.
+func startOVSDB(t *testing.T) (*Client, *ovsdbServer) {
 	t.Helper()
 	srv := newOVSDBServer(t)
-	o := NewOVS("unix:"+srv.sock, true)
+	o := New("unix:"+srv.sock, true)
 	t.Cleanup(o.Close)
 	// The model has no Open_vSwitch.bridges: the root row is inserted raw.
 	transact(t, o, ovsdb.Operation{Op: ovsdb.OperationInsert, Table: tBridge, UUIDName: "br",
@@ -29,7 +29,7 @@ func startOVSDB(t *testing.T) (*OVS, *ovsdbServer) {
 	return o, srv
 }
 
-func transact(t *testing.T, o *OVS, ops ...ovsdb.Operation) {
+func transact(t *testing.T, o *Client, ops ...ovsdb.Operation) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -39,7 +39,7 @@ func transact(t *testing.T, o *OVS, ops ...ovsdb.Operation) {
 }
 
 // ops builds operations with the client's API, failing the test on error.
-func ops(t *testing.T, o *OVS, build func(client.Client) ([]ovsdb.Operation, error)) []ovsdb.Operation {
+func ops(t *testing.T, o *Client, build func(client.Client) ([]ovsdb.Operation, error)) []ovsdb.Operation {
 	t.Helper()
 	res, err := build(o.session().cl)
 	if err != nil {
@@ -49,7 +49,7 @@ func ops(t *testing.T, o *OVS, build func(client.Client) ([]ovsdb.Operation, err
 }
 
 // waitCache waits for the cache to hold ok.
-func waitCache(t *testing.T, o *OVS, ok func(context.Context, client.Client) (bool, error)) {
+func waitCache(t *testing.T, o *Client, ok func(context.Context, client.Client) (bool, error)) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -59,7 +59,7 @@ func waitCache(t *testing.T, o *OVS, ok func(context.Context, client.Client) (bo
 }
 
 // count is the number of rows of a table in the cache.
-func count[T any](t *testing.T, o *OVS) int {
+func count[T any](t *testing.T, o *Client) int {
 	t.Helper()
 	var rows []T
 	if err := o.session().cl.List(context.Background(), &rows); err != nil {
@@ -69,7 +69,7 @@ func count[T any](t *testing.T, o *OVS) int {
 }
 
 // cachedIface is the interface name as the cache holds it, if it does.
-func cachedIface(t *testing.T, o *OVS, name string) (*ovsIface, bool) {
+func cachedIface(t *testing.T, o *Client, name string) (*ovsIface, bool) {
 	t.Helper()
 	i, ok, err := findIface(context.Background(), o.session().cl, name)
 	if err != nil {
@@ -180,7 +180,7 @@ func TestOVSEnsureInternalPort(t *testing.T) {
 }
 
 // selectIface reads the columns the cache does not hold.
-func selectIface(t *testing.T, o *OVS, name string) ovsdb.Row {
+func selectIface(t *testing.T, o *Client, name string) ovsdb.Row {
 	t.Helper()
 	res, err := o.session().transact(context.Background(), time.Second, ovsdb.Operation{Op: ovsdb.OperationSelect,
 		Table: tIface, Where: []ovsdb.Condition{{Column: "name", Function: ovsdb.ConditionEqual, Value: name}}})
@@ -191,7 +191,7 @@ func selectIface(t *testing.T, o *OVS, name string) ovsdb.Row {
 }
 
 // insertExternalID sets external_ids:key=value on the interface name.
-func insertExternalID(t *testing.T, o *OVS, name, key, value string) []ovsdb.Operation {
+func insertExternalID(t *testing.T, o *Client, name, key, value string) []ovsdb.Operation {
 	return ops(t, o, func(c client.Client) ([]ovsdb.Operation, error) {
 		m := &ovsIface{Name: name}
 		return c.Where(m).Mutate(m, model.Mutation{Field: &m.ExternalIDs, Mutator: ovsdb.MutateOperationInsert,
@@ -224,7 +224,7 @@ func TestOVSWaitInstalled(t *testing.T) {
 }
 
 func TestOVSNoServer(t *testing.T) {
-	o := NewOVS("unix:"+filepath.Join(t.TempDir(), "none.sock"), true)
+	o := New("unix:"+filepath.Join(t.TempDir(), "none.sock"), true)
 	defer o.Close()
 	if _, err := o.Ports(context.Background()); err == nil || !strings.Contains(err.Error(), "not connected") {
 		t.Fatalf("Ports without a server: %v", err)
@@ -307,7 +307,7 @@ func TestOVSBulkAndRetry(t *testing.T) {
 // that copies next_cfg to cur_cfg, then none (a timeout).
 func TestOVSWaitsForVswitchd(t *testing.T) {
 	fake, srv := startOVSDB(t)
-	o := NewOVS("unix:"+srv.sock, false)
+	o := New("unix:"+srv.sock, false)
 	t.Cleanup(o.Close)
 	ctx, stop := context.WithCancel(context.Background())
 	vswitchd := make(chan struct{})
@@ -330,7 +330,7 @@ func TestOVSWaitsForVswitchd(t *testing.T) {
 	}
 }
 
-func fakeVswitchd(ctx context.Context, o *OVS) {
+func fakeVswitchd(ctx context.Context, o *Client) {
 	s := o.session()
 	for {
 		var r *ovsRoot

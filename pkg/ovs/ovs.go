@@ -1,8 +1,9 @@
-// Package plug wires a pod's interface into its Neutron port on the node:
-// a veth pair whose host end is an OVS port of the integration bridge
-// carrying the port's id (what ovn-controller or the OVS agent binds), and
-// whose pod end has the port's MAC, addresses and routes.
-package plug
+// Package ovs is kuryr's client of the node's Open vSwitch database
+// (OVSDB, RFC 7047): one long-lived libovsdb session that monitors the
+// tables kuryr reads, and the transactions ovs-vsctl used to make for it
+// (adding and removing the OVS ports of pods, node-port and refusal
+// interfaces; waiting for ovn-installed; listing interfaces).
+package ovs
 
 import (
 	"context"
@@ -27,10 +28,10 @@ const (
 	connectWait = 2 * time.Second
 )
 
-// OVS talks OVSDB (RFC 7047) to the node's ovsdb-server through libovsdb,
-// one long-lived session that monitors the tables it reads: no ovs-vsctl
-// binary, no client connection per call.
-type OVS struct {
+// Client talks OVSDB (RFC 7047) to the node's ovsdb-server through
+// libovsdb, one long-lived session that monitors the tables it reads: no
+// ovs-vsctl binary, no client connection per call.
+type Client struct {
 	db     string
 	noWait bool
 	adds   *batch.Group[Port, struct{}]
@@ -39,15 +40,15 @@ type OVS struct {
 	sess *session
 }
 
-// NewOVS talks to the ovsdb-server at db, e.g.
+// New talks to the ovsdb-server at db, e.g.
 // "unix:/run/openvswitch/db.sock". With noWait, AddPort returns once OVSDB
 // has the port, without waiting for ovs-vswitchd to apply it: for callers
 // whose next wait implies that anyway (ovn-installed is set only on an
 // interface vswitchd has applied). Under a burst of pods each waiting
 // add-port otherwise waits for a reconfiguration of the whole bridge.
 // The session starts at the first call.
-func NewOVS(db string, noWait bool) *OVS {
-	o := &OVS{db: db, noWait: noWait}
+func New(db string, noWait bool) *Client {
+	o := &Client{db: db, noWait: noWait}
 	one := func(ctx context.Context, p Port) (struct{}, error) {
 		_, err := o.addPorts(ctx, []Port{p})
 		return struct{}{}, err
@@ -72,13 +73,13 @@ const (
 	extPod       = "kuryr-pod"
 )
 
-func (o *OVS) session() *session {
+func (o *Client) session() *session {
 	o.once.Do(func() { o.sess = newSession(o.db) })
 	return o.sess
 }
 
 // Close ends the session with ovsdb-server, if any.
-func (o *OVS) Close() {
+func (o *Client) Close() {
 	o.once.Do(func() {})
 	if o.sess != nil {
 		o.sess.Close()
@@ -89,12 +90,12 @@ func (o *OVS) Close() {
 // asked for while a transaction is running go together in the next one: a
 // burst of pods on a node otherwise costs ovsdb-server (single-threaded)
 // one transaction per pod.
-func (o *OVS) AddPort(ctx context.Context, p Port) error {
+func (o *Client) AddPort(ctx context.Context, p Port) error {
 	_, err := o.adds.Do(ctx, p)
 	return err
 }
 
-func (o *OVS) addPorts(ctx context.Context, ps []Port) ([]struct{}, error) {
+func (o *Client) addPorts(ctx context.Context, ps []Port) ([]struct{}, error) {
 	names := make([]string, len(ps))
 	for i, p := range ps {
 		names[i] = p.Name
@@ -126,7 +127,7 @@ func (o *OVS) addPorts(ctx context.Context, ps []Port) ([]struct{}, error) {
 // EnsureInternalPort makes name an internal interface of bridge bound to
 // the Neutron port portID with the port's MAC (what ovn-controller binds),
 // in one transaction; what exists is updated in place.
-func (o *OVS) EnsureInternalPort(ctx context.Context, bridge, name, portID, mac string) error {
+func (o *Client) EnsureInternalPort(ctx context.Context, bridge, name, portID, mac string) error {
 	return o.ensurePort(ctx, bridge, name, "internal", portID, mac)
 }
 
@@ -134,11 +135,11 @@ func (o *OVS) EnsureInternalPort(ctx context.Context, bridge, name, portID, mac 
 // veth pair) a port of bridge bound to the Neutron port portID, the way a
 // pod's is but without the CNI attachment's ids: the daemon's DEL and GC
 // never take it for a pod's.
-func (o *OVS) EnsureSystemPort(ctx context.Context, bridge, name, portID, mac string) error {
+func (o *Client) EnsureSystemPort(ctx context.Context, bridge, name, portID, mac string) error {
 	return o.ensurePort(ctx, bridge, name, "", portID, mac)
 }
 
-func (o *OVS) ensurePort(ctx context.Context, bridge, name, typ, portID, mac string) error {
+func (o *Client) ensurePort(ctx context.Context, bridge, name, typ, portID, mac string) error {
 	ext := internalExternalIDs(portID, mac)
 	var ifaceMAC *string
 	if typ == "internal" { // OVS sets the MAC of internal devices only
@@ -170,7 +171,7 @@ func (o *OVS) ensurePort(ctx context.Context, bridge, name, typ, portID, mac str
 }
 
 // DelPort removes an OVS port; absent is fine.
-func (o *OVS) DelPort(ctx context.Context, name string) error {
+func (o *Client) DelPort(ctx context.Context, name string) error {
 	build := func(ctx context.Context, c client.Client) ([]ovsdb.Operation, error) {
 		return delPortOps(ctx, c, name)
 	}
@@ -182,7 +183,7 @@ func (o *OVS) DelPort(ctx context.Context, name string) error {
 
 // Ports lists the OVS interfaces kuryr plugged (those with a non-empty
 // kuryr-container-id), by name.
-func (o *OVS) Ports(ctx context.Context) ([]Port, error) {
+func (o *Client) Ports(ctx context.Context) ([]Port, error) {
 	s := o.session()
 	if err := s.connected(ctx, connectWait); err != nil {
 		return nil, fmt.Errorf("list OVS ports: %w", err)
@@ -204,7 +205,7 @@ func (o *OVS) Ports(ctx context.Context) ([]Port, error) {
 // interface (it sets external_ids:ovn-installed), watching OVSDB rather
 // than polling. The interface need not exist yet. The wait lasts timeout,
 // at least a second, within ctx.
-func (o *OVS) WaitInstalled(ctx context.Context, name string, timeout time.Duration) error {
+func (o *Client) WaitInstalled(ctx context.Context, name string, timeout time.Duration) error {
 	secs := max(1, int(timeout.Seconds()))
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(secs)*time.Second)
 	defer cancel()

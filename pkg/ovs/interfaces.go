@@ -1,4 +1,4 @@
-package plug
+package ovs
 
 import (
 	"context"
@@ -26,7 +26,7 @@ var ifaceColumns = []string{"name", "external_ids", "ofport", "link_state", "adm
 // Interfaces reads, straight from ovsdb-server (not the cache, which
 // monitors fewer columns), the interfaces that carry an
 // external_ids:iface-id (a Neutron port id), sorted by name. Read-only.
-func (o *OVS) Interfaces(ctx context.Context) ([]Interface, error) {
+func (o *Client) Interfaces(ctx context.Context) ([]Interface, error) {
 	ctx, cancel := context.WithTimeout(ctx, opTimeout)
 	defer cancel()
 	res, err := o.session().transact(ctx, connectWait, ovsdb.Operation{Op: ovsdb.OperationSelect, Table: tIface,

@@ -1,4 +1,4 @@
-package plug
+package ovs
 
 import (
 	"bytes"

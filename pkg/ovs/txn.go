@@ -1,4 +1,4 @@
-package plug
+package ovs
 
 import (
 	"context"
@@ -18,7 +18,7 @@ type builder func(context.Context, client.Client) ([]ovsdb.Operation, error)
 // 30 seconds. Unless noWait, it then waits for ovs-vswitchd to apply them
 // (cur_cfg reaching the next_cfg the transaction set), as ovs-vsctl did. A
 // transaction that changes nothing is not sent.
-func (o *OVS) transact(ctx context.Context, build builder) error {
+func (o *Client) transact(ctx context.Context, build builder) error {
 	ctx, cancel := context.WithTimeout(ctx, opTimeout)
 	defer cancel()
 	s := o.session()

@@ -1,0 +1,40 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/kuryr-k8s/kuryr/pkg/cni/api"
+	"github.com/kuryr-k8s/kuryr/pkg/cni/conntrack"
+	"github.com/kuryr-k8s/kuryr/pkg/cni/nodeport"
+	"github.com/kuryr-k8s/kuryr/pkg/cni/refuse"
+	"github.com/kuryr-k8s/kuryr/pkg/cni/svcports"
+	"github.com/kuryr-k8s/kuryr/pkg/config"
+	"github.com/kuryr-k8s/kuryr/pkg/health"
+)
+
+// serveHealth serves /livez, /readyz and the read-only /attachments from
+// the start, and the metrics.
+func serveHealth(ctx context.Context, cfg *config.Config, ready *Readiness, attachments http.Handler) error {
+	hs := health.New()
+	hs.AddReadyz("cni", ready.Ready)
+	hmux := http.NewServeMux()
+	hmux.Handle("/", hs.Handler())
+	hmux.Handle("GET "+api.AttachmentsPath, attachments)
+	if err := health.Start(ctx, fmt.Sprintf(":%d", cfg.CNIHealthServer.Port), hmux); err != nil {
+		return err
+	}
+	reg := prometheus.NewRegistry()
+	MustRegister(reg)
+	nodeport.MustRegister(reg)
+	refuse.MustRegister(reg)
+	conntrack.MustRegister(reg)
+	svcports.MustRegister(reg)
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	return health.Start(ctx, fmt.Sprintf(":%d", cfg.PrometheusExporter.CNIExporterPort), mux)
+}
