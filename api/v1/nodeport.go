@@ -8,9 +8,6 @@ package v1
 // value is a NodePort in JSON.
 const NodePortAnnotation = "kuryr.openstack.org/node-port"
 
-// NodePortInterface is the name of the management port on the node.
-const NodePortInterface = "kuryr-mgmt"
-
 // RefusePortAnnotation is the Node annotation through which
 // kuryr-controller tells a node's kuryr-daemon about the node's refuse
 // port: a Neutron port on the service network, bound to the node, without

@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 
 	"github.com/kuryr-k8s/kuryr/pkg/config"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 )
 
 // leaseIdentity names this controller in the Lease: its pod ($POD_NAME, set
@@ -31,7 +32,7 @@ func newLeaseLock(restCfg *rest.Config, k config.Kubernetes) (resourcelock.Inter
 	if err != nil {
 		return nil, fmt.Errorf("leader election client: %w", err)
 	}
-	lock, err := resourcelock.New(resourcelock.LeasesResourceLock, k.HANamespace, config.LeaseName,
+	lock, err := resourcelock.New(resourcelock.LeasesResourceLock, k.HANamespace, names.Lease,
 		cs.CoreV1(), cs.CoordinationV1(), resourcelock.ResourceLockConfig{Identity: leaseIdentity()})
 	if err != nil {
 		return nil, fmt.Errorf("leader election lock: %w", err)

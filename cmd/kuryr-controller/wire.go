@@ -24,6 +24,7 @@ import (
 	"github.com/kuryr-k8s/kuryr/pkg/controller/policy"
 	"github.com/kuryr-k8s/kuryr/pkg/health"
 	"github.com/kuryr-k8s/kuryr/pkg/leader"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/octavia"
 	"github.com/kuryr-k8s/kuryr/pkg/openstack"
@@ -42,7 +43,7 @@ func newManager(restCfg *rest.Config, scheme *runtime.Scheme, cfg *config.Config
 		// within the lease duration; every reconciler and background task
 		// (start-up, sweep, ACTIVE poll) runs only on the leader.
 		LeaderElection:                cfg.Kubernetes.ControllerHA,
-		LeaderElectionID:              config.LeaseName,
+		LeaderElectionID:              names.Lease,
 		LeaderElectionNamespace:       cfg.Kubernetes.HANamespace,
 		LeaderElectionReleaseOnCancel: true,
 		LeaseDuration:                 ptr.To(leaseDuration),

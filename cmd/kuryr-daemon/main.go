@@ -16,6 +16,7 @@ import (
 
 	"github.com/kuryr-k8s/kuryr/pkg/cni/daemon"
 	"github.com/kuryr-k8s/kuryr/pkg/config"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/startup"
 )
 
@@ -25,9 +26,9 @@ func main() {
 	}
 	opts := startup.Bind(flag.CommandLine)
 	flag.Parse()
-	logger := opts.Logger("kuryr-daemon")
+	logger := opts.Logger(names.Daemon)
 	if err := run(logger, opts); err != nil {
-		logger.Error(err, "kuryr-daemon stopped")
+		logger.Error(err, names.Daemon+" stopped")
 		os.Exit(1)
 	}
 }
@@ -48,7 +49,7 @@ func loadConfig(logger logr.Logger, opts *startup.Options) (*config.Config, erro
 	}
 	if d.CNIBinary == "" {
 		exe, _ := os.Executable()
-		d.CNIBinary = filepath.Join(filepath.Dir(exe), "kuryr-cni")
+		d.CNIBinary = filepath.Join(filepath.Dir(exe), names.CNI)
 	}
 	return cfg, cfg.ValidateDaemon()
 }

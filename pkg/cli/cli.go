@@ -15,6 +15,7 @@ import (
 	"github.com/kuryr-k8s/kuryr/pkg/cli/env"
 	"github.com/kuryr-k8s/kuryr/pkg/cli/output"
 	"github.com/kuryr-k8s/kuryr/pkg/config"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 )
 
 const usage = `kubectl kuryr: debug kuryr (Kubernetes networking on OpenStack)
@@ -51,7 +52,7 @@ func ParseArgs(args []string, stderr io.Writer) (*Options, error) {
 	for _, n := range []string{"o", "output"} {
 		fs.StringVar(&out, n, "table", "output format: table, json or yaml")
 	}
-	fs.StringVar(&o.KuryrNamespace, "kuryr-namespace", "kube-system", "namespace kuryr is installed in")
+	fs.StringVar(&o.KuryrNamespace, names.NamespaceFlag, "kube-system", "namespace kuryr is installed in")
 	fs.Var(&o.Overrides, "set", "override a kuryr.conf option for this command: section.option=value (repeatable)")
 	for rest := args; ; {
 		if err := fs.Parse(rest); err != nil {

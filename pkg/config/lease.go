@@ -2,10 +2,6 @@ package config
 
 import "strings"
 
-// LeaseName is the controller_ha Lease (in controller_ha_namespace), fixed
-// so that RBAC can name it.
-const LeaseName = "kuryr-controller"
-
 // LeaseIdentity is a controller's holder identity in the Lease: who it is
 // (its pod) and a suffix unique to this run.
 func LeaseIdentity(who, unique string) string { return who + "_" + unique }

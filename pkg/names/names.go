@@ -30,6 +30,9 @@ const (
 	Bench = "kuryr-bench"
 	// E2EApp is the app label of the e2e tests' workloads.
 	E2EApp = "kuryr-e2e"
+	// NamespaceFlag is kubectl kuryr's flag naming the namespace kuryr is
+	// installed in.
+	NamespaceFlag = "kuryr-namespace"
 )
 
 // Kubernetes objects of an installation.

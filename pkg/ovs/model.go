@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/ovn-org/libovsdb/client"
 	"github.com/ovn-org/libovsdb/model"
 )
@@ -120,6 +121,6 @@ func portOfIface(i *ovsIface) Port {
 	m := i.ExternalIDs
 	return Port{
 		Name: i.Name, PortID: m["iface-id"], MAC: m["attached-mac"], PodUID: m["vm-uuid"],
-		ContainerID: m[extContainer], IfName: m[extIfName], PodName: m[extPod],
+		ContainerID: m[names.ExtContainerID], IfName: m[names.ExtIfName], PodName: m[names.ExtPod],
 	}
 }

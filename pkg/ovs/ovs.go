@@ -18,6 +18,7 @@ import (
 	"github.com/ovn-org/libovsdb/ovsdb"
 
 	"github.com/kuryr-k8s/kuryr/pkg/batch"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 )
 
 // opTimeout bounds each call as ovs-vsctl's --timeout=30 did; connectWait
@@ -65,13 +66,6 @@ type Port struct {
 	PortID, MAC, PodUID          string // the Neutron port; Nova-style vm-uuid
 	ContainerID, IfName, PodName string // the CNI attachment; namespace/name
 }
-
-// Keys of Interface external_ids kuryr owns, besides the standard ones.
-const (
-	extContainer = "kuryr-container-id"
-	extIfName    = "kuryr-ifname"
-	extPod       = "kuryr-pod"
-)
 
 func (o *Client) session() *session {
 	o.once.Do(func() { o.sess = newSession(o.db) })
@@ -189,7 +183,7 @@ func (o *Client) Ports(ctx context.Context) ([]Port, error) {
 		return nil, fmt.Errorf("list OVS ports: %w", err)
 	}
 	var ifaces []*ovsIface
-	err := s.cl.WhereCache(func(i *ovsIface) bool { return i.ExternalIDs[extContainer] != "" }).List(ctx, &ifaces)
+	err := s.cl.WhereCache(func(i *ovsIface) bool { return i.ExternalIDs[names.ExtContainerID] != "" }).List(ctx, &ifaces)
 	if err != nil {
 		return nil, fmt.Errorf("list OVS ports: %w", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/ovn-org/libovsdb/client"
 	"github.com/ovn-org/libovsdb/model"
 	"github.com/ovn-org/libovsdb/ovsdb"
@@ -243,7 +244,7 @@ func TestOVSCacheFollowsOwnWrites(t *testing.T) {
 		if err := o.AddPort(ctx, p); err != nil {
 			t.Fatalf("AddPort #%d: %v", i, err)
 		}
-		if i, ok := cachedIface(t, o, "tap1"); !ok || i.ExternalIDs[extContainer] != p.ContainerID {
+		if i, ok := cachedIface(t, o, "tap1"); !ok || i.ExternalIDs[names.ExtContainerID] != p.ContainerID {
 			t.Fatalf("cache behind the reply: %+v", i)
 		}
 		if i%3 == 0 {

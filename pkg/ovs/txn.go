@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/ovn-org/libovsdb/client"
 	"github.com/ovn-org/libovsdb/model"
 	"github.com/ovn-org/libovsdb/ovsdb"
@@ -63,7 +64,7 @@ func waitApplied(ctx context.Context, s *session, res []ovsdb.OperationResult) e
 func podExternalIDs(p Port) map[string]string {
 	return map[string]string{
 		"iface-id": p.PortID, "attached-mac": p.MAC, "iface-status": "active", "vm-uuid": p.PodUID,
-		extContainer: p.ContainerID, extIfName: p.IfName, extPod: p.PodName,
+		names.ExtContainerID: p.ContainerID, names.ExtIfName: p.IfName, names.ExtPod: p.PodName,
 	}
 }
 

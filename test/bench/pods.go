@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/test/e2e/framework"
 )
 
@@ -66,7 +67,7 @@ func verdict(ok bool) string {
 
 func deployment(e *env, n int) *appsv1.Deployment {
 	replicas, grace := int32(n), int64(0)
-	labels := map[string]string{"app": "kuryr-bench"}
+	labels := map[string]string{"app": names.Bench}
 	return &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: "bench"},
 		Spec: appsv1.DeploymentSpec{

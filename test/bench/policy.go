@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
 
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/test/e2e/framework"
 )
 
@@ -101,7 +102,7 @@ func benchPolicy(ctx context.Context, e *env, sz policySizes) error {
 func (b *policyBench) setUp(ctx context.Context) error {
 	for i := 0; i < b.sz.namespaces; i++ {
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("bench-np-%s-%02d", b.run, i),
-			Labels: map[string]string{"kuryr-bench": "policy", "bench": b.run, "team": team(i)}}}
+			Labels: map[string]string{names.Bench: "policy", "bench": b.run, "team": team(i)}}}
 		if _, err := b.e.Kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
 			return err
 		}
@@ -229,7 +230,7 @@ func (b *policyBench) leftGroups(ctx context.Context) (int, error) {
 // kuryr-bench=policy (this run's, or one an interrupted run left), at
 // once, waits until they are gone, and says how many there were.
 func deleteBenchNamespaces(ctx context.Context, e *env) int {
-	list, err := e.Kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: "kuryr-bench=policy"})
+	list, err := e.Kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: names.Bench + "=policy"})
 	if err != nil {
 		fmt.Println("list bench namespaces:", err)
 		return 0

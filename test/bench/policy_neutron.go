@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
-	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 )
 
 // paths finds the probe clients' network namespaces.
@@ -132,7 +132,7 @@ func (b *policyBench) count(ctx context.Context) (neutronCounts, error) {
 			Groups []string `json:"security_groups"`
 		} `json:"ports"`
 	}
-	cluster := neutron.ClusterTag(b.e.cluster)
+	cluster := names.ClusterTag(b.e.cluster)
 	for _, l := range []struct {
 		resource string
 		query    url.Values
@@ -152,10 +152,10 @@ func (b *policyBench) count(ctx context.Context) (neutronCounts, error) {
 	defer b.mu.Unlock()
 	ours, open := map[string]bool{}, map[string]bool{}
 	for _, g := range sgs.Groups {
-		if uid, ok := strings.CutPrefix(g.Name, "kuryr-np-"); ok && b.uids[uid] {
+		if uid, ok := strings.CutPrefix(g.Name, names.PolicyGroupPrefix); ok && b.uids[uid] {
 			ours[g.ID] = true
 		}
-		open[g.ID] = g.Name == "kuryr-open-ingress" || g.Name == "kuryr-open-egress"
+		open[g.ID] = names.IsOpenGroup(g.Name)
 	}
 	c.groups = len(ours)
 	for _, r := range rs.Rules {
@@ -171,7 +171,7 @@ func (b *policyBench) count(ctx context.Context) (neutronCounts, error) {
 		}
 	}
 	for _, g := range tagged.Groups {
-		if strings.HasPrefix(g.Name, "kuryr-peer-") {
+		if strings.HasPrefix(g.Name, names.PeerGroupPrefix) {
 			c.peerIDs[g.ID] = true
 		}
 	}

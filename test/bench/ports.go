@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
 
@@ -165,7 +166,7 @@ func prepare(ctx context.Context, e *env, n int) (time.Duration, string, error) 
 	// in every worker) for seconds after answering them.
 	settleNeutron(ctx, e)
 	fmt.Printf("Neutron alone: one bulk POST of %d bound ports           %s\n", n, secs(bulk))
-	ns := fmt.Sprintf("kuryr-bench-%d", time.Now().Unix())
+	ns := fmt.Sprintf("%s-%d", names.Bench, time.Now().Unix())
 	_, err = e.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
 	return bulk, ns, err
 }
@@ -180,7 +181,7 @@ func neutronBulk(ctx context.Context, e *env, n int) (time.Duration, error) {
 		req.Ports = append(req.Ports, map[string]any{
 			"network_id": e.PodNet, "project_id": e.ProjectID, "binding:host_id": e.Nodes[i%len(e.Nodes)],
 			"device_owner": "compute:kuryr-bench", "security_groups": []string{e.PodSG},
-			"fixed_ips": []map[string]string{{"subnet_id": e.PodSubnet}}, "tags": []string{"kuryr-bench"},
+			"fixed_ips": []map[string]string{{"subnet_id": e.PodSubnet}}, "tags": []string{names.Bench},
 		})
 	}
 	var resp struct {

@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
-	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/octavia"
 	"github.com/kuryr-k8s/kuryr/test/e2e/framework"
 )
@@ -307,13 +307,13 @@ func cleanUp(ctx context.Context, e *env, oc *octavia.Client, ns string, klbs []
 	}
 	left := len(klbs)
 	for deadline := start.Add(3 * time.Minute); left > 0 && time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		lbs, err := oc.FindLoadBalancers(ctx, []string{neutron.ClusterTag(e.cluster)})
+		lbs, err := oc.FindLoadBalancers(ctx, []string{names.ClusterTag(e.cluster)})
 		if err != nil {
 			return err
 		}
 		left = 0
 		for _, lb := range lbs {
-			if uids[neutron.ServiceUIDOf(lb.Tags)] {
+			if uids[names.ServiceUIDOf(lb.Tags)] {
 				left++
 			}
 		}

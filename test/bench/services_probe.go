@@ -15,6 +15,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/octavia"
 	"github.com/kuryr-k8s/kuryr/test/e2e/framework"
 )
@@ -27,7 +28,7 @@ const (
 	probeEvery    = 150 * time.Millisecond
 	probeTimeout  = 300 * time.Millisecond
 	answerTimeout = 8 * time.Minute
-	benchTag      = "kuryr-bench"
+	benchTag      = names.Bench
 )
 
 // target is one VIP to probe, from one node.
@@ -228,7 +229,7 @@ type changes struct {
 }
 
 func yardstickSpec(e *env, backends []corev1.Pod, i int) octavia.LoadBalancerSpec {
-	name := fmt.Sprintf("kuryr-bench-%02d", i)
+	name := fmt.Sprintf("%s-%02d", names.Bench, i)
 	s := octavia.LoadBalancerSpec{Name: name, Provider: "ovn", ProjectID: e.ProjectID,
 		VIPSubnetID: e.ServiceSubnet, Tags: []string{benchTag}}
 	for _, l := range []struct {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/kuryr-k8s/kuryr/pkg/cli/env"
 	"github.com/kuryr-k8s/kuryr/pkg/config"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron/neutrontest"
 	"github.com/kuryr-k8s/kuryr/pkg/octavia"
@@ -85,13 +86,13 @@ service_subnet = %s
 pod_security_groups = %s
 `, Cluster, f.PodSubnet, f.SvcSubnet, f.PodGroup)
 	f.Objects = append(f.Objects,
-		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: env.ConfigMapName}, Data: map[string]string{env.ConfigMapKey: conf}},
-		&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: env.ControllerName},
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: names.ConfigMap}, Data: map[string]string{env.ConfigMapKey: conf}},
+		&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: names.Controller},
 			Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](2)}, Status: appsv1.DeploymentStatus{ReadyReplicas: 2}},
-		&appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: env.DaemonSetName},
+		&appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: names.Daemon},
 			Status: appsv1.DaemonSetStatus{DesiredNumberScheduled: 2, NumberReady: 2, UpdatedNumberScheduled: 2}},
-		Lease(ns, "kuryr-controller-abc", f.Now.Add(-3*time.Second)),
-		Node("n1", true), Node("n2", true), DaemonPod("kuryr-daemon-1", "n1"), DaemonPod("kuryr-daemon-2", "n2"))
+		Lease(ns, names.Controller+"-abc", f.Now.Add(-3*time.Second)),
+		Node("n1", true), Node("n2", true), DaemonPod(names.Daemon+"-1", "n1"), DaemonPod(names.Daemon+"-2", "n2"))
 	for _, name := range []string{"kuryrports", "kuryrnetworks", "kuryrloadbalancers", "kuryrnetworkpolicies"} {
 		f.Objects = append(f.Objects, CRD(name+".openstack.org"))
 	}
@@ -100,7 +101,7 @@ pod_security_groups = %s
 
 // Lease is the controller's Lease held by holder, renewed at renew.
 func Lease(ns, holder string, renew time.Time) *coordinationv1.Lease {
-	return &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: env.LeaseName},
+	return &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: names.Lease},
 		Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To(holder), LeaseDurationSeconds: ptr.To[int32](15),
 			RenewTime: &metav1.MicroTime{Time: renew}}}
 }
@@ -119,7 +120,7 @@ func Node(name string, ready bool) *corev1.Node {
 func DaemonPod(name, node string) *corev1.Pod {
 	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: name,
 		Labels: map[string]string{env.LabelName: "kuryr", env.LabelComponent: "daemon"}},
-		Spec: corev1.PodSpec{NodeName: node, HostNetwork: true, Containers: []corev1.Container{{Name: env.DaemonContainer,
+		Spec: corev1.PodSpec{NodeName: node, HostNetwork: true, Containers: []corev1.Container{{Name: names.Daemon,
 			Command: []string{"/kuryr-daemon"}, Args: []string{"--config-file=/etc/kuryr/kuryr.conf", "--set", "cni_daemon.node_name=$(KUBERNETES_NODE_NAME)", "--zap-log-level=info"}}}},
 		Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}}
 }

@@ -13,7 +13,7 @@ import (
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/cli/clitest"
 	"github.com/kuryr-k8s/kuryr/pkg/cli/output"
-	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron/neutrontest"
 	"github.com/kuryr-k8s/kuryr/pkg/octavia/octaviatest"
 )
@@ -57,7 +57,7 @@ func TestDescribePod(t *testing.T) {
 		"binding:host_id": "n1", "binding:vif_type": "ovs", "mac_address": "fa:16:3e:00:00:01",
 		"fixed_ips":       []any{map[string]any{"ip_address": "10.10.0.5", "subnet_id": f.PodSubnet}},
 		"security_groups": []string{f.PodGroup}, "device_owner": "compute:kuryr",
-		"tags": []string{neutron.ClusterTag(clitest.Cluster)}})
+		"tags": []string{names.ClusterTag(clitest.Cluster)}})
 	f.Exec.Out = []byte(strings.ReplaceAll(attachments, "PORT", port))
 	f.Objects = append(f.Objects,
 		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"}, Spec: corev1.PodSpec{NodeName: "n1"},
@@ -163,9 +163,9 @@ func TestDescribeNetworkPolicy(t *testing.T) {
 		map[string]any{"id": "r2", "direction": "ingress", "ethertype": "IPv4", "remote_ip_prefix": "10.0.0.0/8"},
 	}})
 	member := f.Neutron.Add("ports", neutrontest.Object{"name": "default/client", "security_groups": []string{peer},
-		"fixed_ips": []any{map[string]any{"ip_address": "10.10.0.7"}}, "tags": []string{neutron.ClusterTag(clitest.Cluster)}})
+		"fixed_ips": []any{map[string]any{"ip_address": "10.10.0.7"}}, "tags": []string{names.ClusterTag(clitest.Cluster)}})
 	f.Neutron.Add("ports", neutrontest.Object{"name": "default/other", "security_groups": []string{f.PodGroup},
-		"tags": []string{neutron.ClusterTag(clitest.Cluster)}})
+		"tags": []string{names.ClusterTag(clitest.Cluster)}})
 	f.Objects = append(f.Objects, &kuryrv1.KuryrNetworkPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "allow-web"},
 		Spec: kuryrv1.KuryrNetworkPolicySpec{Ingress: true, Rules: []kuryrv1.PolicyRule{{Direction: "ingress", Protocol: "tcp",
 			PortMin: 80, PortMax: 80, Peer: "abc"}}},

@@ -15,6 +15,7 @@ import (
 	"github.com/kuryr-k8s/kuryr/pkg/cli/env"
 	"github.com/kuryr-k8s/kuryr/pkg/cli/output"
 	"github.com/kuryr-k8s/kuryr/pkg/cni/api"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 )
 
 // PodReport is a pod, its KuryrPort, its Neutron ports and the node's view.
@@ -142,7 +143,7 @@ func nodeView(ctx context.Context, e *env.Env, node string, vifs map[string]kury
 		return v
 	}
 	v.DaemonPod = dp.Name
-	out, err := e.Exec.Exec(ctx, dp.Namespace, dp.Name, env.DaemonContainer, env.AttachmentsCommand(dp))
+	out, err := e.Exec.Exec(ctx, dp.Namespace, dp.Name, names.Daemon, env.AttachmentsCommand(dp))
 	if err != nil {
 		v.Error = err.Error()
 		return v

@@ -11,6 +11,7 @@ import (
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/cli/env"
 	"github.com/kuryr-k8s/kuryr/pkg/cli/output"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
 
@@ -79,7 +80,7 @@ func (r *PolicyReport) neutron(ctx context.Context, e *env.Env, peerGroups map[s
 	if err != nil {
 		return err
 	}
-	names := &groupNames{nc: cloud.Neutron}
+	gn := &groupNames{nc: cloud.Neutron}
 	peerOf := map[string]string{}
 	for key, id := range peerGroups {
 		peerOf[id] = key
@@ -91,7 +92,7 @@ func (r *PolicyReport) neutron(ctx context.Context, e *env.Env, peerGroups map[s
 		}
 		r.Group = &GroupView{GroupRef: GroupRef{ID: sg.ID, Name: sg.Name}, Rules: []RuleView{}}
 		for _, rule := range sg.Rules {
-			r.Group.Rules = append(r.Group.Rules, ruleView(ctx, rule, peerOf, names))
+			r.Group.Rules = append(r.Group.Rules, ruleView(ctx, rule, peerOf, gn))
 		}
 	}
 	if len(peerGroups) == 0 {
@@ -99,13 +100,13 @@ func (r *PolicyReport) neutron(ctx context.Context, e *env.Env, peerGroups map[s
 	}
 	// Ports are listed by cluster tag and filtered here: filtering by
 	// security group is an extension not every Neutron has.
-	ports, err := cloud.Neutron.ListPorts(ctx, []string{neutron.ClusterTag(cloud.Config.Kubernetes.ClusterName)}, "")
+	ports, err := cloud.Neutron.ListPorts(ctx, []string{names.ClusterTag(cloud.Config.Kubernetes.ClusterName)}, "")
 	if err != nil {
 		return err
 	}
 	for _, key := range sortedKeys(peerGroups) {
 		id := peerGroups[key]
-		pv := PeerView{Key: key, Group: names.ref(ctx, id)}
+		pv := PeerView{Key: key, Group: gn.ref(ctx, id)}
 		for _, p := range ports {
 			if slices.Contains(p.SecurityGroups, id) {
 				mp := MemberPort{ID: p.ID, Name: p.Name}
@@ -120,7 +121,7 @@ func (r *PolicyReport) neutron(ctx context.Context, e *env.Env, peerGroups map[s
 	return nil
 }
 
-func ruleView(ctx context.Context, r neutron.Rule, peerOf map[string]string, names *groupNames) RuleView {
+func ruleView(ctx context.Context, r neutron.Rule, peerOf map[string]string, gn *groupNames) RuleView {
 	v := RuleView{Direction: r.Direction, EtherType: r.EtherType, Protocol: r.Protocol, Ports: "any",
 		Remote: r.RemotePrefix}
 	if r.PortMin != 0 || r.PortMax != 0 {
@@ -133,7 +134,7 @@ func ruleView(ctx context.Context, r neutron.Rule, peerOf map[string]string, nam
 	case r.RemoteGroup != "" && peerOf[r.RemoteGroup] != "":
 		v.Remote = "peer " + peerOf[r.RemoteGroup]
 	case r.RemoteGroup != "":
-		v.Remote = "group " + names.ref(ctx, r.RemoteGroup).String()
+		v.Remote = "group " + gn.ref(ctx, r.RemoteGroup).String()
 	case r.RemoteAddressGroup != "":
 		v.Remote = "address group " + r.RemoteAddressGroup
 	}

@@ -17,7 +17,7 @@ import (
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/cli/clitest"
 	"github.com/kuryr-k8s/kuryr/pkg/cli/output"
-	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron/neutrontest"
 )
 
@@ -29,7 +29,7 @@ func runningPod(ns, name, node string) *corev1.Pod {
 func TestHealthyInstallIsAllOK(t *testing.T) {
 	f := clitest.New(t)
 	pod := runningPod("default", "web", "n1")
-	port := f.Neutron.Add("ports", neutrontest.Object{"tags": []string{neutron.ClusterTag(clitest.Cluster), neutron.PodTag("uid-web")},
+	port := f.Neutron.Add("ports", neutrontest.Object{"tags": []string{names.ClusterTag(clitest.Cluster), names.PodTag("uid-web")},
 		"created_at": "2020-01-01T00:00:00Z"})
 	kp := &kuryrv1.KuryrPort{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"},
 		Spec:   kuryrv1.KuryrPortSpec{PodUID: "uid-web", PodNodeName: "n1"},
@@ -71,7 +71,7 @@ func TestProblems(t *testing.T) {
 		}, "leader", Fail, "is stale: kuryr-controller-old last renewed it 5m0s ago"},
 		{"an orphan port", func(f *clitest.Fixture) {
 			f.Neutron.Add("ports", neutrontest.Object{"id": "orphan-1", "created_at": "2020-01-01T00:00:00Z",
-				"tags": []string{neutron.ClusterTag(clitest.Cluster), neutron.PodTag("gone")}})
+				"tags": []string{names.ClusterTag(clitest.Cluster), names.PodTag("gone")}})
 		}, "orphans", Warn, "1 leaked kuryr-tagged objects: 1 ports (orphan-1); the controller's sweep deletes them"},
 		{"a running pod without a KuryrPort", func(f *clitest.Fixture) {
 			f.Objects = append(f.Objects, runningPod("default", "lost", "n1"))

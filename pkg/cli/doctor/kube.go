@@ -14,6 +14,7 @@ import (
 
 	"github.com/kuryr-k8s/kuryr/pkg/cli/env"
 	"github.com/kuryr-k8s/kuryr/pkg/config"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 )
 
 // now is the clock of the lease check (tests set it).
@@ -22,20 +23,20 @@ var now = time.Now
 func controller(ctx context.Context, e *env.Env) []Finding {
 	const c = "controller"
 	var d appsv1.Deployment
-	if err := e.Client.Get(ctx, client.ObjectKey{Namespace: e.KuryrNamespace, Name: env.ControllerName}, &d); err != nil {
-		return []Finding{fail(c, "Deployment %s/%s: %v", e.KuryrNamespace, env.ControllerName, err)}
+	if err := e.Client.Get(ctx, client.ObjectKey{Namespace: e.KuryrNamespace, Name: names.Controller}, &d); err != nil {
+		return []Finding{fail(c, "Deployment %s/%s: %v", e.KuryrNamespace, names.Controller, err)}
 	}
 	want := int32(1)
 	if d.Spec.Replicas != nil {
 		want = *d.Spec.Replicas
 	}
 	if d.Status.ReadyReplicas == 0 {
-		return []Finding{fail(c, "Deployment %s has no ready replica (0/%d): no controller runs", env.ControllerName, want)}
+		return []Finding{fail(c, "Deployment %s has no ready replica (0/%d): no controller runs", names.Controller, want)}
 	}
 	if d.Status.ReadyReplicas < want {
-		return []Finding{warn(c, "Deployment %s has %d/%d replicas ready", env.ControllerName, d.Status.ReadyReplicas, want)}
+		return []Finding{warn(c, "Deployment %s has %d/%d replicas ready", names.Controller, d.Status.ReadyReplicas, want)}
 	}
-	return []Finding{ok(c, "Deployment %s has %d/%d replicas ready", env.ControllerName, d.Status.ReadyReplicas, want)}
+	return []Finding{ok(c, "Deployment %s has %d/%d replicas ready", names.Controller, d.Status.ReadyReplicas, want)}
 }
 
 func leader(ctx context.Context, e *env.Env) []Finding {
@@ -50,15 +51,15 @@ func leader(ctx context.Context, e *env.Env) []Finding {
 		}
 	}
 	var l coordinationv1.Lease
-	if err := e.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: env.LeaseName}, &l); err != nil {
-		return []Finding{fail(c, "Lease %s/%s: %v (with controller_ha the leader holds it)", ns, env.LeaseName, err)}
+	if err := e.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: names.Lease}, &l); err != nil {
+		return []Finding{fail(c, "Lease %s/%s: %v (with controller_ha the leader holds it)", ns, names.Lease, err)}
 	}
 	holder := ""
 	if l.Spec.HolderIdentity != nil {
 		holder = *l.Spec.HolderIdentity
 	}
 	if holder == "" || l.Spec.RenewTime == nil {
-		return []Finding{fail(c, "Lease %s/%s has no holder: no controller leads", ns, env.LeaseName)}
+		return []Finding{fail(c, "Lease %s/%s has no holder: no controller leads", ns, names.Lease)}
 	}
 	duration := 15 * time.Second
 	if l.Spec.LeaseDurationSeconds != nil {
@@ -67,7 +68,7 @@ func leader(ctx context.Context, e *env.Env) []Finding {
 	age := now().Sub(l.Spec.RenewTime.Time).Round(time.Second)
 	if age > 2*duration {
 		return []Finding{fail(c, "Lease %s/%s is stale: %s last renewed it %s ago (lease duration %s): no controller leads",
-			ns, env.LeaseName, holder, age, duration)}
+			ns, names.Lease, holder, age, duration)}
 	}
 	who := config.LeaseHolder(holder)
 	return []Finding{ok(c, "%s leads (Lease renewed %s ago)", who, age)}
@@ -76,20 +77,20 @@ func leader(ctx context.Context, e *env.Env) []Finding {
 func daemons(ctx context.Context, e *env.Env) []Finding {
 	const c = "daemons"
 	var ds appsv1.DaemonSet
-	if err := e.Client.Get(ctx, client.ObjectKey{Namespace: e.KuryrNamespace, Name: env.DaemonSetName}, &ds); err != nil {
-		return []Finding{fail(c, "DaemonSet %s/%s: %v", e.KuryrNamespace, env.DaemonSetName, err)}
+	if err := e.Client.Get(ctx, client.ObjectKey{Namespace: e.KuryrNamespace, Name: names.Daemon}, &ds); err != nil {
+		return []Finding{fail(c, "DaemonSet %s/%s: %v", e.KuryrNamespace, names.Daemon, err)}
 	}
 	s := ds.Status
 	if s.DesiredNumberScheduled == s.NumberReady && s.NumberReady == s.UpdatedNumberScheduled {
-		return []Finding{ok(c, "DaemonSet %s: %d desired, %d ready, %d up to date", env.DaemonSetName,
+		return []Finding{ok(c, "DaemonSet %s: %d desired, %d ready, %d up to date", names.Daemon,
 			s.DesiredNumberScheduled, s.NumberReady, s.UpdatedNumberScheduled)}
 	}
 	if s.NumberReady == s.DesiredNumberScheduled {
 		// Every node served, some by the previous version: a rollout.
-		return []Finding{warn(c, "DaemonSet %s: %d of %d up to date (a rollout in progress?), all %d ready", env.DaemonSetName,
+		return []Finding{warn(c, "DaemonSet %s: %d of %d up to date (a rollout in progress?), all %d ready", names.Daemon,
 			s.UpdatedNumberScheduled, s.DesiredNumberScheduled, s.NumberReady)}
 	}
-	return []Finding{fail(c, "DaemonSet %s: %d desired but %d ready and %d up to date", env.DaemonSetName,
+	return []Finding{fail(c, "DaemonSet %s: %d desired but %d ready and %d up to date", names.Daemon,
 		s.DesiredNumberScheduled, s.NumberReady, s.UpdatedNumberScheduled)}
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/kuryr-k8s/kuryr/pkg/cli/env"
 	"github.com/kuryr-k8s/kuryr/pkg/config"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/cleanup"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
 
@@ -20,10 +21,10 @@ func configuration(ctx context.Context, e *env.Env) []Finding {
 	}
 	defer l.Cleanup()
 	if err := l.Config.ValidateController(); err != nil {
-		return []Finding{fail(c, "ConfigMap %s: invalid for kuryr-controller: %s", env.ConfigMapName,
+		return []Finding{fail(c, "ConfigMap %s: invalid for kuryr-controller: %s", names.ConfigMap,
 			strings.ReplaceAll(err.Error(), "\n", "; "))}
 	}
-	out := []Finding{ok(c, "ConfigMap %s is a valid configuration (cluster %s)", env.ConfigMapName, l.Config.Kubernetes.ClusterName)}
+	out := []Finding{ok(c, "ConfigMap %s is a valid configuration (cluster %s)", names.ConfigMap, l.Config.Kubernetes.ClusterName)}
 	for _, w := range l.Warnings {
 		out = append(out, warn(c, "%s", w))
 	}
@@ -37,18 +38,18 @@ func openStack(ctx context.Context, e *env.Env) []Finding {
 		return []Finding{fail(c, "cannot reach OpenStack with the configured credentials: %v", err)}
 	}
 	cluster := cloud.Config.Kubernetes.ClusterName
-	ports, err := cloud.Neutron.ListPorts(ctx, []string{neutron.ClusterTag(cluster)}, "")
+	ports, err := cloud.Neutron.ListPorts(ctx, []string{names.ClusterTag(cluster)}, "")
 	if err != nil {
 		return []Finding{fail(c, "Neutron: %v", err)}
 	}
-	out := []Finding{ok(c, "Neutron answers: %d ports tagged %s", len(ports), neutron.ClusterTag(cluster))}
+	out := []Finding{ok(c, "Neutron answers: %d ports tagged %s", len(ports), names.ClusterTag(cluster))}
 	if cloud.Octavia == nil {
 		if cloud.Config.Services() {
 			out = append(out, fail(c, "service_subnet is set but there is no Octavia endpoint"))
 		}
 		return out
 	}
-	lbs, err := cloud.Octavia.FindLoadBalancers(ctx, []string{neutron.ClusterTag(cluster)})
+	lbs, err := cloud.Octavia.FindLoadBalancers(ctx, []string{names.ClusterTag(cluster)})
 	if err != nil {
 		return append(out, fail(c, "Octavia: %v", err))
 	}

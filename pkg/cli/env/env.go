@@ -18,22 +18,17 @@ import (
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/config"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/octavia"
 )
 
-// Names of the kuryr installation's objects.
+// Keys and paths of the kuryr installation's objects (their names are in
+// package names).
 const (
-	ConfigMapName   = "kuryr-config"
-	ConfigMapKey    = "kuryr.conf"
-	SecretName      = "kuryr-openstack"
-	SecretKey       = "clouds.yaml"
-	ControllerName  = "kuryr-controller"
-	DaemonSetName   = "kuryr-daemon"
-	DaemonContainer = "kuryr-daemon"
-	DaemonBinary    = "/kuryr-daemon"
-	// LeaseName is the controller_ha Lease (cmd/kuryr-controller).
-	LeaseName = config.LeaseName
+	ConfigMapKey = "kuryr.conf"
+	SecretKey    = "clouds.yaml"
+	DaemonBinary = "/" + names.Daemon
 	// Labels of kuryr's pods.
 	LabelName      = "app.kubernetes.io/name"
 	LabelComponent = "app.kubernetes.io/component"

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -90,7 +91,7 @@ func DaemonPods(ctx context.Context, c client.Reader, ns string) ([]corev1.Pod, 
 func AttachmentsCommand(pod *corev1.Pod) []string {
 	cmd := []string{DaemonBinary, "attachments"}
 	for _, c := range pod.Spec.Containers {
-		if c.Name == DaemonContainer {
+		if c.Name == names.Daemon {
 			cmd = append(cmd, configFlags(append(append([]string{}, c.Command...), c.Args...))...)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kuryr-k8s/kuryr/pkg/config"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/octavia"
 	"github.com/kuryr-k8s/kuryr/pkg/openstack"
@@ -42,12 +43,12 @@ func (l *Loaded) Cleanup() {
 // override sets clouds_file.
 func LoadConfig(ctx context.Context, c client.Reader, ns string, overrides []string) (*Loaded, error) {
 	var cm corev1.ConfigMap
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: ConfigMapName}, &cm); err != nil {
-		return nil, fmt.Errorf("read ConfigMap %s/%s: %w", ns, ConfigMapName, err)
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: names.ConfigMap}, &cm); err != nil {
+		return nil, fmt.Errorf("read ConfigMap %s/%s: %w", ns, names.ConfigMap, err)
 	}
 	conf, ok := cm.Data[ConfigMapKey]
 	if !ok {
-		return nil, fmt.Errorf("ConfigMap %s/%s has no key %s", ns, ConfigMapName, ConfigMapKey)
+		return nil, fmt.Errorf("ConfigMap %s/%s has no key %s", ns, names.ConfigMap, ConfigMapKey)
 	}
 	dir, err := os.MkdirTemp("", "kubectl-kuryr-")
 	if err != nil {
@@ -69,7 +70,7 @@ func (l *Loaded) load(ctx context.Context, c client.Reader, ns, conf string, ove
 	}
 	cfg, warnings, err := config.Load(path, overrides)
 	if err != nil {
-		return fmt.Errorf("ConfigMap %s/%s: %s", ns, ConfigMapName, strings.ReplaceAll(err.Error(), path, ConfigMapKey))
+		return fmt.Errorf("ConfigMap %s/%s: %s", ns, names.ConfigMap, strings.ReplaceAll(err.Error(), path, ConfigMapKey))
 	}
 	for i, w := range warnings {
 		warnings[i] = strings.ReplaceAll(w, path, ConfigMapKey)
@@ -79,12 +80,12 @@ func (l *Loaded) load(ctx context.Context, c client.Reader, ns, conf string, ove
 		return nil
 	}
 	var s corev1.Secret
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: SecretName}, &s); err != nil {
-		return fmt.Errorf("[neutron] cloud is set: read Secret %s/%s: %w", ns, SecretName, err)
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: names.Secret}, &s); err != nil {
+		return fmt.Errorf("[neutron] cloud is set: read Secret %s/%s: %w", ns, names.Secret, err)
 	}
 	clouds, ok := s.Data[SecretKey]
 	if !ok {
-		return fmt.Errorf("the Secret %s/%s has no key %s", ns, SecretName, SecretKey)
+		return fmt.Errorf("the Secret %s/%s has no key %s", ns, names.Secret, SecretKey)
 	}
 	cfg.Neutron.CloudsFile = filepath.Join(l.dir, SecretKey)
 	if err := os.WriteFile(cfg.Neutron.CloudsFile, clouds, 0o600); err != nil {
@@ -97,12 +98,12 @@ func (l *Loaded) load(ctx context.Context, c client.Reader, ns, conf string, ove
 // its Deployment cannot be read (doctor says so on its own).
 func controllerSets(ctx context.Context, c client.Reader, ns string) []string {
 	var d appsv1.Deployment
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: ControllerName}, &d); err != nil {
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: names.Controller}, &d); err != nil {
 		return nil
 	}
 	var out []string
 	for _, ct := range d.Spec.Template.Spec.Containers {
-		if ct.Name == ControllerName {
+		if ct.Name == names.Controller {
 			out = append(out, setValues(append(append([]string{}, ct.Command...), ct.Args...))...)
 		}
 	}

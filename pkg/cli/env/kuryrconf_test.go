@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -14,10 +15,10 @@ import (
 
 func TestLoadConfig(t *testing.T) {
 	cm := func(conf string) client.Object {
-		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: ConfigMapName},
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: names.ConfigMap},
 			Data: map[string]string{ConfigMapKey: conf}}
 	}
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: SecretName},
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: names.Secret},
 		Data: map[string][]byte{SecretKey: []byte("clouds: {}\n")}}
 	cloudConf := "[neutron]\ncloud = k8s\nclouds_file = /etc/kuryr/openstack/clouds.yaml\n"
 	tests := []struct {
@@ -77,7 +78,7 @@ func TestLoadConfig(t *testing.T) {
 func TestAttachmentsCommand(t *testing.T) {
 	pod := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{
 		{Name: "install-cni", Args: []string{"--set", "x.y=1"}},
-		{Name: DaemonContainer, Command: []string{"/kuryr-daemon", "--config-file", "/etc/kuryr/kuryr.conf"},
+		{Name: names.Daemon, Command: []string{"/kuryr-daemon", "--config-file", "/etc/kuryr/kuryr.conf"},
 			Args: []string{"--set=cni_health_server.port=9000", "-zap-log-level=debug", "--set", "a.b=c"}},
 	}}}
 	got := strings.Join(AttachmentsCommand(pod), " ")

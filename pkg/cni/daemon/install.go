@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 )
 
 // Install puts kuryr-cni into the node's CNI binary directory and then the
@@ -14,13 +16,13 @@ import (
 // event and must never read half a file, and the node is reported network
 // ready only once both exist, i.e. once this daemon can serve it.
 func Install(binary, binDir, confDir, socket, cniVersion string) error {
-	if err := copyAtomic(binary, filepath.Join(binDir, "kuryr-cni"), 0o755); err != nil {
+	if err := copyAtomic(binary, filepath.Join(binDir, names.CNI), 0o755); err != nil {
 		return fmt.Errorf("install kuryr-cni: %w", err)
 	}
 	conf := map[string]any{
 		"cniVersion": cniVersion,
 		"name":       "kuryr",
-		"plugins":    []any{map[string]any{"type": "kuryr-cni", "daemon_socket": socket}},
+		"plugins":    []any{map[string]any{"type": names.CNI, "daemon_socket": socket}},
 	}
 	raw, err := json.MarshalIndent(conf, "", "  ")
 	if err != nil {

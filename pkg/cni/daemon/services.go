@@ -19,6 +19,7 @@ import (
 	"github.com/kuryr-k8s/kuryr/pkg/cni/refuse"
 	"github.com/kuryr-k8s/kuryr/pkg/cni/svcports"
 	"github.com/kuryr-k8s/kuryr/pkg/config"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 )
 
 // startAgents starts the node-port and refusal agents on the node's cache
@@ -75,7 +76,7 @@ func serveNodePorts(ctx context.Context, logger logr.Logger, cfg *config.Config,
 	table := svcports.NFTables{}
 	if !cfg.Kubernetes.ServeNodePorts || !cfg.Services() {
 		if err := table.Delete(); err != nil {
-			logger.Error(err, "removing the node-port table", "table", "inet "+svcports.TableName)
+			logger.Error(err, "removing the node-port table", "table", "inet "+names.NodePortsTable)
 		}
 		logger.Info("not serving node ports", "serveNodePorts", cfg.Kubernetes.ServeNodePorts, "services", cfg.Services())
 		return nil

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 )
 
 // ovsAPI is the OVS seam.
@@ -109,7 +110,7 @@ func (a *Agent) signal() {
 // Run applies the plan until ctx ends, retrying failures with backoff.
 func (a *Agent) Run(ctx context.Context) error {
 	logger := log.FromContext(ctx).WithName("node-port")
-	if err := a.Link.Watch(ctx, kuryrv1.NodePortInterface, a.signal); err != nil {
+	if err := a.Link.Watch(ctx, names.NodePortInterface, a.signal); err != nil {
 		logger.Error(err, "not watching the management interface; relying on the periodic resync")
 	}
 	Reapply(ctx, a.kick, a.apply, func(err error, retryIn time.Duration) {
@@ -157,16 +158,16 @@ func (a *Agent) apply(ctx context.Context) error {
 			log.FromContext(ctx).Info("node management port removed", "port", a.done)
 			a.done = ""
 		}
-		return a.OVS.DelPort(ctx, kuryrv1.NodePortInterface)
+		return a.OVS.DelPort(ctx, names.NodePortInterface)
 	}
-	if err := a.OVS.EnsureInternalPort(ctx, a.Bridge, kuryrv1.NodePortInterface, p.PortID, p.MAC.String()); err != nil {
+	if err := a.OVS.EnsureInternalPort(ctx, a.Bridge, names.NodePortInterface, p.PortID, p.MAC.String()); err != nil {
 		return err
 	}
-	if err := waitLink(ctx, a.Link.Exists, kuryrv1.NodePortInterface, 10*time.Second); err != nil {
+	if err := waitLink(ctx, a.Link.Exists, names.NodePortInterface, 10*time.Second); err != nil {
 		return err
 	}
 	var left *RoutesLeftOut
-	if err := a.Link.Configure(kuryrv1.NodePortInterface, p, a.TxChecksumOff); errors.As(err, &left) {
+	if err := a.Link.Configure(names.NodePortInterface, p, a.TxChecksumOff); errors.As(err, &left) {
 		if fmt.Sprint(left.Routes) != a.leftOut {
 			log.FromContext(ctx).Error(err, "node management port plugged without some routes")
 			a.leftOut = fmt.Sprint(left.Routes)

@@ -9,6 +9,7 @@ import (
 	"github.com/go-logr/logr"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 )
 
 type fakeOVS struct{ ports map[string]string }
@@ -44,18 +45,18 @@ func annotations(t *testing.T, np kuryrv1.NodePort) map[string]string {
 }
 
 func TestAgentFollowsTheAnnotation(t *testing.T) {
-	o := &fakeOVS{ports: map[string]string{kuryrv1.NodePortInterface: "previous"}}
+	o := &fakeOVS{ports: map[string]string{names.NodePortInterface: "previous"}}
 	l := &fakeLink{ovs: o}
 	a := NewAgent(o, l, "br-int", true)
 	ctx := context.Background()
 	// Before the Node is read, a restarted daemon touches nothing.
-	if err := a.apply(ctx); err != nil || o.ports[kuryrv1.NodePortInterface] != "previous" {
+	if err := a.apply(ctx); err != nil || o.ports[names.NodePortInterface] != "previous" {
 		t.Fatalf("before the node was read: %v %v", err, o.ports)
 	}
 	np := kuryrv1.NodePort{PortID: "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0", MACAddress: "fa:16:3e:00:00:09",
 		IPs: []string{"10.11.0.5/24"}, Routes: []kuryrv1.Route{{Destination: "10.10.0.0/16", Gateway: "10.11.0.1"}}}
 	a.SetAnnotations(logr.Discard(), annotations(t, np))
-	if err := a.apply(ctx); err != nil || o.ports[kuryrv1.NodePortInterface] != np.PortID || l.configured == nil {
+	if err := a.apply(ctx); err != nil || o.ports[names.NodePortInterface] != np.PortID || l.configured == nil {
 		t.Fatalf("plugged: %v %v %+v", err, o.ports, l.configured)
 	}
 	// An invalid annotation (a default route) changes nothing.

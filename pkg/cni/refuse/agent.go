@@ -12,6 +12,7 @@ import (
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/cni/nodeport"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 )
 
 // ovsAPI is the OVS seam.
@@ -91,7 +92,7 @@ func (a *Agent) apply(ctx context.Context) error {
 		return nil // a restarted daemon touches nothing until it knows
 	}
 	if a.done != "" && p == nil {
-		if err := a.unplug(ctx, HostIfName); err != nil {
+		if err := a.unplug(ctx, names.RefuseInterface); err != nil {
 			return err
 		}
 	}

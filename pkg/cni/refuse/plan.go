@@ -16,6 +16,7 @@ import (
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/cni/nodeport"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 )
 
 // Plan is what the namespace is given: the port, a default route through
@@ -79,10 +80,7 @@ func addrIPs(addrs []*net.IPNet) []net.IP {
 	return out
 }
 
-// HostIfName is the host end of the refuse port's veth: one per node, named
-// for what it is (as the node port's kuryr-np), not tap<port id> as a pod's,
-// so that nothing mistakes it for a pod's leftover interface.
-const HostIfName = "kuryr-refuse"
-
-// HostIf is the host end of the port's veth.
-func (p *Plan) HostIf() string { return HostIfName }
+// HostIf is the host end of the port's veth, names.RefuseInterface: one per
+// node, named for what it is (as the node port's kuryr-mgmt), not tap<port
+// id> as a pod's, so that nothing mistakes it for a pod's leftover interface.
+func (p *Plan) HostIf() string { return names.RefuseInterface }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -159,7 +160,7 @@ func (a *Agent) apply(ctx context.Context, rs Ruleset) error {
 		return err
 	}
 	if a.applied == nil || !reflect.DeepEqual(rs.Ports, a.applied.Ports) {
-		logger.Info("node ports programmed", "table", "inet "+TableName, "nodePorts", len(rs.Ports), "healthChecks", len(rs.Health))
+		logger.Info("node ports programmed", "table", "inet "+names.NodePortsTable, "nodePorts", len(rs.Ports), "healthChecks", len(rs.Health))
 	}
 	a.applied = &rs
 	a.Health.SetHealthy(true)

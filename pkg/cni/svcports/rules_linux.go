@@ -12,10 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// TableName is the one nftables table kuryr-daemon owns (family inet):
-// it replaces its whole content and never touches another table.
-const TableName = "kuryr-node-ports"
-
 // MasqueradeMark is the packet mark bit that asks the postrouting chain to
 // masquerade a node-port packet. Bit 24: kube-proxy uses 0x4000 (and
 // 0x8000 for drops), Weave 0x20000 and 0x40000, Cilium bits 8-11 and

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/nftables"
 	"github.com/google/nftables/expr"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 )
 
 // shape describes a program per chain: for each rule, its numgen modulus
@@ -60,7 +61,7 @@ func TestBuild(t *testing.T) {
 				"local-tcp-30080": {"n3 dnat", "n2 dnat", "dnat"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := shape(build(&nftables.Table{Name: TableName, Family: nftables.TableFamilyINet}, tc.rs))
+			got := shape(build(&nftables.Table{Name: names.NodePortsTable, Family: nftables.TableFamilyINet}, tc.rs))
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("got %v\nwant %v", got, tc.want)
 			}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/google/nftables"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 )
 
 // NFTables programs the table inet kuryr-node-ports with netlink, in the
@@ -16,7 +17,7 @@ type NFTables struct {
 }
 
 func table() *nftables.Table {
-	return &nftables.Table{Name: TableName, Family: nftables.TableFamilyINet}
+	return &nftables.Table{Name: names.NodePortsTable, Family: nftables.TableFamilyINet}
 }
 
 // Replace makes the table hold exactly rs, in one netlink transaction:
@@ -41,7 +42,7 @@ func (n NFTables) Replace(rs Ruleset) error {
 		c.AddRule(r)
 	}
 	if err := c.Flush(); err != nil {
-		return fmt.Errorf("replace table inet %s (%d chains, %d rules): %w", TableName, len(p.chains), len(p.rules), err)
+		return fmt.Errorf("replace table inet %s (%d chains, %d rules): %w", names.NodePortsTable, len(p.chains), len(p.rules), err)
 	}
 	return nil
 }
@@ -57,7 +58,7 @@ func (n NFTables) Delete() error {
 	c.AddTable(t)
 	c.DelTable(t)
 	if err := c.Flush(); err != nil {
-		return fmt.Errorf("delete table inet %s: %w", TableName, err)
+		return fmt.Errorf("delete table inet %s: %w", names.NodePortsTable, err)
 	}
 	return nil
 }

@@ -18,6 +18,7 @@ import (
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrnetwork"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/test/e2e/framework"
 )
@@ -104,8 +105,8 @@ func waitNodeNetworks(t *testing.T, c *framework.Cloud, k *framework.Kuryr) map[
 			t.Errorf("node %s: network %s: %v", n, kn.Status.NetID, err)
 			continue
 		}
-		if net.Name != kuryrnetwork.NodeNetworkName(k.Cluster, n) || !slices.Contains(net.Tags, neutron.NodeNetworkTag(n)) ||
-			!slices.Contains(net.Tags, neutron.ClusterTag(k.Cluster)) {
+		if net.Name != kuryrnetwork.NodeNetworkName(k.Cluster, n) || !slices.Contains(net.Tags, names.NodeNetworkTag(n)) ||
+			!slices.Contains(net.Tags, names.ClusterTag(k.Cluster)) {
 			t.Errorf("node %s: network %s named %q tagged %v", n, net.ID, net.Name, net.Tags)
 		}
 	}
@@ -141,7 +142,7 @@ func podsOnNodeSubnets(t *testing.T, c *framework.Cloud, k *framework.Kuryr, net
 			t.Errorf("%s on %s: port %s on network %s (VIF %s), want %s", p.Name, p.Spec.NodeName, port.ID, port.NetworkID, vif.NetworkID, kn.Status.NetID)
 		case port.HostID != p.Spec.NodeName:
 			t.Errorf("%s: port bound to %q, pod on %q", p.Name, port.HostID, p.Spec.NodeName)
-		case pooled && (port.Name != "kuryr-pool-port" || neutron.PoolNodeOf(port.Tags) != p.Spec.NodeName):
+		case pooled && (port.Name != "kuryr-pool-port" || names.PoolNodeOf(port.Tags) != p.Spec.NodeName):
 			t.Errorf("%s: port %s (%s, tags %v), want a pooled port of %s", p.Name, port.ID, port.Name, port.Tags, p.Spec.NodeName)
 		}
 	}
@@ -176,7 +177,7 @@ func waitPoolsOnNodeSubnets(t *testing.T, c *framework.Cloud, k *framework.Kuryr
 		return true, nil
 	})
 	for _, p := range c.ClusterPorts(t, k.Cluster) {
-		n := neutron.PoolNodeOf(p.Tags)
+		n := names.PoolNodeOf(p.Tags)
 		kn, ok := nets[n]
 		if n == "" || !ok {
 			continue
@@ -210,12 +211,12 @@ func removeNodeNetworks(t *testing.T, c *framework.Cloud, k *framework.Kuryr) {
 				return false, fmt.Errorf("KuryrNetwork %s still there: %+v", kn.Name, kn.Status.Conditions)
 			}
 		}
-		nets, err := neutron.New(c.OS.Network).ListNetworks(ctx, []string{neutron.ClusterTag(k.Cluster)})
+		nets, err := neutron.New(c.OS.Network).ListNetworks(ctx, []string{names.ClusterTag(k.Cluster)})
 		if err != nil {
 			return false, err
 		}
 		for _, n := range nets {
-			if node := neutron.NodeNetworkOf(n.Tags); node != "" {
+			if node := names.NodeNetworkOf(n.Tags); node != "" {
 				return false, fmt.Errorf("network %s of node %s still there", n.ID, node)
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/test/e2e/framework"
 )
@@ -36,7 +37,7 @@ func TestPortPool(t *testing.T) {
 	pooledOn := func(node string) int {
 		n := 0
 		for _, p := range c.ClusterPorts(t, k.Cluster) {
-			if v := neutron.PoolNodeOf(p.Tags); v != "" && (node == "" || v == node) {
+			if v := names.PoolNodeOf(p.Tags); v != "" && (node == "" || v == node) {
 				n++
 			}
 		}
@@ -85,7 +86,7 @@ func TestPortPool(t *testing.T) {
 	for _, kp := range kps {
 		v, _ := kp.Status.DefaultVIF()
 		p := byID[v.PortID]
-		if p.Name != "kuryr-pool-port" || p.HostID != kp.Spec.PodNodeName || neutron.PoolNodeOf(p.Tags) != kp.Spec.PodNodeName {
+		if p.Name != "kuryr-pool-port" || p.HostID != kp.Spec.PodNodeName || names.PoolNodeOf(p.Tags) != kp.Spec.PodNodeName {
 			t.Errorf("%s: port %s (%s on %s), want a pooled port of %s", kp.Name, p.ID, p.Name, p.HostID, kp.Spec.PodNodeName)
 		}
 	}

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/test/e2e/framework"
 )
@@ -55,10 +56,10 @@ func podsInTwoNamespaces(t *testing.T, namespaced bool) {
 	}
 	c.WaitNoClusterPorts(t, k.Cluster, time.Minute)
 	if namespaced {
-		nets, err := neutron.New(c.OS.Network).ListNetworks(context.Background(), []string{neutron.ClusterTag(k.Cluster)})
+		nets, err := neutron.New(c.OS.Network).ListNetworks(context.Background(), []string{names.ClusterTag(k.Cluster)})
 		left := 0
 		for _, n := range nets {
-			if neutron.NamespaceOf(n.Tags) != "" { // not the nodes' (node mode)
+			if names.NamespaceOf(n.Tags) != "" { // not the nodes' (node mode)
 				left++
 			}
 		}
@@ -76,7 +77,7 @@ func checkPorts(t *testing.T, c *framework.Cloud, k *framework.Kuryr, pods []*co
 	perPod := map[string]int{}
 	for _, p := range c.ClusterPorts(t, k.Cluster) {
 		byID[p.ID] = p
-		perPod[neutron.PodUIDOf(p.Tags)]++
+		perPod[names.PodUIDOf(p.Tags)]++
 	}
 	if len(byID) != len(pods) {
 		t.Errorf("%d kuryr ports in Neutron for %d pods", len(byID), len(pods))

@@ -20,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/test/e2e/framework"
 )
@@ -93,9 +94,9 @@ func check(t *testing.T, c *framework.Cloud, k *framework.Kuryr, live []*corev1.
 	freePool := map[string]int{}
 	for _, p := range c.ClusterPorts(t, k.Cluster) {
 		byID[p.ID] = p
-		if uid := neutron.PodUIDOf(p.Tags); uid != "" {
+		if uid := names.PodUIDOf(p.Tags); uid != "" {
 			perPod[uid]++
-		} else if node := neutron.PoolNodeOf(p.Tags); node != "" && named[p.ID] == nil {
+		} else if node := names.PoolNodeOf(p.Tags); node != "" && named[p.ID] == nil {
 			freePool[node]++
 		}
 	}

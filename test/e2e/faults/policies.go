@@ -20,6 +20,7 @@ import (
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/policy"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/test/e2e/framework"
 )
@@ -174,7 +175,7 @@ func portGroups(pod *corev1.Pod, kps []kuryrv1.KuryrPort, byID map[string]neutro
 func openGroups(ctx context.Context, c *framework.Cloud, cluster string) ([2]string, error) {
 	var out [2]string
 	for i, name := range []string{policy.OpenIngress, policy.OpenEgress} {
-		sgs, err := neutron.New(c.OS.Network).FindSecurityGroups(ctx, []string{neutron.ClusterTag(cluster), neutron.PolicyTag(name)})
+		sgs, err := neutron.New(c.OS.Network).FindSecurityGroups(ctx, []string{names.ClusterTag(cluster), names.PolicyTag(name)})
 		if err != nil || len(sgs) != 1 {
 			return out, fmt.Errorf("open group %s: %d found, %v", name, len(sgs), err)
 		}
@@ -195,13 +196,13 @@ func orphanPolicyGroups(ctx context.Context, c *framework.Cloud, cluster string,
 			peers[pp.Key] = true
 		}
 	}
-	sgs, err := neutron.New(c.OS.Network).FindSecurityGroups(ctx, []string{neutron.ClusterTag(cluster)})
+	sgs, err := neutron.New(c.OS.Network).FindSecurityGroups(ctx, []string{names.ClusterTag(cluster)})
 	if err != nil {
 		return err
 	}
 	for _, sg := range sgs {
-		uid, key := neutron.PolicyUIDOf(sg.Tags), neutron.PeerKeyOf(sg.Tags)
-		if (uid != "" && !strings.HasPrefix(uid, "kuryr-open-") && !uids[uid]) || (key != "" && !peers[key]) {
+		uid, key := names.PolicyUIDOf(sg.Tags), names.PeerKeyOf(sg.Tags)
+		if (uid != "" && !strings.HasPrefix(uid, names.OpenGroupPrefix) && !uids[uid]) || (key != "" && !peers[key]) {
 			return fmt.Errorf("security group %s (%s) left without its policy", sg.ID, sg.Name)
 		}
 	}

@@ -26,12 +26,13 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kuryr-k8s/kuryr/pkg/config"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 )
 
 // Namespace and names of kuryr's workloads (deploy/base).
 const (
 	KuryrNamespace = "kube-system"
-	Lease          = config.LeaseName
+	Lease          = names.Lease
 	// ControllerMetricsPort and DaemonMetricsPort are on each node's loopback.
 	ControllerMetricsPort = 9654
 	DaemonMetricsPort     = 9655

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
 
@@ -116,7 +117,7 @@ func (c *Cloud) DeleteNamespace(t testing.TB, name string) {
 func (c *Cloud) TestPod(ns, name, node string) *corev1.Pod {
 	var grace int64 = 1
 	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{"app": "kuryr-e2e"}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{"app": names.E2EApp}},
 		Spec: corev1.PodSpec{
 			NodeName: node, TerminationGracePeriodSeconds: &grace, DNSPolicy: corev1.DNSDefault,
 			Containers: []corev1.Container{{
@@ -215,7 +216,7 @@ func (c *Cloud) ClusterPorts(t testing.TB, cluster string) []neutron.Port {
 	system := c.systemPorts(t)
 	var out []neutron.Port
 	for _, p := range c.allClusterPorts(t, cluster) {
-		if neutron.NodeOf(p.Tags) == "" && neutron.RefuseNodeOf(p.Tags) == "" && !system[p.ID] && !system[neutron.PodUIDOf(p.Tags)] {
+		if names.NodeOf(p.Tags) == "" && names.RefuseNodeOf(p.Tags) == "" && !system[p.ID] && !system[names.PodUIDOf(p.Tags)] {
 			out = append(out, p)
 		}
 	}
@@ -271,7 +272,7 @@ func (c *Cloud) portsByNode(t testing.TB, cluster string, nodeOf func([]string) 
 
 func (c *Cloud) allClusterPorts(t testing.TB, cluster string) []neutron.Port {
 	t.Helper()
-	ps, err := neutron.New(c.OS.Network).ListPorts(context.Background(), []string{neutron.ClusterTag(cluster)}, "")
+	ps, err := neutron.New(c.OS.Network).ListPorts(context.Background(), []string{names.ClusterTag(cluster)}, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -117,7 +118,7 @@ func (c *Cloud) NodeAttachments(t testing.TB, node string) []Attachment {
 		for _, kv := range pairs {
 			m[kv[0]] = kv[1]
 		}
-		list = append(list, Attachment{Name: name, ContainerID: m["kuryr-container-id"], IfName: m["kuryr-ifname"], Pod: m["kuryr-pod"]})
+		list = append(list, Attachment{Name: name, ContainerID: m[names.ExtContainerID], IfName: m[names.ExtIfName], Pod: m[names.ExtPod]})
 	}
 	return list
 }

@@ -22,14 +22,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 )
-
-// PolicyGroupName is the name of a NetworkPolicy's Neutron security group.
-func PolicyGroupName(uid string) string { return "kuryr-np-" + uid }
-
-// PeerGroupName is the name of a peer's Neutron security group (shared by
-// every policy with that peer).
-func PeerGroupName(key string) string { return "kuryr-peer-" + key }
 
 // WaitPolicyReady waits until the KuryrNetworkPolicy of a NetworkPolicy is
 // Ready for its current spec (when the condition records a generation),
@@ -54,7 +48,7 @@ func (k *Kuryr) WaitPolicyReady(t testing.TB, ns, name string, timeout time.Dura
 // PolicySecurityGroups lists the security groups named after a policy.
 func (c *Cloud) PolicySecurityGroups(t testing.TB, uid string) []groups.SecGroup {
 	t.Helper()
-	pages, err := groups.List(c.OS.Network, groups.ListOpts{Name: PolicyGroupName(uid)}).AllPages(context.Background())
+	pages, err := groups.List(c.OS.Network, groups.ListOpts{Name: names.PolicyGroupName(uid)}).AllPages(context.Background())
 	if err != nil {
 		t.Fatalf("list security groups of policy %s: %v", uid, err)
 	}
@@ -134,7 +128,7 @@ func (c *Cloud) WaitPolicyObjectsGone(t testing.TB, k *Kuryr, timeout time.Durat
 		live := k.LivePeerKeys(t)
 		for id, key := range peerGroups {
 			if !live[key] && c.SecurityGroupExists(t, id) {
-				left = append(left, "peer group "+PeerGroupName(key)+" ("+id+")")
+				left = append(left, "peer group "+names.PeerGroupName(key)+" ("+id+")")
 			}
 		}
 		return len(left) == 0, fmt.Errorf("left: %s", strings.Join(left, ", "))

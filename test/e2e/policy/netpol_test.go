@@ -7,13 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/util/retry"
-
-	"github.com/kuryr-k8s/kuryr/test/e2e/framework"
 )
 
 // policyReady bounds how long a new policy's KuryrNetworkPolicy may take
@@ -112,7 +111,7 @@ func (f *fixture) apply(t *testing.T, np *networkingv1.NetworkPolicy) time.Time 
 	sgs := f.c.PolicySecurityGroups(t, string(got.UID))
 	if len(sgs) != 1 || sgs[0].ID != knp.Status.SecurityGroupID {
 		t.Errorf("policy %s: KuryrNetworkPolicy names security group %s, Neutron has %d named %s: %+v", np.Name,
-			knp.Status.SecurityGroupID, len(sgs), framework.PolicyGroupName(string(got.UID)), sgs)
+			knp.Status.SecurityGroupID, len(sgs), names.PolicyGroupName(string(got.UID)), sgs)
 	}
 	t.Logf("policy %s: KuryrNetworkPolicy Ready %s after creation", np.Name, fmtDur(ready))
 	return start

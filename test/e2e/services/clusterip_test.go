@@ -36,8 +36,8 @@ func TestClusterIPService(t *testing.T) {
 		klb.Status.LoadBalancer.ID, time.Since(start).Round(time.Millisecond))
 	vip := svc.Spec.ClusterIP
 	for _, cl := range clients {
-		reachesAll(t, cl, httpCmd(vip, 80), names(backends), time.Minute)
-		reachesAll(t, cl, "testapp udp-ask "+vip+":9090 1", names(backends), time.Minute)
+		reachesAll(t, cl, httpCmd(vip, 80), podNames(backends), time.Minute)
+		reachesAll(t, cl, "testapp udp-ask "+vip+":9090 1", podNames(backends), time.Minute)
 	}
 	t.Logf("TCP and UDP through the VIP reach all 3 backends from pods on %d nodes, %s after creation",
 		len(clients), time.Since(start).Round(time.Millisecond))
@@ -52,20 +52,20 @@ func TestClusterIPService(t *testing.T) {
 	start = time.Now()
 	waitKLB(t, k, ns, "web", 4, time.Minute)
 	t.Logf("unready backend left the pool %s after its probe started failing", time.Since(start).Round(time.Millisecond))
-	reachesAll(t, clients[0], httpCmd(vip, 80), names(backends[1:]), time.Minute)
+	reachesAll(t, clients[0], httpCmd(vip, 80), podNames(backends[1:]), time.Minute)
 	if _, err := framework.Exec(t, backends[0], "sh", "-c", "echo ok >/www/healthz"); err != nil {
 		t.Fatal(err)
 	}
 	waitKLB(t, k, ns, "web", 6, time.Minute)
 
 	// Hairpin: a backend reaches its own Service, itself included.
-	reachesAll(t, backends[1], httpCmd(vip, 80), names(backends), time.Minute)
+	reachesAll(t, backends[1], httpCmd(vip, 80), podNames(backends), time.Minute)
 
 	// Scale 3 -> 6 -> 1.
 	more := createBackends(t, c, ns, "web", 3, 3)
 	all := append(append([]*corev1.Pod{}, backends...), more...)
 	waitKLB(t, k, ns, "web", 12, 2*time.Minute)
-	reachesAll(t, clients[1], httpCmd(vip, 80), names(all), time.Minute)
+	reachesAll(t, clients[1], httpCmd(vip, 80), podNames(all), time.Minute)
 	for _, p := range all[1:] {
 		if err := c.Kube.CoreV1().Pods(ns).Delete(context.Background(), p.Name, metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
@@ -74,7 +74,7 @@ func TestClusterIPService(t *testing.T) {
 	start = time.Now()
 	waitKLB(t, k, ns, "web", 2, 2*time.Minute)
 	t.Logf("scaled 6 -> 1: members followed in %s", time.Since(start).Round(time.Millisecond))
-	reachesAll(t, clients[0], httpCmd(vip, 80), names(all[:1]), time.Minute)
+	reachesAll(t, clients[0], httpCmd(vip, 80), podNames(all[:1]), time.Minute)
 
 	// A port change moves the listener.
 	cur, err := c.Kube.CoreV1().Services(ns).Get(context.Background(), "web", metav1.GetOptions{})
@@ -85,7 +85,7 @@ func TestClusterIPService(t *testing.T) {
 	if _, err := c.Kube.CoreV1().Services(ns).Update(context.Background(), cur, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	reachesAll(t, clients[1], httpCmd(vip, 8081), names(all[:1]), time.Minute)
+	reachesAll(t, clients[1], httpCmd(vip, 8081), podNames(all[:1]), time.Minute)
 	if got := answers(t, clients[1], httpCmd(vip, 80), 3); len(got) != 0 {
 		t.Errorf("the old port 80 still answers: %v", got)
 	}

@@ -19,6 +19,7 @@ import (
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/test/e2e/framework"
 )
@@ -85,12 +86,12 @@ func TestLoadBalancerService(t *testing.T) {
 	deleteService(t, c, ns, "web")
 	framework.Eventually(t, 2*time.Minute, time.Second, "load balancer and floating IP released", func() (bool, error) {
 		fips, err := neutron.New(c.OS.Network).ListFloatingIPs(context.Background(),
-			neutron.FloatingIPFilter{Tags: []string{neutron.ServiceTag(string(svc.UID))}})
+			neutron.FloatingIPFilter{Tags: []string{names.ServiceTag(string(svc.UID))}})
 		if err != nil {
 			return false, err
 		}
 		lbs := serviceLBs(t, c, k.Cluster, string(svc.UID))
-		sgs, err := neutron.New(c.OS.Network).FindSecurityGroups(context.Background(), []string{neutron.ServiceTag(string(svc.UID))})
+		sgs, err := neutron.New(c.OS.Network).FindSecurityGroups(context.Background(), []string{names.ServiceTag(string(svc.UID))})
 		if err != nil {
 			return false, err
 		}

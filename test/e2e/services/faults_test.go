@@ -12,7 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/octavia"
 	"github.com/kuryr-k8s/kuryr/test/e2e/framework"
 	"github.com/kuryr-k8s/kuryr/test/faultproxy"
@@ -92,7 +92,7 @@ func TestServiceChurnUnderOctaviaFaults(t *testing.T) {
 	c.DeleteNamespace(t, ns)
 	for _, s := range live {
 		lbs, err := octavia.New(c.OS.LoadBalancer).FindLoadBalancers(context.Background(),
-			[]string{neutron.ClusterTag(k.Cluster), neutron.ServiceTag(string(s.UID))})
+			[]string{names.ClusterTag(k.Cluster), names.ServiceTag(string(s.UID))})
 		if err != nil || len(lbs) != 0 {
 			t.Errorf("Service %s: %d load balancers left after its namespace went (%v)", s.Name, len(lbs), err)
 		}

@@ -22,7 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
-	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/octavia"
 	"github.com/kuryr-k8s/kuryr/test/e2e/framework"
 )
@@ -141,7 +141,7 @@ func httpCmd(host string, port int) string {
 	return fmt.Sprintf(`printf 'GET / HTTP/1.0\r\n\r\n' | nc -w 2 %s %d | tail -n 1`, host, port)
 }
 
-func names(pods []*corev1.Pod) []string {
+func podNames(pods []*corev1.Pod) []string {
 	var out []string
 	for _, p := range pods {
 		out = append(out, p.Name)
@@ -153,7 +153,7 @@ func names(pods []*corev1.Pod) []string {
 func serviceLBs(t *testing.T, c *framework.Cloud, cluster string, uid string) []octavia.LoadBalancer {
 	t.Helper()
 	lbs, err := octavia.New(c.OS.LoadBalancer).FindLoadBalancers(context.Background(),
-		[]string{neutron.ClusterTag(cluster), neutron.ServiceTag(uid)})
+		[]string{names.ClusterTag(cluster), names.ServiceTag(uid)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,7 +56,7 @@ func TestSelectorlessHeadlessExternalName(t *testing.T) {
 	if !protos["TCP"] || !protos["SCTP"] {
 		t.Errorf("listeners %+v, want TCP and SCTP", klb.Status.Listeners)
 	}
-	reachesAll(t, cl, httpCmd(svc.Spec.ClusterIP, 80), names(backends), time.Minute)
+	reachesAll(t, cl, httpCmd(svc.Spec.ClusterIP, 80), podNames(backends), time.Minute)
 
 	headless := webService(ns, "headless", "manual")
 	headless.Spec.ClusterIP = corev1.ClusterIPNone
@@ -102,7 +102,7 @@ func TestDNSAndAPIService(t *testing.T) {
 			out, err := framework.Exec(t, cl, "nslookup", fqdn)
 			return err == nil && strings.Contains(out, svc.Spec.ClusterIP), fmt.Errorf("%v: %s", err, out)
 		})
-		reachesAll(t, cl, httpCmd("web."+ns, 80), names(backends), time.Minute)
+		reachesAll(t, cl, httpCmd("web."+ns, 80), podNames(backends), time.Minute)
 		framework.Eventually(t, time.Minute, 2*time.Second, "the API through https://kubernetes.default from "+node, func() (bool, error) {
 			out, err := framework.Exec(t, cl, "testapp", "kube-get", "https://kubernetes.default/api/v1/namespaces/"+ns+"/services")
 			return err == nil && strings.Contains(out, `"name":"web"`), fmt.Errorf("%v: %.300s", err, out)

@@ -118,15 +118,15 @@ func TestNodePortService(t *testing.T) {
 	start := time.Now()
 	for _, from := range c.Nodes {
 		for _, to := range c.Nodes {
-			nodeReachesAll(t, c, from, addrs[to].internal, port, names(backends))
-			nodeReachesAll(t, c, from, addrs[to].mgmt, port, names(backends))
+			nodeReachesAll(t, c, from, addrs[to].internal, port, podNames(backends))
+			nodeReachesAll(t, c, from, addrs[to].mgmt, port, podNames(backends))
 		}
 	}
 	t.Logf("node port %d answers on every node's InternalIP and management address from every node, %s after the load balancer was Ready",
 		port, time.Since(start).Round(time.Millisecond))
 	client := clientPod(t, c, ns, "client", c.Nodes[0])
 	for _, to := range c.Nodes {
-		reachesAll(t, client, httpCmd(addrs[to].mgmt, int(port)), names(backends), time.Minute)
+		reachesAll(t, client, httpCmd(addrs[to].mgmt, int(port)), podNames(backends), time.Minute)
 	}
 
 	lbs := webService(ns, "web-lb", "web")
@@ -135,7 +135,7 @@ func TestNodePortService(t *testing.T) {
 	waitKLB(t, k, ns, "web-lb", 2, 2*time.Minute)
 	lbPort := nodePortOf(t, lb)
 	for _, to := range c.Nodes {
-		nodeReachesAll(t, c, c.Nodes[0], addrs[to].internal, lbPort, names(backends))
+		nodeReachesAll(t, c, c.Nodes[0], addrs[to].internal, lbPort, podNames(backends))
 	}
 }
 

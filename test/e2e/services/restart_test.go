@@ -37,7 +37,7 @@ func TestControllerKilledWhileCreatingServices(t *testing.T) {
 			t.Errorf("Service %s has %d load balancers, want 1", s.Name, len(lbs))
 		}
 	}
-	reachesAll(t, cl, httpCmd(svcs[n-1].Spec.ClusterIP, 80), names(backends), time.Minute)
+	reachesAll(t, cl, httpCmd(svcs[n-1].Spec.ClusterIP, 80), podNames(backends), time.Minute)
 
 	// A clean restart adopts everything: not one Octavia write.
 	k.Controller(t, "restart")

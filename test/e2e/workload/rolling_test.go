@@ -14,7 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/test/e2e/framework"
 )
 
@@ -137,7 +137,7 @@ func checkOnePortPerPod(t *testing.T, c *framework.Cloud, k *framework.Kuryr, po
 	framework.Eventually(t, time.Minute, time.Second, "one Neutron port per pod", func() (bool, error) {
 		perPod := map[string]int{}
 		for _, p := range c.ClusterPorts(t, k.Cluster) {
-			if uid := neutron.PodUIDOf(p.Tags); want[uid] {
+			if uid := names.PodUIDOf(p.Tags); want[uid] {
 				perPod[uid]++
 			}
 		}
