@@ -7,6 +7,7 @@ import (
 
 	"github.com/kuryr-k8s/kuryr/pkg/clusternet"
 	"github.com/kuryr-k8s/kuryr/pkg/config"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/kit"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrport"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/policy"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
@@ -21,7 +22,7 @@ const policyWorkers = 8
 // gives pods' ports the groups of the policies that select them and of the
 // peers they are one of. Called
 // before the KuryrPort reconciler is set up.
-func wirePolicies(mgr ctrl.Manager, cfg *config.Config, nc *neutron.Client, nets *clusternet.Source, rec kuryrport.Recorder,
+func wirePolicies(mgr ctrl.Manager, cfg *config.Config, nc *neutron.Client, nets *clusternet.Source, rec kit.Recorder,
 	kp *kuryrport.Reconciler) (*policy.GroupReconciler, error) {
 	nd := cfg.NeutronDefaults
 	if len(nd.PodSecurityGroups) == 0 {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/kuryr-k8s/kuryr/pkg/config"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/cleanup"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/kit"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrnetwork"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrport"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/pod"
@@ -92,7 +93,7 @@ func wire(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients, hs *heal
 	nc := neutron.New(osc.Network)
 	info := neutron.NewInfo(nc, 10*time.Minute)
 	cluster := cfg.Kubernetes.ClusterName
-	var rec kuryrport.Recorder = noEvents{}
+	var rec kit.Recorder = noEvents{}
 	if cfg.Kubernetes.UseEvents {
 		rec = mgr.GetEventRecorder("kuryr-controller")
 	}
@@ -190,7 +191,7 @@ func targets(mgr ctrl.Manager, cfg *config.Config, info *neutron.Info) (kuryrpor
 }
 
 func newKuryrPortReconciler(mgr ctrl.Manager, cfg *config.Config, nc *neutron.Client, info *neutron.Info,
-	target kuryrport.TargetFunc, poolTargets kuryrport.NodeTargetFunc, rec kuryrport.Recorder) *kuryrport.Reconciler {
+	target kuryrport.TargetFunc, poolTargets kuryrport.NodeTargetFunc, rec kit.Recorder) *kuryrport.Reconciler {
 	nd := cfg.NeutronDefaults
 	kp := &kuryrport.Reconciler{
 		Client: mgr.GetClient(), Neutron: nc.Batching(cfg.Controller.PortWorkers, portBatch(cfg)),
@@ -219,7 +220,7 @@ func portBatch(cfg *config.Config) int {
 	return max(1, min(cfg.Controller.PortBatchSize, int(cfg.Neutron.Timeout.Seconds()/secondsPerPort)))
 }
 
-func newNetworkReconciler(mgr ctrl.Manager, cfg *config.Config, nc *neutron.Client, rec kuryrport.Recorder) *kuryrnetwork.Reconciler {
+func newNetworkReconciler(mgr ctrl.Manager, cfg *config.Config, nc *neutron.Client, rec kit.Recorder) *kuryrnetwork.Reconciler {
 	return &kuryrnetwork.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Neutron: nc, Recorder: rec, Settings: kuryrnetwork.Settings{
 		Cluster: cfg.Kubernetes.ClusterName, Router: cfg.NamespaceSubnet.PodRouter,
 		SubnetPool: cfg.NamespaceSubnet.PodSubnetPool, ExtraTags: cfg.NeutronDefaults.ResourceTags,

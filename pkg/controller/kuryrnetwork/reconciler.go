@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
-	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrport"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/kit"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/retry"
 )
@@ -50,7 +50,7 @@ type Settings struct {
 type Reconciler struct {
 	client.Client
 	Neutron  networks
-	Recorder kuryrport.Recorder
+	Recorder kit.Recorder
 	Settings Settings
 	// APIReader reads Nodes from the API server, not the cache, when a
 	// node's KuryrNetwork is finalized (nil: the client).
@@ -174,6 +174,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("kuryrnetwork").
 		For(&kuryrv1.KuryrNetwork{}).
-		WithOptions(controller.Options{MaxConcurrentReconciles: workers, RateLimiter: kuryrport.RateLimiter()}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers, RateLimiter: kit.RateLimiter()}).
 		Complete(r)
 }

@@ -13,7 +13,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -21,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/kit"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/retry"
 )
@@ -39,11 +39,6 @@ type netInfo interface {
 	Network(ctx context.Context, id string) (*neutron.Network, error)
 }
 
-// Recorder emits Kubernetes Events (events.k8s.io).
-type Recorder interface {
-	Eventf(regarding, related runtime.Object, eventtype, reason, action, note string, args ...any)
-}
-
 // TargetFunc says which network and subnet a KuryrPort's port goes on; ok is
 // false while that is not known yet (a namespace's or node's network being
 // created).
@@ -56,7 +51,7 @@ type Reconciler struct {
 	Info     netInfo
 	Ledger   *Ledger
 	Target   TargetFunc
-	Recorder Recorder
+	Recorder kit.Recorder
 	Settings Settings
 	// Pool, when set, hands out pre-created ports on the target of their
 	// node (the default subnet, or the node's own network).
@@ -68,7 +63,7 @@ type Reconciler struct {
 	Groups     GroupSource
 	GroupPorts groupPorts
 	// Watches: what else makes a KuryrPort's groups change.
-	Watches []Watch
+	Watches []kit.Watch
 	watch   stopwatch
 	// deletes are the port deletes that went unanswered (deletePort).
 	deletes neutron.Unanswered

@@ -23,7 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
-	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrport"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/kit"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/octavia"
 )
@@ -87,7 +87,7 @@ type Reconciler struct {
 	Info    netInfo
 	// Groups, when set, gives LoadBalancer Services their source groups.
 	Groups   securityGroups
-	Recorder kuryrport.Recorder
+	Recorder kit.Recorder
 	Settings Settings
 	// unanswered holds the Services whose load balancer create went
 	// unanswered: Octavia may still commit it. Read through creates().

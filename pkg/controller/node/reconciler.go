@@ -25,7 +25,7 @@ import (
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/clusternet"
-	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrport"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/kit"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/retry"
 )
@@ -51,7 +51,7 @@ type Reconciler struct {
 	client.Client
 	Neutron  portAPI
 	Info     netInfo
-	Recorder kuryrport.Recorder
+	Recorder kit.Recorder
 	Settings Settings
 	unclear  neutron.Unanswered // kind/node of the last creates that went unanswered
 }
