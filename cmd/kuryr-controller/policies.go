@@ -10,6 +10,7 @@ import (
 	"github.com/kuryr-k8s/kuryr/pkg/controller/kit"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrport"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/policy"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/portgroups"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
 
@@ -39,7 +40,7 @@ func wirePolicies(mgr ctrl.Manager, cfg *config.Config, nc *neutron.Client, nets
 	if err := mgr.Add(open); err != nil {
 		return nil, err
 	}
-	sources := kuryrport.Sources{policy.PodGroups{Reader: mgr.GetClient(), Open: open}}
+	sources := portgroups.Sources{policy.PodGroups{Reader: mgr.GetClient(), Open: open}}
 	if kp.Groups != nil {
 		sources = append(sources, kp.Groups)
 	}

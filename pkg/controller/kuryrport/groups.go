@@ -17,59 +17,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/portgroups"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
-
-// GroupSource says which security groups a pod's port carries beyond
-// [neutron_defaults] pod_security_groups.
-type GroupSource interface {
-	Groups(ctx context.Context, kp *kuryrv1.KuryrPort) ([]string, error)
-}
-
-// ErrGroupsNotReady: a source cannot tell a port's groups yet (a policy
-// that selects the pod has no security group yet). The port waits: it is
-// neither created nor changed until the source can tell.
-var ErrGroupsNotReady = errors.New("security groups not known yet")
-
-// GroupsNotReady is ErrGroupsNotReady with the groups a running port
-// carries meanwhile: what is known, failing closed on what is not (a
-// policy whose group is not ready isolates without admitting). A new port
-// waits instead.
-type GroupsNotReady struct {
-	Groups []string
-	Cause  error
-}
-
-func (e *GroupsNotReady) Error() string        { return fmt.Sprintf("%v: %v", ErrGroupsNotReady, e.Cause) }
-func (e *GroupsNotReady) Is(target error) bool { return target == ErrGroupsNotReady }
-func (e *GroupsNotReady) Unwrap() error        { return e.Cause }
-
-// Sources are several sources of groups: a port carries them all.
-type Sources []GroupSource
-
-// Groups returns the sorted union of every source's groups (a
-// GroupsNotReady with the union when one of them is not ready).
-func (s Sources) Groups(ctx context.Context, kp *kuryrv1.KuryrPort) ([]string, error) {
-	var out []string
-	var notReady *GroupsNotReady
-	for _, src := range s {
-		gs, err := src.Groups(ctx, kp)
-		var nr *GroupsNotReady
-		switch {
-		case errors.As(err, &nr):
-			notReady, gs = nr, nr.Groups
-		case err != nil:
-			return nil, err
-		}
-		out = append(out, gs...)
-	}
-	slices.Sort(out)
-	out = slices.Compact(out)
-	if notReady != nil {
-		return nil, &GroupsNotReady{Groups: out, Cause: notReady.Cause}
-	}
-	return out, nil
-}
 
 // groupsAtCreation are the groups a new port is created with, or a taken
 // pooled or adopted port is given before the pod is told about it: there
@@ -207,7 +157,7 @@ func (r *Reconciler) ensureGroups(ctx context.Context, kp *kuryrv1.KuryrPort, vi
 		return nil
 	}
 	want, err := r.Groups.Groups(ctx, kp)
-	var notReady *GroupsNotReady
+	var notReady *portgroups.GroupsNotReady
 	if errors.As(err, &notReady) {
 		// Fail closed meanwhile; retried until ready.
 		if err := r.applyGroups(ctx, kp, vif, notReady.Groups); err != nil {
@@ -289,7 +239,7 @@ func (r *Reconciler) poolable(ctx context.Context, podUID, portID string) bool {
 // fail closed meanwhile, so it never keeps a group that is going away
 // (whose policy would wait for it forever) nor an open one.
 func (r *Reconciler) failClosed(ctx context.Context, kp *kuryrv1.KuryrPort, err error) error {
-	var nr *GroupsNotReady
+	var nr *portgroups.GroupsNotReady
 	p, held := r.Ledger.Lookup(kp.Spec.PodUID)
 	if !errors.As(err, &nr) || !held || r.Ledger.Doomed(p.ID) {
 		return nil

@@ -21,6 +21,7 @@ import (
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/kit"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/portgroups"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/retry"
 )
@@ -60,7 +61,7 @@ type Reconciler struct {
 	Started interface{ Completed() bool }
 	// Groups, when set, gives pods' ports further security groups (their
 	// policies', their LoadBalancer Services'), through GroupPorts.
-	Groups     GroupSource
+	Groups     portgroups.GroupSource
 	GroupPorts groupPorts
 	// Watches: what else makes a KuryrPort's groups change.
 	Watches []kit.Watch
@@ -91,7 +92,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	r.watch.start(kp.UID)
 	res, err := r.ensurePort(ctx, &kp)
-	if errors.Is(err, ErrGroupsNotReady) {
+	if errors.Is(err, portgroups.ErrGroupsNotReady) {
 		if err := r.failClosed(ctx, &kp, err); err != nil {
 			return ctrl.Result{}, err
 		}
@@ -108,7 +109,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 const groupsRecheck = time.Second
 
 func waitGroups(err error) (ctrl.Result, error) {
-	if errors.Is(err, ErrGroupsNotReady) {
+	if errors.Is(err, portgroups.ErrGroupsNotReady) {
 		return ctrl.Result{RequeueAfter: groupsRecheck}, nil
 	}
 	return ctrl.Result{}, err

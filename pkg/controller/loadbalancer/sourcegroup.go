@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
-	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrport"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/portgroups"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
 
@@ -199,7 +199,7 @@ func (r *Reconciler) findGroups(ctx context.Context, uid string) ([]neutron.Secu
 }
 
 // dropGroups deletes groups the Service no longer needs, once no
-// KuryrPort names them (kuryrport.GroupOnPorts) and Neutron agrees (409
+// KuryrPort names them (portgroups.GroupOnPorts) and Neutron agrees (409
 // while a port carries one): the KuryrPort reconciler takes them off the
 // pods' ports once the Service no longer needs them, and a later
 // reconcile deletes them (errGroupInUse requeues without an error).
@@ -209,7 +209,7 @@ func (r *Reconciler) dropGroups(ctx context.Context, klb *kuryrv1.KuryrLoadBalan
 		if klb.Status.SecurityGroup == g.ID {
 			klb.Status.SecurityGroup = ""
 		}
-		busy, err := kuryrport.GroupOnPorts(ctx, r.Client, g.ID)
+		busy, err := portgroups.GroupOnPorts(ctx, r.Client, g.ID)
 		if err != nil {
 			return err
 		}

@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
-	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrport"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/portgroups"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
 
@@ -35,7 +35,7 @@ func (r *GroupReconciler) finalize(ctx context.Context, knp *kuryrv1.KuryrNetwor
 		if id == "" {
 			continue
 		}
-		if busy, err := kuryrport.GroupOnPorts(ctx, r.Client, id); err != nil || busy {
+		if busy, err := portgroups.GroupOnPorts(ctx, r.Client, id); err != nil || busy {
 			log.FromContext(ctx).V(1).Info("security group still named by KuryrPorts", "group", id)
 			return ctrl.Result{RequeueAfter: inUseRetry}, err
 		}

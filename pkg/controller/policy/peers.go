@@ -10,7 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
-	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrport"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/portgroups"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
 
@@ -167,7 +167,7 @@ func (r *GroupReconciler) releasePeer(ctx context.Context, knp *kuryrv1.KuryrNet
 			return true, nil
 		}
 	}
-	if busy, err := kuryrport.GroupOnPorts(ctx, r.Client, id); err != nil || busy {
+	if busy, err := portgroups.GroupOnPorts(ctx, r.Client, id); err != nil || busy {
 		return false, err
 	}
 	err = r.Neutron.DeleteSecurityGroup(ctx, id)
@@ -212,7 +212,7 @@ func (r *GroupReconciler) SweepPeer(ctx context.Context, key, id string) error {
 			return nil
 		}
 	}
-	if busy, err := kuryrport.GroupOnPorts(ctx, r.Client, id); err != nil || busy {
+	if busy, err := portgroups.GroupOnPorts(ctx, r.Client, id); err != nil || busy {
 		return err
 	}
 	if err := r.Neutron.DeleteSecurityGroup(ctx, id); err != nil && !neutron.InUse(err) {
