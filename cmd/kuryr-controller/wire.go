@@ -21,6 +21,7 @@ import (
 	"github.com/kuryr-k8s/kuryr/pkg/controller/kit"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrnetwork"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrport"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/loadbalancer"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/pod"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/policy"
 	"github.com/kuryr-k8s/kuryr/pkg/health"
@@ -107,7 +108,7 @@ func wire(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients, hs *heal
 	kp.Started = start
 	if cfg.Services() {
 		// LoadBalancer Services' source groups go onto their pods' ports.
-		kp.Groups, kp.GroupPorts = kuryrport.ServiceGroups{Reader: mgr.GetClient()}, nc
+		kp.Groups, kp.GroupPorts = loadbalancer.ServiceGroups{Reader: mgr.GetClient()}, nc
 	}
 	var policies *policy.GroupReconciler
 	if cfg.NetworkPolicy.Enabled {
@@ -115,6 +116,13 @@ func wire(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients, hs *heal
 		if policies, err = wirePolicies(mgr, cfg, nc, nets, rec, kp); err != nil {
 			return err
 		}
+	}
+	if kp.Groups != nil {
+		w, err := loadbalancer.ServiceGroupsWatch(context.Background(), mgr)
+		if err != nil {
+			return err
+		}
+		kp.Watches = append([]kit.Watch{w}, kp.Watches...)
 	}
 	// Enough reconciles wait on the batcher to fill every request it may
 	// have in flight.

@@ -24,13 +24,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 		// A namespace's or node's network becoming ready unblocks its
 		// KuryrPorts.
 		Watches(&kuryrv1.KuryrNetwork{}, handler.EnqueueRequestsFromMapFunc(r.waitingOn))
-	if r.Groups != nil {
-		h, err := watchServiceGroups(context.Background(), mgr)
-		if err != nil {
-			return err
-		}
-		b = b.Watches(&kuryrv1.KuryrLoadBalancer{}, h)
-	}
 	for _, w := range r.Watches {
 		b = b.Watches(w.Object, w.Handler)
 	}
