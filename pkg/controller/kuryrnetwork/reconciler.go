@@ -9,19 +9,16 @@ import (
 	"fmt"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/kit"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
-	"github.com/kuryr-k8s/kuryr/pkg/retry"
 )
 
 // networks is the Neutron seam of this reconciler.
@@ -93,14 +90,10 @@ func (r *Reconciler) serves(kn *kuryrv1.KuryrNetwork) bool {
 }
 
 func (r *Reconciler) ensure(ctx context.Context, kn *kuryrv1.KuryrNetwork) (ctrl.Result, error) {
-	orig := kn.DeepCopy()
-	if !controllerutil.ContainsFinalizer(kn, kuryrv1.KuryrNetworkFinalizer) {
-		controllerutil.AddFinalizer(kn, kuryrv1.KuryrNetworkFinalizer)
-		if err := r.Patch(ctx, kn, client.MergeFrom(orig)); err != nil {
-			return ctrl.Result{}, fmt.Errorf("add finalizer: %w", err)
-		}
-		orig = kn.DeepCopy()
+	if err := kit.AddFinalizer(ctx, r.Client, kn, kuryrv1.KuryrNetworkFinalizer); err != nil {
+		return ctrl.Result{}, err
 	}
+	orig := kn.DeepCopy()
 	o := ownerOf(kn, r.Settings)
 	net, wait, err := r.network(ctx, kn, o)
 	switch {
@@ -154,19 +147,18 @@ func (r *Reconciler) network(ctx context.Context, kn *kuryrv1.KuryrNetwork, o ow
 	return net, 0, err
 }
 
+// fail makes a Neutron error visible (condition, with what the status
+// gained since orig, and an Event on the namespace or node) and returns
+// it, so the work queue retries with backoff.
 func (r *Reconciler) fail(ctx context.Context, kn, orig *kuryrv1.KuryrNetwork, action string, cause error) error {
-	if retry.Stopping(ctx, cause) {
-		return cause
-	}
-	kind := string(neutron.Classify(cause))
-	meta.SetStatusCondition(&kn.Status.Conditions, metav1.Condition{
-		Type: kuryrv1.ConditionReady, Status: metav1.ConditionFalse, Reason: kind, Message: kuryrv1.ConditionMessage(cause.Error()),
-	})
-	if err := r.Status().Patch(ctx, kn, client.MergeFrom(orig)); err != nil {
-		log.FromContext(ctx).Error(err, "could not record the failure on the KuryrNetwork")
-	}
-	r.Recorder.Eventf(ownerOf(kn, r.Settings).regarding, kn, corev1.EventTypeWarning, kind, action, "%v", cause)
-	return cause
+	return kit.Fail(ctx, r.Recorder, kit.Failure{Regarding: ownerOf(kn, r.Settings).regarding, Related: kn,
+		Kind: string(neutron.Classify(cause)), Action: action,
+		SetReady: func(reason, msg string) error {
+			meta.SetStatusCondition(&kn.Status.Conditions, metav1.Condition{
+				Type: kuryrv1.ConditionReady, Status: metav1.ConditionFalse, Reason: reason, Message: kuryrv1.ConditionMessage(msg),
+			})
+			return r.Status().Patch(ctx, kn, client.MergeFrom(orig))
+		}}, cause)
 }
 
 // SetupWithManager registers the reconciler.

@@ -19,7 +19,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
@@ -143,12 +142,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !klb.DeletionTimestamp.IsZero() {
 		return r.finalize(ctx, &klb, uid)
 	}
-	if !controllerutil.ContainsFinalizer(&klb, kuryrv1.KuryrLoadBalancerFinalizer) {
-		orig := klb.DeepCopy()
-		controllerutil.AddFinalizer(&klb, kuryrv1.KuryrLoadBalancerFinalizer)
-		if err := r.Patch(ctx, &klb, client.MergeFrom(orig)); err != nil {
-			return ctrl.Result{}, fmt.Errorf("add finalizer: %w", err)
-		}
+	if err := kit.AddFinalizer(ctx, r.Client, &klb, kuryrv1.KuryrLoadBalancerFinalizer); err != nil {
+		return ctrl.Result{}, err
 	}
 	orig := klb.DeepCopy()
 	res, err := r.ensure(ctx, &klb, uid)

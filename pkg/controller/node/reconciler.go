@@ -27,7 +27,6 @@ import (
 	"github.com/kuryr-k8s/kuryr/pkg/clusternet"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/kit"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
-	"github.com/kuryr-k8s/kuryr/pkg/retry"
 )
 
 // portAPI is the Neutron seam of this reconciler.
@@ -202,9 +201,6 @@ func minRoute(p netip.Prefix) int {
 // fail makes an error visible as a Warning Event on the node and returns
 // it for a retry with backoff.
 func (r *Reconciler) fail(ctx context.Context, k kind, node *corev1.Node, action string, cause error) error {
-	if retry.Stopping(ctx, cause) {
-		return cause
-	}
-	r.Recorder.Eventf(node, nil, corev1.EventTypeWarning, string(neutron.Classify(cause)), action, "%s: %v", k.what, cause)
-	return cause
+	return kit.Fail(ctx, r.Recorder, kit.Failure{Regarding: node, Kind: string(neutron.Classify(cause)), Action: action,
+		Note: fmt.Sprintf("%s: %v", k.what, cause)}, cause)
 }

@@ -7,17 +7,15 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/kit"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
-	"github.com/kuryr-k8s/kuryr/pkg/retry"
 )
 
 // groupAPI is the Neutron seam of the KuryrNetworkPolicy reconciler.
@@ -65,19 +63,13 @@ func (r *GroupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	if !knp.DeletionTimestamp.IsZero() {
 		return r.finalize(ctx, &knp)
 	}
-	if !controllerutil.ContainsFinalizer(&knp, kuryrv1.KuryrNetworkPolicyFinalizer) {
-		patch := client.MergeFrom(knp.DeepCopy())
-		controllerutil.AddFinalizer(&knp, kuryrv1.KuryrNetworkPolicyFinalizer)
-		if err := r.Patch(ctx, &knp, patch); err != nil {
-			return ctrl.Result{}, fmt.Errorf("add finalizer: %w", err)
-		}
+	if err := kit.AddFinalizer(ctx, r.Client, &knp, kuryrv1.KuryrNetworkPolicyFinalizer); err != nil {
+		return ctrl.Result{}, err
 	}
 	res, err := r.apply(ctx, &knp)
-	if err != nil && !retry.Stopping(ctx, err) {
-		r.Recorder.Eventf(&knp, nil, corev1.EventTypeWarning, string(neutron.Classify(err)), "ApplyPolicy", "%v", err)
-		if cerr := r.condition(ctx, &knp, metav1.ConditionFalse, string(neutron.Classify(err)), err.Error()); cerr != nil {
-			log.FromContext(ctx).Error(cerr, "could not record the failure")
-		}
+	if err != nil {
+		kit.Fail(ctx, r.Recorder, kit.Failure{Regarding: &knp, Kind: string(neutron.Classify(err)), Action: "ApplyPolicy",
+			SetReady: func(reason, msg string) error { return r.condition(ctx, &knp, metav1.ConditionFalse, reason, msg) }}, err)
 	}
 	return res, err
 }
