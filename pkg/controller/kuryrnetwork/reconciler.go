@@ -19,6 +19,7 @@ import (
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/kit"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+	"github.com/kuryr-k8s/kuryr/pkg/openstack"
 )
 
 // networks is the Neutron seam of this reconciler.
@@ -52,7 +53,7 @@ type Reconciler struct {
 	// APIReader reads Nodes from the API server, not the cache, when a
 	// node's KuryrNetwork is finalized (nil: the client).
 	APIReader client.Reader
-	unclear   neutron.Unanswered // network names whose last create went unanswered
+	unclear   openstack.Unanswered // network names whose last create went unanswered
 }
 
 // NetworkName is the deterministic name of a namespace's network, so that a
@@ -125,7 +126,7 @@ func (r *Reconciler) ensure(ctx context.Context, kn *kuryrv1.KuryrNetwork) (ctrl
 
 // network returns the owner's network: found by name (made before a crash,
 // or by a create whose answer was lost), else created. After a create that
-// went unanswered it keeps looking for neutron.UnclearSettle before
+// went unanswered it keeps looking for openstack.UnclearSettle before
 // creating again (nil and how long to wait): Neutron may still commit it,
 // and a second network of the same name would be one too many.
 func (r *Reconciler) network(ctx context.Context, kn *kuryrv1.KuryrNetwork, o owner) (*neutron.Network, time.Duration, error) {
@@ -141,7 +142,7 @@ func (r *Reconciler) network(ctx context.Context, kn *kuryrv1.KuryrNetwork, o ow
 	}
 	r.unclear.GiveUp(o.network)
 	net, err = r.Neutron.CreateNetwork(ctx, o.network, kn.Spec.ProjectID, o.tags)
-	if net == nil && neutron.Unclear(err) {
+	if net == nil && openstack.Unclear(err) {
 		r.unclear.Mark(o.network)
 	}
 	return net, 0, err

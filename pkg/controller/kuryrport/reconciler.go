@@ -22,6 +22,7 @@ import (
 	"github.com/kuryr-k8s/kuryr/pkg/controller/kit"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/portgroups"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+	"github.com/kuryr-k8s/kuryr/pkg/openstack"
 )
 
 // portAPI is the Neutron seam of this reconciler.
@@ -65,7 +66,7 @@ type Reconciler struct {
 	Watches []kit.Watch
 	watch   stopwatch
 	// deletes are the port deletes that went unanswered (deletePort).
-	deletes neutron.Unanswered
+	deletes openstack.Unanswered
 }
 
 // Reconcile creates the port of a KuryrPort, or deletes it when the

@@ -25,6 +25,7 @@ import (
 	"github.com/kuryr-k8s/kuryr/pkg/controller/kit"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/octavia"
+	"github.com/kuryr-k8s/kuryr/pkg/openstack"
 )
 
 // loadBalancers is the Octavia seam of this reconciler.
@@ -90,7 +91,7 @@ type Reconciler struct {
 	Settings Settings
 	// unanswered holds the Services whose load balancer create went
 	// unanswered: Octavia may still commit it. Read through creates().
-	unanswered     neutron.Unanswered
+	unanswered     openstack.Unanswered
 	unansweredInit sync.Once
 	progress       progress
 }
@@ -109,7 +110,7 @@ const (
 
 // creates is the record of unanswered creates, its settle time set once
 // (workers share it: none may write it while others read it).
-func (r *Reconciler) creates() *neutron.Unanswered {
+func (r *Reconciler) creates() *openstack.Unanswered {
 	r.unansweredInit.Do(func() { r.unanswered.Settle = r.Settings.CreateSettle })
 	return &r.unanswered
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/kuryr-k8s/kuryr/pkg/clusternet"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/kit"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+	"github.com/kuryr-k8s/kuryr/pkg/openstack"
 )
 
 // portAPI is the Neutron seam of this reconciler.
@@ -52,7 +53,7 @@ type Reconciler struct {
 	Info     netInfo
 	Recorder kit.Recorder
 	Settings Settings
-	unclear  neutron.Unanswered // kind/node of the last creates that went unanswered
+	unclear  openstack.Unanswered // kind/node of the last creates that went unanswered
 }
 
 // Reconcile converges the ports of one node, one of each kind.
