@@ -25,9 +25,8 @@ type securityGroups interface {
 	SecurityGroupsNamed(ctx context.Context, name string) ([]neutron.SecurityGroup, error)
 	CreateSecurityGroup(ctx context.Context, name, description, project string, tags []string) (*neutron.SecurityGroup, error)
 	DeleteSecurityGroup(ctx context.Context, id string) error
-	CreateRule(ctx context.Context, sg, project string, r neutron.Rule) error
 	TagSecurityGroup(ctx context.Context, id string, tags []string) error
-	DeleteRule(ctx context.Context, id string) error
+	neutron.RuleWriter
 }
 
 // The ovn provider keeps the client's address (no SNAT) and has no
@@ -170,19 +169,14 @@ func (r *Reconciler) sourceGroup(ctx context.Context, klb *kuryrv1.KuryrLoadBala
 	}
 	// Only ingress: Neutron's default egress rules would let every member
 	// pod out, whatever its policies say.
-	add, del := neutron.DiffRules(sourceRules(klb, internal), sg.Rules, "ingress", "egress")
-	for _, id := range del {
-		if err := r.Groups.DeleteRule(ctx, id); err != nil {
-			return err
-		}
+	// Deleted one after the other, added one request each.
+	added, deleted, err := neutron.SyncRules(ctx, r.Groups, &sg, sourceRules(klb, internal),
+		neutron.RuleSync{Project: klb.Spec.ProjectID, Directions: []string{"ingress", "egress"}, OneByOne: true})
+	if err != nil {
+		return err
 	}
-	for _, rule := range add {
-		if err := r.Groups.CreateRule(ctx, sg.ID, klb.Spec.ProjectID, rule); err != nil {
-			return err
-		}
-	}
-	if len(add)+len(del) > 0 {
-		log.FromContext(ctx).Info("source group", "securityGroup", sg.ID, "added", len(add), "deleted", len(del))
+	if added+deleted > 0 {
+		log.FromContext(ctx).Info("source group", "securityGroup", sg.ID, "added", added, "deleted", deleted)
 	}
 	return nil
 }
@@ -191,11 +185,8 @@ func (r *Reconciler) sourceGroup(ctx context.Context, klb *kuryrv1.KuryrLoadBala
 // (a controller killed between the create and the tagging left it
 // untagged).
 func (r *Reconciler) findGroups(ctx context.Context, uid string) ([]neutron.SecurityGroup, error) {
-	groups, err := r.Groups.FindSecurityGroups(ctx, r.tags(uid)[:2])
-	if err != nil || len(groups) > 0 {
-		return groups, err
-	}
-	return r.Groups.SecurityGroupsNamed(ctx, groupName(uid))
+	groups, _, err := neutron.FindGroups(ctx, r.Groups, r.tags(uid)[:2], groupName(uid))
+	return groups, err
 }
 
 // dropGroups deletes groups the Service no longer needs, once no
