@@ -66,7 +66,7 @@ func wireServices(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients, 
 func podExposure(nc *neutron.Client, groups, unrestricted []string, externalNet string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	e, err := service.Exposure(ctx, nc, groups, unrestricted, externalNet)
+	e, err := neutron.Exposure(ctx, nc, groups, unrestricted, externalNet)
 	if err != nil {
 		ctrl.Log.Error(err, "cannot tell whether pod_security_groups admit the external network")
 	}
