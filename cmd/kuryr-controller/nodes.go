@@ -9,7 +9,7 @@ import (
 
 	"github.com/kuryr-k8s/kuryr/pkg/clusternet"
 	"github.com/kuryr-k8s/kuryr/pkg/config"
-	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrport"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/kit"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/node"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
@@ -37,7 +37,7 @@ const clusterNetworksTTL = time.Minute
 // subnet driver runs, and refuse ports when ClusterIPs without a load
 // balancer are refused (the ovn provider on an IPv4 service subnet).
 func newNodeReconciler(mgr ctrl.Manager, cfg *config.Config, nc *neutron.Client, info *neutron.Info, nets *clusternet.Source,
-	refuse bool, rec kuryrport.Recorder) *node.Reconciler {
+	refuse bool, rec kit.Recorder) *node.Reconciler {
 	nd := cfg.NeutronDefaults
 	s := node.Settings{Cluster: cfg.Kubernetes.ClusterName, ProjectID: nd.Project, Subnet: nd.NodeSubnet, ExtraTags: nd.ResourceTags,
 		BindTimeout: 2 * cfg.Neutron.Timeout, Networks: nets.Read}

@@ -7,8 +7,9 @@ import (
 
 	"github.com/kuryr-k8s/kuryr/pkg/clusternet"
 	"github.com/kuryr-k8s/kuryr/pkg/config"
-	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrport"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/kit"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/policy"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/portgroups"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
 
@@ -17,12 +18,12 @@ import (
 const policyWorkers = 8
 
 // wirePolicies: NetworkPolicies become KuryrNetworkPolicy specs, which
-// become a security group each and peer groups; the KuryrPort reconciler
-// gives pods' ports the groups of the policies that select them and of the
-// peers they are one of. Called
-// before the KuryrPort reconciler is set up.
-func wirePolicies(mgr ctrl.Manager, cfg *config.Config, nc *neutron.Client, nets *clusternet.Source, rec kuryrport.Recorder,
-	kp *kuryrport.Reconciler) (*policy.GroupReconciler, error) {
+// become a security group each and peer groups. It returns the source of
+// the groups of the policies that select a pod and of the peers it is one
+// of, which the KuryrPort reconciler gives pods' ports, and what makes
+// them change.
+func wirePolicies(mgr ctrl.Manager, cfg *config.Config, nc *neutron.Client, nets *clusternet.Source, rec kit.Recorder) (
+	portgroups.GroupSource, []kit.Watch, *policy.GroupReconciler, error) {
 	nd := cfg.NeutronDefaults
 	if len(nd.PodSecurityGroups) == 0 {
 		ctrl.Log.Info("WARNING: [neutron_defaults] pod_security_groups is empty: with NetworkPolicies on, pods carry only " +
@@ -36,19 +37,16 @@ func wirePolicies(mgr ctrl.Manager, cfg *config.Config, nc *neutron.Client, nets
 			return clusternet.Strings(n.Prefixes()), err
 		}}
 	if err := mgr.Add(open); err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
-	sources := kuryrport.Sources{policy.PodGroups{Reader: mgr.GetClient(), Open: open}}
-	if kp.Groups != nil {
-		sources = append(sources, kp.Groups)
-	}
-	kp.Groups, kp.GroupPorts = sources, nc
-	kp.Watches = append(kp.Watches, policy.PortWatches(mgr.GetClient())...)
 	spec := &policy.SpecReconciler{Client: mgr.GetClient(), Recorder: rec}
 	if err := spec.SetupWithManager(mgr, policyWorkers); err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	groups := &policy.GroupReconciler{Client: mgr.GetClient(), Neutron: nc, Recorder: rec,
 		Settings: policy.Settings{Cluster: cfg.Kubernetes.ClusterName, ProjectID: nd.Project}}
-	return groups, groups.SetupWithManager(mgr, policyWorkers)
+	if err := groups.SetupWithManager(mgr, policyWorkers); err != nil {
+		return nil, nil, nil, err
+	}
+	return policy.PodGroups{Reader: mgr.GetClient(), Open: open}, policy.PortWatches(mgr.GetClient()), groups, nil
 }

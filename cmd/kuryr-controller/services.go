@@ -10,7 +10,7 @@ import (
 
 	"github.com/kuryr-k8s/kuryr/pkg/clusternet"
 	"github.com/kuryr-k8s/kuryr/pkg/config"
-	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrport"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/kit"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/loadbalancer"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/service"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
@@ -24,7 +24,7 @@ const subnetsTTL = time.Minute
 
 // wireServices: Services and EndpointSlices become KuryrLoadBalancer specs,
 // which become Octavia load balancers.
-func wireServices(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients, nc *neutron.Client, nets *clusternet.Source, rec kuryrport.Recorder) error {
+func wireServices(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients, nc *neutron.Client, nets *clusternet.Source, rec kit.Recorder) error {
 	if osc.LoadBalancer == nil {
 		return errors.New("[neutron_defaults] service_subnet is set but no Octavia (load-balancer) endpoint was found: " +
 			"set [octavia] endpoint_override or register Octavia in the catalog")
@@ -66,7 +66,7 @@ func wireServices(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients, 
 func podExposure(nc *neutron.Client, groups, unrestricted []string, externalNet string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	e, err := service.Exposure(ctx, nc, groups, unrestricted, externalNet)
+	e, err := neutron.Exposure(ctx, nc, groups, unrestricted, externalNet)
 	if err != nil {
 		ctrl.Log.Error(err, "cannot tell whether pod_security_groups admit the external network")
 	}

@@ -18,10 +18,10 @@ import (
 
 	"github.com/kuryr-k8s/kuryr/pkg/config"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/cleanup"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/kit"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrnetwork"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrport"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/pod"
-	"github.com/kuryr-k8s/kuryr/pkg/controller/policy"
 	"github.com/kuryr-k8s/kuryr/pkg/health"
 	"github.com/kuryr-k8s/kuryr/pkg/leader"
 	"github.com/kuryr-k8s/kuryr/pkg/names"
@@ -93,7 +93,7 @@ func wire(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients, hs *heal
 	nc := neutron.New(osc.Network)
 	info := neutron.NewInfo(nc, 10*time.Minute)
 	cluster := cfg.Kubernetes.ClusterName
-	var rec kuryrport.Recorder = noEvents{}
+	var rec kit.Recorder = noEvents{}
 	if cfg.Kubernetes.UseEvents {
 		rec = mgr.GetEventRecorder("kuryr-controller")
 	}
@@ -101,21 +101,15 @@ func wire(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients, hs *heal
 	namespaced := driver == config.SubnetDriverNamespace
 	target, poolTargets := targets(mgr, cfg, info)
 	nets, refuse := clusterNetworks(cfg, nc, info), refusing(cfg, info)
-	kp := newKuryrPortReconciler(mgr, cfg, nc, info, target, poolTargets, rec)
-	start := kuryrport.NewStartup(kuryrport.Startup{Client: mgr.GetAPIReader(), Cache: mgr.GetCache(), Neutron: nc,
-		Cluster: cluster, Ledger: kp.Ledger, Pool: kp.Pool})
-	kp.Started = start
-	if cfg.Services() {
-		// LoadBalancer Services' source groups go onto their pods' ports.
-		kp.Groups, kp.GroupPorts = kuryrport.ServiceGroups{Reader: mgr.GetClient()}, nc
+	groups, watches, policies, err := portGroups(mgr, cfg, nc, nets, rec)
+	if err != nil {
+		return err
 	}
-	var policies *policy.GroupReconciler
-	if cfg.NetworkPolicy.Enabled {
-		var err error
-		if policies, err = wirePolicies(mgr, cfg, nc, nets, rec, kp); err != nil {
-			return err
-		}
+	opts := kuryrPortOptions(mgr, cfg, nc, info, target, poolTargets, rec)
+	if groups != nil {
+		opts.Groups, opts.GroupPorts, opts.Watches = groups, nc, watches
 	}
+	kp, start := kuryrport.New(opts)
 	// Enough reconciles wait on the batcher to fill every request it may
 	// have in flight.
 	if err := kp.SetupWithManager(mgr, cfg.Controller.PortWorkers*portBatch(cfg)); err != nil {
@@ -190,25 +184,6 @@ func targets(mgr ctrl.Manager, cfg *config.Config, info *neutron.Info) (kuryrpor
 	return t, kuryrport.EveryNode(t)
 }
 
-func newKuryrPortReconciler(mgr ctrl.Manager, cfg *config.Config, nc *neutron.Client, info *neutron.Info,
-	target kuryrport.TargetFunc, poolTargets kuryrport.NodeTargetFunc, rec kuryrport.Recorder) *kuryrport.Reconciler {
-	nd := cfg.NeutronDefaults
-	kp := &kuryrport.Reconciler{
-		Client: mgr.GetClient(), Neutron: nc.Batching(cfg.Controller.PortWorkers, portBatch(cfg)),
-		Info: info, Ledger: kuryrport.NewLedger(), Target: target, Recorder: rec,
-		Settings: kuryrport.Settings{
-			Cluster: cfg.Kubernetes.ClusterName, ProjectID: nd.Project, SecurityGroups: nd.PodSecurityGroups,
-			ExtraTags: nd.ResourceTags, PortDebug: cfg.Kubernetes.PortDebug, Bridge: nd.OVSBridge, MTUCap: nd.NetworkDeviceMTU,
-			BindTimeout: 2 * cfg.Neutron.Timeout,
-		},
-	}
-	if cfg.Kubernetes.VIFPoolDriver == "neutron" && poolTargets != nil {
-		kp.Pool = kuryrport.NewPool(nc, poolTargets,
-			kuryrport.PoolSettings{Min: cfg.VIFPool.Min, Max: cfg.VIFPool.Max, Batch: cfg.VIFPool.Batch}, kp.Settings)
-	}
-	return kp
-}
-
 // secondsPerPort is about what Neutron takes per port of a bulk request
 // (0.25-0.3 s with ML2/OVN on 2 cores), with a margin.
 const secondsPerPort = 0.5
@@ -220,7 +195,7 @@ func portBatch(cfg *config.Config) int {
 	return max(1, min(cfg.Controller.PortBatchSize, int(cfg.Neutron.Timeout.Seconds()/secondsPerPort)))
 }
 
-func newNetworkReconciler(mgr ctrl.Manager, cfg *config.Config, nc *neutron.Client, rec kuryrport.Recorder) *kuryrnetwork.Reconciler {
+func newNetworkReconciler(mgr ctrl.Manager, cfg *config.Config, nc *neutron.Client, rec kit.Recorder) *kuryrnetwork.Reconciler {
 	return &kuryrnetwork.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Neutron: nc, Recorder: rec, Settings: kuryrnetwork.Settings{
 		Cluster: cfg.Kubernetes.ClusterName, Router: cfg.NamespaceSubnet.PodRouter,
 		SubnetPool: cfg.NamespaceSubnet.PodSubnetPool, ExtraTags: cfg.NeutronDefaults.ResourceTags,

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/kuryr-k8s/kuryr/pkg/batch"
+	"github.com/kuryr-k8s/kuryr/pkg/openstack"
 )
 
 // BatchingClient is a Client whose port creations go to Neutron in bulk: a
@@ -30,7 +31,7 @@ func (c *Client) Batching(inFlight, maxBatch int) *BatchingClient {
 		}
 		return out, err
 	}
-	return &BatchingClient{Client: c, group: batch.New(inFlight, maxBatch, bulk, c.CreatePort, Refused)}
+	return &BatchingClient{Client: c, group: batch.New(inFlight, maxBatch, bulk, c.CreatePort, openstack.Refused)}
 }
 
 // CreatePort creates a port, in a bulk request with whatever else is

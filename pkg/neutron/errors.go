@@ -5,13 +5,13 @@
 package neutron
 
 import (
-	"context"
 	"errors"
-	"net"
 	"net/http"
 	"strings"
 
 	"github.com/gophercloud/gophercloud/v2"
+
+	"github.com/kuryr-k8s/kuryr/pkg/openstack"
 )
 
 // Kind classifies a Neutron error for Events, conditions and retries.
@@ -52,12 +52,7 @@ func Classify(err error) Kind {
 		}
 		return KindOther
 	}
-	var ne net.Error
-	if errors.As(err, &ne) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-		return KindUnavailable
-	}
-	var oe *net.OpError
-	if errors.As(err, &oe) {
+	if openstack.Unreachable(err) {
 		return KindUnavailable
 	}
 	return KindOther
@@ -82,28 +77,4 @@ func ignoreNotFound(err error) error {
 		return nil
 	}
 	return err
-}
-
-// Refused reports that Neutron answered a request with a client error
-// (4xx): it was understood and nothing was done.
-func Refused(err error) bool {
-	var ue gophercloud.ErrUnexpectedResponseCode
-	return errors.As(err, &ue) && ue.Actual >= 400 && ue.Actual < 500
-}
-
-// Unclear reports that a write may or may not have been done: Neutron
-// answered with a server error, or never answered (timeout, connection
-// reset, the caller gave up). Neutron has no idempotency keys, so before
-// the same thing is created again it must be looked up (by its tags).
-// A refusal (4xx) is clear: nothing was done.
-func Unclear(err error) bool {
-	if err == nil || Refused(err) {
-		return false
-	}
-	var ue gophercloud.ErrUnexpectedResponseCode
-	if errors.As(err, &ue) {
-		return ue.Actual >= 500
-	}
-	// Anything else failed on the way: the request may have been sent.
-	return true
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron/neutrontest"
+	"github.com/kuryr-k8s/kuryr/pkg/openstack"
 )
 
 func spec() neutron.PortSpec {
@@ -90,10 +91,10 @@ func TestClassify(t *testing.T) {
 		if got := neutron.Classify(tt.err); got != tt.want {
 			t.Errorf("Classify(%v) = %s, want %s", tt.err, got, tt.want)
 		}
-		if got := neutron.Refused(tt.err); got != tt.refused {
+		if got := openstack.Refused(tt.err); got != tt.refused {
 			t.Errorf("Refused(%v) = %v, want %v", tt.err, got, tt.refused)
 		}
-		if got := neutron.Unclear(tt.err); got != tt.unclear {
+		if got := openstack.Unclear(tt.err); got != tt.unclear {
 			t.Errorf("Unclear(%v) = %v, want %v", tt.err, got, tt.unclear)
 		}
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2"
 
-	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+	"github.com/kuryr-k8s/kuryr/pkg/openstack"
 )
 
 // Provisioning states of Octavia objects.
@@ -54,7 +54,7 @@ func Classify(err error) Kind {
 	}
 	var ue gophercloud.ErrUnexpectedResponseCode
 	if !errors.As(err, &ue) {
-		if neutron.Classify(err) == neutron.KindUnavailable {
+		if openstack.Unreachable(err) {
 			return KindUnavailable
 		}
 		return KindOther
@@ -87,7 +87,7 @@ func Classify(err error) Kind {
 // error or no answer), so that what it creates must be looked up before it
 // is created again. The provider's known refusals are clear.
 func Unclear(err error) bool {
-	return neutron.Unclear(err) && Classify(err) != KindConflict
+	return openstack.Unclear(err) && Classify(err) != KindConflict
 }
 
 // Busy reports a write refused because the load balancer is PENDING_*: it

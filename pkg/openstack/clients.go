@@ -1,5 +1,7 @@
 // Package openstack builds the gophercloud service clients kuryr talks to
-// Neutron and Octavia with.
+// Neutron and Octavia with, and classifies what both answer at the
+// transport level: refused, unclear (maybe done), unreachable, and the
+// creates that went unanswered (Unanswered).
 package openstack
 
 import (

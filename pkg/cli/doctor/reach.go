@@ -11,7 +11,6 @@ import (
 
 	"github.com/kuryr-k8s/kuryr/pkg/cli/env"
 	"github.com/kuryr-k8s/kuryr/pkg/clusternet"
-	"github.com/kuryr-k8s/kuryr/pkg/controller/service"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
 
@@ -34,7 +33,7 @@ func reach(ctx context.Context, e *env.Env) []Finding {
 	}
 	var out []Finding
 	if nd.ExternalSvcNet != "" {
-		exposure, err := service.Exposure(ctx, nc, nd.PodSecurityGroups, unrestricted, nd.ExternalSvcNet)
+		exposure, err := neutron.Exposure(ctx, nc, nd.PodSecurityGroups, unrestricted, nd.ExternalSvcNet)
 		switch {
 		case err != nil:
 			out = append(out, warn(c, "not checked whether pods admit the external network: %v", err))

@@ -9,7 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
-	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrport"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/portgroups"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
 
@@ -93,10 +93,10 @@ func (s *Sweeper) sweepPolicies(ctx context.Context, logger logr.Logger, groups 
 			errs = append(errs, s.Peers.SweepPeer(ctx, key, g.ID))
 			continue
 		}
-		// Still named by a KuryrPort (kuryrport.GroupOnPorts) or on a
+		// Still named by a KuryrPort (portgroups.GroupOnPorts) or on a
 		// pod's port (409): the KuryrPort reconciler takes it off; the next
 		// sweep deletes it.
-		if busy, err := kuryrport.GroupOnPorts(ctx, s.Client, g.ID); err != nil || busy {
+		if busy, err := portgroups.GroupOnPorts(ctx, s.Client, g.ID); err != nil || busy {
 			if err != nil {
 				errs = append(errs, err)
 			}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/go-logr/logr"
 
-	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrport"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/portgroups"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/octavia"
 )
@@ -69,10 +69,10 @@ func (s *Sweeper) sweepServices(ctx context.Context, logger logr.Logger, r servi
 	}
 	for _, g := range OrphanGroups(r.groups, owned) {
 		logger.Info("deleting orphaned source group", "securityGroup", g.ID, "serviceUid", neutron.ServiceUIDOf(g.Tags))
-		// Still named by a KuryrPort (kuryrport.GroupOnPorts) or on a
+		// Still named by a KuryrPort (portgroups.GroupOnPorts) or on a
 		// pod's port (409): the KuryrPort reconciler takes it off; the next
 		// sweep deletes it.
-		if busy, err := kuryrport.GroupOnPorts(ctx, s.Client, g.ID); err != nil || busy {
+		if busy, err := portgroups.GroupOnPorts(ctx, s.Client, g.ID); err != nil || busy {
 			if err != nil {
 				errs = append(errs, err)
 			}

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/kit"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
 
@@ -88,9 +89,8 @@ func (r *Reconciler) finalize(ctx context.Context, kn *kuryrv1.KuryrNetwork) (ct
 			return ctrl.Result{}, r.fail(ctx, kn, orig, "DeleteNetwork", err)
 		}
 	}
-	controllerutil.RemoveFinalizer(kn, kuryrv1.KuryrNetworkFinalizer)
-	if err := r.Patch(ctx, kn, client.MergeFrom(orig)); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+	if err := kit.RemoveFinalizer(ctx, r.Client, kn, kuryrv1.KuryrNetworkFinalizer); err != nil {
+		return ctrl.Result{}, err
 	}
 	log.FromContext(ctx).Info(o.kind+" network deleted", o.kind, o.name, "network", netID)
 	return ctrl.Result{}, nil
@@ -121,10 +121,8 @@ func (r *Reconciler) keepForLiveNode(ctx context.Context, kn *kuryrv1.KuryrNetwo
 	if err != nil {
 		return false, fmt.Errorf("read node %s: %w", kn.Spec.NodeName, err)
 	}
-	patch := client.MergeFrom(kn.DeepCopy())
-	controllerutil.RemoveFinalizer(kn, kuryrv1.KuryrNetworkFinalizer)
-	if err := r.Patch(ctx, kn, patch); err != nil {
-		return true, client.IgnoreNotFound(err)
+	if err := kit.RemoveFinalizer(ctx, r.Client, kn, kuryrv1.KuryrNetworkFinalizer); err != nil {
+		return true, err
 	}
 	log.FromContext(ctx).Info("node network kept for the live node of that name", "node", kn.Spec.NodeName, "network", kn.Status.NetID)
 	return true, nil

@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
-	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrport"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/kit"
 )
 
 // Nodes gives every node a KuryrNetwork (pod_subnets_driver = node), from
@@ -87,8 +87,8 @@ func (r *Nodes) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("nodenetwork").
-		For(&corev1.Node{}, builder.WithPredicates(kuryrport.SpecOrResync)).
+		For(&corev1.Node{}, builder.WithPredicates(kit.SpecOrResync)).
 		Owns(&kuryrv1.KuryrNetwork{}, builder.WithPredicates(deleted)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: 2, RateLimiter: kuryrport.RateLimiter()}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: 2, RateLimiter: kit.RateLimiter()}).
 		Complete(r)
 }

@@ -9,19 +9,17 @@ import (
 	"fmt"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
-	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrport"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/kit"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
-	"github.com/kuryr-k8s/kuryr/pkg/retry"
+	"github.com/kuryr-k8s/kuryr/pkg/openstack"
 )
 
 // networks is the Neutron seam of this reconciler.
@@ -50,12 +48,12 @@ type Settings struct {
 type Reconciler struct {
 	client.Client
 	Neutron  networks
-	Recorder kuryrport.Recorder
+	Recorder kit.Recorder
 	Settings Settings
 	// APIReader reads Nodes from the API server, not the cache, when a
 	// node's KuryrNetwork is finalized (nil: the client).
 	APIReader client.Reader
-	unclear   neutron.Unanswered // network names whose last create went unanswered
+	unclear   openstack.Unanswered // network names whose last create went unanswered
 }
 
 // NetworkName is the deterministic name of a namespace's network, so that a
@@ -93,14 +91,10 @@ func (r *Reconciler) serves(kn *kuryrv1.KuryrNetwork) bool {
 }
 
 func (r *Reconciler) ensure(ctx context.Context, kn *kuryrv1.KuryrNetwork) (ctrl.Result, error) {
-	orig := kn.DeepCopy()
-	if !controllerutil.ContainsFinalizer(kn, kuryrv1.KuryrNetworkFinalizer) {
-		controllerutil.AddFinalizer(kn, kuryrv1.KuryrNetworkFinalizer)
-		if err := r.Patch(ctx, kn, client.MergeFrom(orig)); err != nil {
-			return ctrl.Result{}, fmt.Errorf("add finalizer: %w", err)
-		}
-		orig = kn.DeepCopy()
+	if err := kit.AddFinalizer(ctx, r.Client, kn, kuryrv1.KuryrNetworkFinalizer); err != nil {
+		return ctrl.Result{}, err
 	}
+	orig := kn.DeepCopy()
 	o := ownerOf(kn, r.Settings)
 	net, wait, err := r.network(ctx, kn, o)
 	switch {
@@ -132,7 +126,7 @@ func (r *Reconciler) ensure(ctx context.Context, kn *kuryrv1.KuryrNetwork) (ctrl
 
 // network returns the owner's network: found by name (made before a crash,
 // or by a create whose answer was lost), else created. After a create that
-// went unanswered it keeps looking for neutron.UnclearSettle before
+// went unanswered it keeps looking for openstack.UnclearSettle before
 // creating again (nil and how long to wait): Neutron may still commit it,
 // and a second network of the same name would be one too many.
 func (r *Reconciler) network(ctx context.Context, kn *kuryrv1.KuryrNetwork, o owner) (*neutron.Network, time.Duration, error) {
@@ -148,25 +142,24 @@ func (r *Reconciler) network(ctx context.Context, kn *kuryrv1.KuryrNetwork, o ow
 	}
 	r.unclear.GiveUp(o.network)
 	net, err = r.Neutron.CreateNetwork(ctx, o.network, kn.Spec.ProjectID, o.tags)
-	if net == nil && neutron.Unclear(err) {
+	if net == nil && openstack.Unclear(err) {
 		r.unclear.Mark(o.network)
 	}
 	return net, 0, err
 }
 
+// fail makes a Neutron error visible (condition, with what the status
+// gained since orig, and an Event on the namespace or node) and returns
+// it, so the work queue retries with backoff.
 func (r *Reconciler) fail(ctx context.Context, kn, orig *kuryrv1.KuryrNetwork, action string, cause error) error {
-	if retry.Stopping(ctx, cause) {
-		return cause
-	}
-	kind := string(neutron.Classify(cause))
-	meta.SetStatusCondition(&kn.Status.Conditions, metav1.Condition{
-		Type: kuryrv1.ConditionReady, Status: metav1.ConditionFalse, Reason: kind, Message: kuryrv1.ConditionMessage(cause.Error()),
-	})
-	if err := r.Status().Patch(ctx, kn, client.MergeFrom(orig)); err != nil {
-		log.FromContext(ctx).Error(err, "could not record the failure on the KuryrNetwork")
-	}
-	r.Recorder.Eventf(ownerOf(kn, r.Settings).regarding, kn, corev1.EventTypeWarning, kind, action, "%v", cause)
-	return cause
+	return kit.Fail(ctx, r.Recorder, kit.Failure{Regarding: ownerOf(kn, r.Settings).regarding, Related: kn,
+		Kind: string(neutron.Classify(cause)), Action: action,
+		SetReady: func(reason, msg string) error {
+			meta.SetStatusCondition(&kn.Status.Conditions, metav1.Condition{
+				Type: kuryrv1.ConditionReady, Status: metav1.ConditionFalse, Reason: reason, Message: kuryrv1.ConditionMessage(msg),
+			})
+			return r.Status().Patch(ctx, kn, client.MergeFrom(orig))
+		}}, cause)
 }
 
 // SetupWithManager registers the reconciler.
@@ -174,6 +167,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("kuryrnetwork").
 		For(&kuryrv1.KuryrNetwork{}).
-		WithOptions(controller.Options{MaxConcurrentReconciles: workers, RateLimiter: kuryrport.RateLimiter()}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers, RateLimiter: kit.RateLimiter()}).
 		Complete(r)
 }

@@ -18,6 +18,7 @@ import (
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron/neutrontest"
+	"github.com/kuryr-k8s/kuryr/pkg/openstack"
 )
 
 type noEvents struct{}
@@ -228,7 +229,7 @@ func TestUnansweredCreateLooksFirst(t *testing.T) {
 			if res.RequeueAfter == 0 || e.fake.Requests["POST networks"] != 1 {
 				t.Fatalf("created again before the settle time: %+v, %d creates", res, e.fake.Requests["POST networks"])
 			}
-			e.r.unclear.Now = func() time.Time { return time.Now().Add(neutron.UnclearSettle) }
+			e.r.unclear.Now = func() time.Time { return time.Now().Add(openstack.UnclearSettle) }
 			e.reconcile(t, key)
 			if !e.get(t, key).Status.Ready() || e.fake.Count("networks") != 1 {
 				t.Errorf("after the settle time: ready %v, %d networks", e.get(t, key).Status.Ready(), e.fake.Count("networks"))

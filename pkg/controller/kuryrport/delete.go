@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+	"github.com/kuryr-k8s/kuryr/pkg/openstack"
 )
 
 // deletePort deletes a released port. A delete that went unanswered is not
@@ -28,7 +29,7 @@ func (r *Reconciler) deletePort(ctx context.Context, id string) (time.Duration, 
 		r.deletes.GiveUp(id)
 	}
 	if err := r.Neutron.DeletePort(ctx, id); err != nil {
-		if neutron.Unclear(err) {
+		if openstack.Unclear(err) {
 			r.deletes.Mark(id)
 		}
 		return 0, err

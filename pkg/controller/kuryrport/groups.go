@@ -5,71 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/util/workqueue"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/portgroups"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
-
-// GroupSource says which security groups a pod's port carries beyond
-// [neutron_defaults] pod_security_groups.
-type GroupSource interface {
-	Groups(ctx context.Context, kp *kuryrv1.KuryrPort) ([]string, error)
-}
-
-// ErrGroupsNotReady: a source cannot tell a port's groups yet (a policy
-// that selects the pod has no security group yet). The port waits: it is
-// neither created nor changed until the source can tell.
-var ErrGroupsNotReady = errors.New("security groups not known yet")
-
-// GroupsNotReady is ErrGroupsNotReady with the groups a running port
-// carries meanwhile: what is known, failing closed on what is not (a
-// policy whose group is not ready isolates without admitting). A new port
-// waits instead.
-type GroupsNotReady struct {
-	Groups []string
-	Cause  error
-}
-
-func (e *GroupsNotReady) Error() string        { return fmt.Sprintf("%v: %v", ErrGroupsNotReady, e.Cause) }
-func (e *GroupsNotReady) Is(target error) bool { return target == ErrGroupsNotReady }
-func (e *GroupsNotReady) Unwrap() error        { return e.Cause }
-
-// Sources are several sources of groups: a port carries them all.
-type Sources []GroupSource
-
-// Groups returns the sorted union of every source's groups (a
-// GroupsNotReady with the union when one of them is not ready).
-func (s Sources) Groups(ctx context.Context, kp *kuryrv1.KuryrPort) ([]string, error) {
-	var out []string
-	var notReady *GroupsNotReady
-	for _, src := range s {
-		gs, err := src.Groups(ctx, kp)
-		var nr *GroupsNotReady
-		switch {
-		case errors.As(err, &nr):
-			notReady, gs = nr, nr.Groups
-		case err != nil:
-			return nil, err
-		}
-		out = append(out, gs...)
-	}
-	slices.Sort(out)
-	out = slices.Compact(out)
-	if notReady != nil {
-		return nil, &GroupsNotReady{Groups: out, Cause: notReady.Cause}
-	}
-	return out, nil
-}
 
 // groupsAtCreation are the groups a new port is created with, or a taken
 // pooled or adopted port is given before the pod is told about it: there
@@ -105,100 +48,6 @@ type groupPorts interface {
 	PortSecurityGroups(ctx context.Context, portID string) ([]string, error)
 }
 
-// memberIndex indexes KuryrLoadBalancers by the pods among their members
-// ("namespace/name").
-const memberIndex = "kuryr.openstack.org/member-pods"
-
-// ServiceGroups are the source groups of the LoadBalancer Services a pod
-// serves (see the loadbalancer package).
-type ServiceGroups struct{ Reader client.Reader }
-
-// Groups returns the source groups of the KuryrLoadBalancers that name the
-// pod as a member, by name and by one of its addresses, in its own
-// namespace: an EndpointSlice is user-writable, and must not open another
-// namespace's pod, or a pod by name only.
-func (s ServiceGroups) Groups(ctx context.Context, kp *kuryrv1.KuryrPort) ([]string, error) {
-	var list kuryrv1.KuryrLoadBalancerList
-	if err := s.Reader.List(ctx, &list, client.InNamespace(kp.Namespace),
-		client.MatchingFields{memberIndex: kp.Namespace + "/" + kp.Name}); err != nil {
-		return nil, fmt.Errorf("list the Services pod %s/%s serves: %w", kp.Namespace, kp.Name, err)
-	}
-	ips := map[string]bool{}
-	for _, v := range kp.Status.VIFs {
-		for _, a := range v.IPs {
-			ips[strings.SplitN(a.Address, "/", 2)[0]] = true
-		}
-	}
-	var out []string
-	for _, k := range list.Items {
-		// The group exists while the Service is exposed (a LoadBalancer, or
-		// externalIPs); its reconciler clears it from the status first.
-		if !k.DeletionTimestamp.IsZero() || k.Status.SecurityGroup == "" {
-			continue
-		}
-		if servesFrom(&k, kp.Namespace+"/"+kp.Name, ips) {
-			out = append(out, k.Status.SecurityGroup)
-		}
-	}
-	slices.Sort(out)
-	return slices.Compact(out), nil
-}
-
-func servesFrom(k *kuryrv1.KuryrLoadBalancer, ref string, ips map[string]bool) bool {
-	for _, p := range k.Spec.Ports {
-		for _, m := range p.Members {
-			if m.TargetRef == ref && ips[m.IP] {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// memberPods are the pods a KuryrLoadBalancer names as members.
-func memberPods(k *kuryrv1.KuryrLoadBalancer) []string {
-	var out []string
-	for _, p := range k.Spec.Ports {
-		for _, m := range p.Members {
-			if m.TargetRef != "" {
-				out = append(out, m.TargetRef)
-			}
-		}
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
-}
-
-// watchServiceGroups indexes KuryrLoadBalancers by member pod and returns
-// the handler that reconciles the KuryrPorts of a load balancer's members,
-// before and after a change.
-func watchServiceGroups(ctx context.Context, mgr ctrl.Manager) (handler.EventHandler, error) {
-	err := mgr.GetFieldIndexer().IndexField(ctx, &kuryrv1.KuryrLoadBalancer{}, memberIndex, func(o client.Object) []string {
-		return memberPods(o.(*kuryrv1.KuryrLoadBalancer))
-	})
-	if err != nil {
-		return nil, fmt.Errorf("index KuryrLoadBalancers by member pod: %w", err)
-	}
-	type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
-	add := func(q queue, objs ...client.Object) {
-		for _, o := range objs {
-			if k, ok := o.(*kuryrv1.KuryrLoadBalancer); ok {
-				for _, ref := range memberPods(k) {
-					ns, name, _ := strings.Cut(ref, "/")
-					q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}})
-				}
-			}
-		}
-	}
-	return handler.TypedFuncs[client.Object, reconcile.Request]{
-		CreateFunc: func(_ context.Context, e event.TypedCreateEvent[client.Object], q queue) { add(q, e.Object) },
-		UpdateFunc: func(_ context.Context, e event.TypedUpdateEvent[client.Object], q queue) {
-			add(q, e.ObjectOld, e.ObjectNew)
-		},
-		DeleteFunc: func(_ context.Context, e event.TypedDeleteEvent[client.Object], q queue) { add(q, e.Object) },
-	}, nil
-}
-
 // ensureGroups gives a plugged pod's port the groups its sources give it
 // (policies, Services) and takes away those they no longer give, and
 // records them: a restart that finds them recorded writes nothing.
@@ -207,7 +56,7 @@ func (r *Reconciler) ensureGroups(ctx context.Context, kp *kuryrv1.KuryrPort, vi
 		return nil
 	}
 	want, err := r.Groups.Groups(ctx, kp)
-	var notReady *GroupsNotReady
+	var notReady *portgroups.GroupsNotReady
 	if errors.As(err, &notReady) {
 		// Fail closed meanwhile; retried until ready.
 		if err := r.applyGroups(ctx, kp, vif, notReady.Groups); err != nil {
@@ -289,7 +138,7 @@ func (r *Reconciler) poolable(ctx context.Context, podUID, portID string) bool {
 // fail closed meanwhile, so it never keeps a group that is going away
 // (whose policy would wait for it forever) nor an open one.
 func (r *Reconciler) failClosed(ctx context.Context, kp *kuryrv1.KuryrPort, err error) error {
-	var nr *GroupsNotReady
+	var nr *portgroups.GroupsNotReady
 	p, held := r.Ledger.Lookup(kp.Spec.PodUID)
 	if !errors.As(err, &nr) || !held || r.Ledger.Doomed(p.ID) {
 		return nil

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/portgroups"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron/neutrontest"
 )
@@ -20,7 +21,7 @@ type switchable struct {
 
 func (s *switchable) Groups(context.Context, *kuryrv1.KuryrPort) ([]string, error) {
 	if s.notReady {
-		return nil, &GroupsNotReady{Groups: s.groups, Cause: ErrGroupsNotReady}
+		return nil, &portgroups.GroupsNotReady{Groups: s.groups, Cause: portgroups.ErrGroupsNotReady}
 	}
 	return s.groups, nil
 }

@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+	"github.com/kuryr-k8s/kuryr/pkg/openstack"
 )
 
 // Ledger knows every pod port of this cluster in Neutron, by pod UID. It is
@@ -21,7 +22,7 @@ type Ledger struct {
 	// while its delete goes unanswered.
 	doomed map[string]bool
 	// Unanswered are the pods (by UID) whose last create went unanswered.
-	Unanswered neutron.Unanswered
+	Unanswered openstack.Unanswered
 }
 
 // NewLedger returns an empty ledger.

@@ -7,6 +7,7 @@ import (
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+	"github.com/kuryr-k8s/kuryr/pkg/openstack"
 )
 
 // settling asks for a retry after a while, without an error: a create went
@@ -62,7 +63,7 @@ func (r *Reconciler) obtainPort(ctx context.Context, kp *kuryrv1.KuryrPort, targ
 		// Even a port created with an error after it (tagging) is recorded,
 		// so the retry adopts it rather than making another.
 		r.Ledger.Record(uid, *created)
-	} else if neutron.Unclear(err) {
+	} else if openstack.Unclear(err) {
 		r.Ledger.Unanswered.Mark(uid)
 	}
 	if err != nil {

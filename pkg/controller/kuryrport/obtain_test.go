@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
-	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+	"github.com/kuryr-k8s/kuryr/pkg/openstack"
 )
 
 // unanswered has Neutron commit port creates and answer status.
@@ -42,7 +42,7 @@ func TestUnclearCreateIsLookedUpBeforeCreatingAgain(t *testing.T) {
 		if res, err := e.reconcileResult(t, "web"); err != nil || res.RequeueAfter <= 0 || e.fake.Requests["GET ports"] != lists {
 			t.Fatalf("HTTP %d: within the settle time: %+v %v, %d lookups", status, res, err, e.fake.Requests["GET ports"]-lists)
 		}
-		e.r.Ledger.Unanswered.Now = func() time.Time { return time.Now().Add(neutron.UnclearSettle) }
+		e.r.Ledger.Unanswered.Now = func() time.Time { return time.Now().Add(openstack.UnclearSettle) }
 		for i := 0; i < 3; i++ {
 			if err := e.reconcile(t, "web"); err != nil {
 				t.Fatal(err)
@@ -74,7 +74,7 @@ func TestUnclearCreateRetriedAfterSettle(t *testing.T) {
 	if err != nil || res.RequeueAfter <= 0 || e.fake.Count("ports") != 0 {
 		t.Fatalf("created again at once: %+v %v, %d ports", res, err, e.fake.Count("ports"))
 	}
-	e.r.Ledger.Unanswered.Now = func() time.Time { return time.Now().Add(neutron.UnclearSettle) } // the settle time is over
+	e.r.Ledger.Unanswered.Now = func() time.Time { return time.Now().Add(openstack.UnclearSettle) } // the settle time is over
 	if err := e.reconcile(t, "web"); err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestUnclearDeleteIsNotRepeated(t *testing.T) {
 	if res, err := e.reconcileResult(t, "web"); err != nil || res.RequeueAfter <= 0 || e.fake.Requests["DELETE ports"] != 1 {
 		t.Fatalf("within the settle time: %+v %v, %d deletes", res, err, e.fake.Requests["DELETE ports"])
 	}
-	e.r.deletes.Now = func() time.Time { return time.Now().Add(neutron.UnclearSettle) }
+	e.r.deletes.Now = func() time.Time { return time.Now().Add(openstack.UnclearSettle) }
 	if err := e.reconcile(t, "web"); err != nil {
 		t.Fatal(err)
 	}

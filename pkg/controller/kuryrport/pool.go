@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+	"github.com/kuryr-k8s/kuryr/pkg/openstack"
 )
 
 // PoolSettings are the [vif_pool] options.
@@ -29,11 +30,11 @@ type PoolSettings struct {
 // node's network removed, or the configuration changed) are deleted.
 type Pool struct {
 	mu      sync.Mutex
-	ports   map[string]*pooled  // port id -> state
-	free    map[string][]string // node -> free port ids, most recent last
-	nodes   map[string]bool     // nodes to keep filled
-	targets map[string]Target   // node -> where its ports go, once asked (Target{}: nowhere now)
-	unclear neutron.Unanswered  // nodes whose last refill went unanswered
+	ports   map[string]*pooled   // port id -> state
+	free    map[string][]string  // node -> free port ids, most recent last
+	nodes   map[string]bool      // nodes to keep filled
+	targets map[string]Target    // node -> where its ports go, once asked (Target{}: nowhere now)
+	unclear openstack.Unanswered // nodes whose last refill went unanswered
 	kick    chan struct{}
 	Targets NodeTargetFunc
 	Neutron poolAPI

@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+	"github.com/kuryr-k8s/kuryr/pkg/openstack"
 )
 
 // poolAPI is the Neutron seam of the pool.
@@ -59,7 +60,7 @@ func (p *Pool) Start(ctx context.Context) error {
 func (p *Pool) trim(ctx context.Context) {
 	for _, port := range p.excess() {
 		if err := p.Neutron.DeletePort(ctx, port.ID); err != nil {
-			if neutron.Unclear(err) {
+			if openstack.Unclear(err) {
 				// The delete may have committed: the port stays retiring,
 				// never handed out, and is deleted again (NotFound counts
 				// as done) after retireGrace.
@@ -171,7 +172,7 @@ func (p *Pool) refill(ctx context.Context, node string, n int) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if err != nil && len(ports) == 0 {
-		if neutron.Unclear(err) {
+		if openstack.Unclear(err) {
 			p.unclear.Mark(node)
 		}
 		return err

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron/neutrontest"
+	"github.com/kuryr-k8s/kuryr/pkg/openstack"
 )
 
 // newTestPool is a pool on the env's default target.
@@ -147,7 +148,7 @@ func TestPoolRefillUnclearAdoptsFirst(t *testing.T) {
 	if pool.FreeCount("node-a") != 0 || e.fake.Count("ports") != 2 {
 		t.Fatalf("free %d, ports %d", pool.FreeCount("node-a"), e.fake.Count("ports"))
 	}
-	pool.unclear.Now = func() time.Time { return time.Now().Add(neutron.UnclearSettle) }
+	pool.unclear.Now = func() time.Time { return time.Now().Add(openstack.UnclearSettle) }
 	for node, n := range pool.deficits() {
 		if err := pool.refill(context.Background(), node, n); err != nil {
 			t.Fatal(err)
@@ -176,7 +177,7 @@ func TestPoolRefillUnclearRetriesAfterSettle(t *testing.T) {
 	if err := pool.refill(context.Background(), "node-a", 1); err != nil || e.fake.Count("ports") != 0 {
 		t.Fatalf("retried before the settle time: %v, %d ports", err, e.fake.Count("ports"))
 	}
-	pool.unclear.Now = func() time.Time { return time.Now().Add(neutron.UnclearSettle) } // the settle time is over
+	pool.unclear.Now = func() time.Time { return time.Now().Add(openstack.UnclearSettle) } // the settle time is over
 	if err := pool.refill(context.Background(), "node-a", 1); err != nil || pool.FreeCount("node-a") != 1 {
 		t.Errorf("after the settle time: %v, %d free", err, pool.FreeCount("node-a"))
 	}
@@ -306,7 +307,7 @@ func TestPoolRefillAnsweredClearsStrikes(t *testing.T) {
 		t.Fatal(err)
 	}
 	pool.unclear.Mark("node-a")
-	if _, left := pool.unclear.Pending("node-a"); left > neutron.UnclearSettle {
-		t.Errorf("settle %s after an answered refill, want at most %s", left, neutron.UnclearSettle)
+	if _, left := pool.unclear.Pending("node-a"); left > openstack.UnclearSettle {
+		t.Errorf("settle %s after an answered refill, want at most %s", left, openstack.UnclearSettle)
 	}
 }

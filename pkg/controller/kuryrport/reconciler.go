@@ -10,10 +10,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -21,8 +19,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/kit"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/portgroups"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
-	"github.com/kuryr-k8s/kuryr/pkg/retry"
+	"github.com/kuryr-k8s/kuryr/pkg/openstack"
 )
 
 // portAPI is the Neutron seam of this reconciler.
@@ -39,11 +39,6 @@ type netInfo interface {
 	Network(ctx context.Context, id string) (*neutron.Network, error)
 }
 
-// Recorder emits Kubernetes Events (events.k8s.io).
-type Recorder interface {
-	Eventf(regarding, related runtime.Object, eventtype, reason, action, note string, args ...any)
-}
-
 // TargetFunc says which network and subnet a KuryrPort's port goes on; ok is
 // false while that is not known yet (a namespace's or node's network being
 // created).
@@ -56,7 +51,7 @@ type Reconciler struct {
 	Info     netInfo
 	Ledger   *Ledger
 	Target   TargetFunc
-	Recorder Recorder
+	Recorder kit.Recorder
 	Settings Settings
 	// Pool, when set, hands out pre-created ports on the target of their
 	// node (the default subnet, or the node's own network).
@@ -65,13 +60,13 @@ type Reconciler struct {
 	Started interface{ Completed() bool }
 	// Groups, when set, gives pods' ports further security groups (their
 	// policies', their LoadBalancer Services'), through GroupPorts.
-	Groups     GroupSource
+	Groups     portgroups.GroupSource
 	GroupPorts groupPorts
 	// Watches: what else makes a KuryrPort's groups change.
-	Watches []Watch
+	Watches []kit.Watch
 	watch   stopwatch
 	// deletes are the port deletes that went unanswered (deletePort).
-	deletes neutron.Unanswered
+	deletes openstack.Unanswered
 }
 
 // Reconcile creates the port of a KuryrPort, or deletes it when the
@@ -96,7 +91,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	r.watch.start(kp.UID)
 	res, err := r.ensurePort(ctx, &kp)
-	if errors.Is(err, ErrGroupsNotReady) {
+	if errors.Is(err, portgroups.ErrGroupsNotReady) {
 		if err := r.failClosed(ctx, &kp, err); err != nil {
 			return ctrl.Result{}, err
 		}
@@ -113,14 +108,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 const groupsRecheck = time.Second
 
 func waitGroups(err error) (ctrl.Result, error) {
-	if errors.Is(err, ErrGroupsNotReady) {
+	if errors.Is(err, portgroups.ErrGroupsNotReady) {
 		return ctrl.Result{RequeueAfter: groupsRecheck}, nil
 	}
 	return ctrl.Result{}, err
 }
 
 func (r *Reconciler) ensurePort(ctx context.Context, kp *kuryrv1.KuryrPort) (ctrl.Result, error) {
-	if err := r.ensureFinalizer(ctx, kp); err != nil {
+	// The pod controller creates KuryrPorts with the finalizer; one created
+	// by hand gets it before any port exists.
+	if err := kit.AddFinalizer(ctx, r.Client, kp, kuryrv1.KuryrPortFinalizer); err != nil {
 		return ctrl.Result{}, err
 	}
 	target, ok, err := r.Target(ctx, kp)
@@ -200,20 +197,6 @@ func (r *Reconciler) discard(ctx context.Context, kp *kuryrv1.KuryrPort, portID 
 	return nil
 }
 
-func (r *Reconciler) ensureFinalizer(ctx context.Context, kp *kuryrv1.KuryrPort) error {
-	if controllerutil.ContainsFinalizer(kp, kuryrv1.KuryrPortFinalizer) {
-		return nil
-	}
-	// The pod controller creates KuryrPorts with the finalizer; one created
-	// by hand gets it before any port exists.
-	patch := client.MergeFrom(kp.DeepCopy())
-	controllerutil.AddFinalizer(kp, kuryrv1.KuryrPortFinalizer)
-	if err := r.Patch(ctx, kp, patch); err != nil {
-		return fmt.Errorf("add finalizer: %w", err)
-	}
-	return nil
-}
-
 func (r *Reconciler) vif(ctx context.Context, p *neutron.Port) (kuryrv1.VIF, error) {
 	byID := map[string]*neutron.Subnet{}
 	for _, ip := range p.FixedIPs {
@@ -276,12 +259,7 @@ func (r *Reconciler) finalize(ctx context.Context, kp *kuryrv1.KuryrPort) (time.
 		}
 	}
 	r.Ledger.Forget(kp.Spec.PodUID)
-	patch := client.MergeFrom(kp.DeepCopy())
-	controllerutil.RemoveFinalizer(kp, kuryrv1.KuryrPortFinalizer)
-	if err := r.Patch(ctx, kp, patch); err != nil && !apierrors.IsNotFound(err) {
-		return 0, fmt.Errorf("remove finalizer: %w", err)
-	}
-	return 0, nil
+	return 0, kit.RemoveFinalizer(ctx, r.Client, kp, kuryrv1.KuryrPortFinalizer)
 }
 
 // portsOf are the ports a KuryrPort holds: the one its status names and the
@@ -306,16 +284,9 @@ func (r *Reconciler) portsOf(kp *kuryrv1.KuryrPort) []neutron.Port {
 // fail makes a Neutron error visible (condition, and an Event on the pod)
 // and returns it, so the work queue retries with backoff.
 func (r *Reconciler) fail(ctx context.Context, kp *kuryrv1.KuryrPort, action string, cause error) error {
-	if retry.Stopping(ctx, cause) {
-		return cause
-	}
-	kind := string(neutron.Classify(cause))
-	if err := r.setCondition(ctx, kp, metav1.ConditionFalse, kind, cause.Error()); err != nil {
-		log.FromContext(ctx).Error(err, "could not record the failure on the KuryrPort")
-	}
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: kp.Name, Namespace: kp.Namespace, UID: types.UID(kp.Spec.PodUID)}}
-	r.Recorder.Eventf(pod, kp, corev1.EventTypeWarning, kind, action, "%v", cause)
-	return cause
+	return kit.Fail(ctx, r.Recorder, kit.Failure{Regarding: pod, Related: kp, Kind: string(neutron.Classify(cause)), Action: action,
+		SetReady: func(reason, msg string) error { return r.setCondition(ctx, kp, metav1.ConditionFalse, reason, msg) }}, cause)
 }
 
 func (r *Reconciler) setCondition(ctx context.Context, kp *kuryrv1.KuryrPort, status metav1.ConditionStatus, reason, msg string) error {

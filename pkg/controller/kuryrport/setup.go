@@ -2,46 +2,18 @@ package kuryrport
 
 import (
 	"context"
-	"time"
 
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/kit"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
-
-// RateLimiter retries a failing object after 0.5 s, doubling up to 2 min:
-// Neutron being down or a subnet being full must neither hot-loop nor wait
-// for minutes once fixed.
-func RateLimiter() workqueue.TypedRateLimiter[reconcile.Request] {
-	return workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](500*time.Millisecond, 2*time.Minute)
-}
-
-// SpecOrResync passes spec changes (and deletion, which bumps the
-// generation) and the periodic resync, not a reconciler's own status
-// writes.
-var SpecOrResync = predicate.Funcs{
-	UpdateFunc: func(e event.UpdateEvent) bool {
-		return e.ObjectOld.GetGeneration() != e.ObjectNew.GetGeneration() ||
-			e.ObjectOld.GetResourceVersion() == e.ObjectNew.GetResourceVersion() ||
-			!e.ObjectNew.GetDeletionTimestamp().IsZero()
-	},
-}
-
-// Watch is a further source of KuryrPorts to reconcile (what other
-// sources of groups depend on).
-type Watch struct {
-	Object  client.Object
-	Handler handler.EventHandler
-}
 
 // SetupWithManager registers the reconciler; workers bounds concurrent
 // Neutron port creations.
@@ -52,17 +24,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 		// A namespace's or node's network becoming ready unblocks its
 		// KuryrPorts.
 		Watches(&kuryrv1.KuryrNetwork{}, handler.EnqueueRequestsFromMapFunc(r.waitingOn))
-	if r.Groups != nil {
-		h, err := watchServiceGroups(context.Background(), mgr)
-		if err != nil {
-			return err
-		}
-		b = b.Watches(&kuryrv1.KuryrLoadBalancer{}, h)
-	}
 	for _, w := range r.Watches {
 		b = b.Watches(w.Object, w.Handler)
 	}
-	return b.WithOptions(controller.Options{MaxConcurrentReconciles: workers, RateLimiter: RateLimiter()}).
+	return b.WithOptions(controller.Options{MaxConcurrentReconciles: workers, RateLimiter: kit.RateLimiter()}).
 		Complete(r)
 }
 

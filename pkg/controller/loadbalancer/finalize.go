@@ -3,14 +3,13 @@ package loadbalancer
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/kit"
 	"github.com/kuryr-k8s/kuryr/pkg/octavia"
 )
 
@@ -67,12 +66,7 @@ func (r *Reconciler) finalize(ctx context.Context, klb *kuryrv1.KuryrLoadBalance
 			return ctrl.Result{}, err
 		}
 	}
-	orig := klb.DeepCopy()
-	controllerutil.RemoveFinalizer(klb, kuryrv1.KuryrLoadBalancerFinalizer)
-	if err := r.Patch(ctx, klb, client.MergeFrom(orig)); err != nil {
-		return ctrl.Result{}, fmt.Errorf("remove finalizer: %w", client.IgnoreNotFound(err))
-	}
-	return ctrl.Result{}, nil
+	return ctrl.Result{}, kit.RemoveFinalizer(ctx, r.Client, klb, kuryrv1.KuryrLoadBalancerFinalizer)
 }
 
 func hasLB(lbs []octavia.LoadBalancer, id string) bool {

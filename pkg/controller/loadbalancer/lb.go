@@ -16,7 +16,7 @@ import (
 // loadBalancer finds the Service's load balancer (by the id in status, else
 // by tags: adopted after a restart without a write) or creates it whole.
 // After a create whose outcome is unknown it keeps looking for
-// neutron.UnclearSettle before creating again. nil with a wait: look again
+// openstack.UnclearSettle before creating again. nil with a wait: look again
 // then.
 func (r *Reconciler) loadBalancer(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, uid string) (*octavia.LoadBalancer, time.Duration, error) {
 	lb, err := r.find(ctx, klb, uid)

@@ -19,13 +19,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
-	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrport"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/kit"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/octavia"
+	"github.com/kuryr-k8s/kuryr/pkg/openstack"
 )
 
 // loadBalancers is the Octavia seam of this reconciler.
@@ -87,11 +87,11 @@ type Reconciler struct {
 	Info    netInfo
 	// Groups, when set, gives LoadBalancer Services their source groups.
 	Groups   securityGroups
-	Recorder kuryrport.Recorder
+	Recorder kit.Recorder
 	Settings Settings
 	// unanswered holds the Services whose load balancer create went
 	// unanswered: Octavia may still commit it. Read through creates().
-	unanswered     neutron.Unanswered
+	unanswered     openstack.Unanswered
 	unansweredInit sync.Once
 	progress       progress
 }
@@ -110,7 +110,7 @@ const (
 
 // creates is the record of unanswered creates, its settle time set once
 // (workers share it: none may write it while others read it).
-func (r *Reconciler) creates() *neutron.Unanswered {
+func (r *Reconciler) creates() *openstack.Unanswered {
 	r.unansweredInit.Do(func() { r.unanswered.Settle = r.Settings.CreateSettle })
 	return &r.unanswered
 }
@@ -143,12 +143,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !klb.DeletionTimestamp.IsZero() {
 		return r.finalize(ctx, &klb, uid)
 	}
-	if !controllerutil.ContainsFinalizer(&klb, kuryrv1.KuryrLoadBalancerFinalizer) {
-		orig := klb.DeepCopy()
-		controllerutil.AddFinalizer(&klb, kuryrv1.KuryrLoadBalancerFinalizer)
-		if err := r.Patch(ctx, &klb, client.MergeFrom(orig)); err != nil {
-			return ctrl.Result{}, fmt.Errorf("add finalizer: %w", err)
-		}
+	if err := kit.AddFinalizer(ctx, r.Client, &klb, kuryrv1.KuryrLoadBalancerFinalizer); err != nil {
+		return ctrl.Result{}, err
 	}
 	orig := klb.DeepCopy()
 	res, err := r.ensure(ctx, &klb, uid)

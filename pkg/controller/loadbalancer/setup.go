@@ -6,7 +6,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
-	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrport"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/kit"
 )
 
 // SetupWithManager registers the reconciler; workers bounds concurrent
@@ -14,7 +14,7 @@ import (
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("kuryrloadbalancer").
-		For(&kuryrv1.KuryrLoadBalancer{}, builder.WithPredicates(kuryrport.SpecOrResync)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: workers, RateLimiter: kuryrport.RateLimiter()}).
+		For(&kuryrv1.KuryrLoadBalancer{}, builder.WithPredicates(kit.SpecOrResync)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers, RateLimiter: kit.RateLimiter()}).
 		Complete(r)
 }

@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
-	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrport"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/portgroups"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
 
@@ -25,9 +25,8 @@ type securityGroups interface {
 	SecurityGroupsNamed(ctx context.Context, name string) ([]neutron.SecurityGroup, error)
 	CreateSecurityGroup(ctx context.Context, name, description, project string, tags []string) (*neutron.SecurityGroup, error)
 	DeleteSecurityGroup(ctx context.Context, id string) error
-	CreateRule(ctx context.Context, sg, project string, r neutron.Rule) error
 	TagSecurityGroup(ctx context.Context, id string, tags []string) error
-	DeleteRule(ctx context.Context, id string) error
+	neutron.RuleWriter
 }
 
 // The ovn provider keeps the client's address (no SNAT) and has no
@@ -170,19 +169,14 @@ func (r *Reconciler) sourceGroup(ctx context.Context, klb *kuryrv1.KuryrLoadBala
 	}
 	// Only ingress: Neutron's default egress rules would let every member
 	// pod out, whatever its policies say.
-	add, del := neutron.DiffRules(sourceRules(klb, internal), sg.Rules, "ingress", "egress")
-	for _, id := range del {
-		if err := r.Groups.DeleteRule(ctx, id); err != nil {
-			return err
-		}
+	// Deleted one after the other, added one request each.
+	added, deleted, err := neutron.SyncRules(ctx, r.Groups, &sg, sourceRules(klb, internal),
+		neutron.RuleSync{Project: klb.Spec.ProjectID, Directions: []string{"ingress", "egress"}, OneByOne: true})
+	if err != nil {
+		return err
 	}
-	for _, rule := range add {
-		if err := r.Groups.CreateRule(ctx, sg.ID, klb.Spec.ProjectID, rule); err != nil {
-			return err
-		}
-	}
-	if len(add)+len(del) > 0 {
-		log.FromContext(ctx).Info("source group", "securityGroup", sg.ID, "added", len(add), "deleted", len(del))
+	if added+deleted > 0 {
+		log.FromContext(ctx).Info("source group", "securityGroup", sg.ID, "added", added, "deleted", deleted)
 	}
 	return nil
 }
@@ -191,15 +185,12 @@ func (r *Reconciler) sourceGroup(ctx context.Context, klb *kuryrv1.KuryrLoadBala
 // (a controller killed between the create and the tagging left it
 // untagged).
 func (r *Reconciler) findGroups(ctx context.Context, uid string) ([]neutron.SecurityGroup, error) {
-	groups, err := r.Groups.FindSecurityGroups(ctx, r.tags(uid)[:2])
-	if err != nil || len(groups) > 0 {
-		return groups, err
-	}
-	return r.Groups.SecurityGroupsNamed(ctx, groupName(uid))
+	groups, _, err := neutron.FindGroups(ctx, r.Groups, r.tags(uid)[:2], groupName(uid))
+	return groups, err
 }
 
 // dropGroups deletes groups the Service no longer needs, once no
-// KuryrPort names them (kuryrport.GroupOnPorts) and Neutron agrees (409
+// KuryrPort names them (portgroups.GroupOnPorts) and Neutron agrees (409
 // while a port carries one): the KuryrPort reconciler takes them off the
 // pods' ports once the Service no longer needs them, and a later
 // reconcile deletes them (errGroupInUse requeues without an error).
@@ -209,7 +200,7 @@ func (r *Reconciler) dropGroups(ctx context.Context, klb *kuryrv1.KuryrLoadBalan
 		if klb.Status.SecurityGroup == g.ID {
 			klb.Status.SecurityGroup = ""
 		}
-		busy, err := kuryrport.GroupOnPorts(ctx, r.Client, g.ID)
+		busy, err := portgroups.GroupOnPorts(ctx, r.Client, g.ID)
 		if err != nil {
 			return err
 		}

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/kit"
 	"github.com/kuryr-k8s/kuryr/pkg/octavia"
 	"github.com/kuryr-k8s/kuryr/pkg/retry"
 )
@@ -56,22 +57,26 @@ func (r *Reconciler) becomeReady(ctx context.Context, klb *kuryrv1.KuryrLoadBala
 // and, unless it is the load balancer being busy, as an Event on the
 // Service.
 func (r *Reconciler) failed(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, err error) {
-	if retry.Stopping(ctx, err) {
-		return
-	}
-	kind := string(octavia.Classify(err))
-	if octavia.Busy(err) {
+	if octavia.Busy(err) && !retry.Stopping(ctx, err) {
 		setReady(klb, metav1.ConditionFalse, kuryrv1.ReasonWaiting, err.Error())
 		return
 	}
-	setReady(klb, metav1.ConditionFalse, kind, err.Error())
-	r.event(ctx, klb, corev1.EventTypeWarning, kind, "Ensure", "%v", err)
+	// The condition is written with the status, after the reconcile.
+	kit.Fail(ctx, r.Recorder, kit.Failure{Regarding: serviceOf(klb), Related: klb, Kind: string(octavia.Classify(err)), Action: "Ensure",
+		SetReady: func(reason, msg string) error {
+			setReady(klb, metav1.ConditionFalse, reason, msg)
+			return nil
+		}}, err)
 }
 
 // event records an Event regarding the Service, related to klb.
 func (r *Reconciler) event(_ context.Context, klb *kuryrv1.KuryrLoadBalancer, typ, reason, action, note string, args ...any) {
-	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: klb.Namespace, Name: klb.Name, UID: types.UID(serviceUID(klb))}}
-	r.Recorder.Eventf(svc, klb, typ, reason, action, note, args...)
+	r.Recorder.Eventf(serviceOf(klb), klb, typ, reason, action, note, args...)
+}
+
+// serviceOf is the Service of klb, as Events regard it.
+func serviceOf(klb *kuryrv1.KuryrLoadBalancer) *corev1.Service {
+	return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: klb.Namespace, Name: klb.Name, UID: types.UID(serviceUID(klb))}}
 }
 
 // publish writes the Service's status.loadBalancer.ingress for the

@@ -10,6 +10,7 @@ import (
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+	"github.com/kuryr-k8s/kuryr/pkg/openstack"
 )
 
 // verifyPeriod is how often a node's annotated port is checked in Neutron.
@@ -75,7 +76,7 @@ func (r *Reconciler) ensurePort(ctx context.Context, k kind, node *corev1.Node, 
 	r.unclear.GiveUp(key)
 	p, err := r.Neutron.CreatePort(ctx, k.portSpec(node.Name, sub, r.Settings))
 	if err != nil {
-		if p == nil && neutron.Unclear(err) {
+		if p == nil && openstack.Unclear(err) {
 			r.unclear.Mark(key)
 		}
 		return nil, 0, err

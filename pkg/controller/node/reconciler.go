@@ -25,9 +25,9 @@ import (
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/clusternet"
-	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrport"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/kit"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
-	"github.com/kuryr-k8s/kuryr/pkg/retry"
+	"github.com/kuryr-k8s/kuryr/pkg/openstack"
 )
 
 // portAPI is the Neutron seam of this reconciler.
@@ -51,9 +51,9 @@ type Reconciler struct {
 	client.Client
 	Neutron  portAPI
 	Info     netInfo
-	Recorder kuryrport.Recorder
+	Recorder kit.Recorder
 	Settings Settings
-	unclear  neutron.Unanswered // kind/node of the last creates that went unanswered
+	unclear  openstack.Unanswered // kind/node of the last creates that went unanswered
 }
 
 // Reconcile converges the ports of one node, one of each kind.
@@ -202,9 +202,6 @@ func minRoute(p netip.Prefix) int {
 // fail makes an error visible as a Warning Event on the node and returns
 // it for a retry with backoff.
 func (r *Reconciler) fail(ctx context.Context, k kind, node *corev1.Node, action string, cause error) error {
-	if retry.Stopping(ctx, cause) {
-		return cause
-	}
-	r.Recorder.Eventf(node, nil, corev1.EventTypeWarning, string(neutron.Classify(cause)), action, "%s: %v", k.what, cause)
-	return cause
+	return kit.Fail(ctx, r.Recorder, kit.Failure{Regarding: node, Kind: string(neutron.Classify(cause)), Action: action,
+		Note: fmt.Sprintf("%s: %v", k.what, cause)}, cause)
 }

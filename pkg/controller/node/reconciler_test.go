@@ -20,6 +20,7 @@ import (
 	"github.com/kuryr-k8s/kuryr/pkg/clusternet"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron/neutrontest"
+	"github.com/kuryr-k8s/kuryr/pkg/openstack"
 )
 
 type noEvents struct{}
@@ -163,7 +164,7 @@ func TestNodePortUnclearCreateWaits(t *testing.T) {
 	if res := e.reconcile(t, "n1"); res.RequeueAfter == 0 || e.fake.Count("ports") != 0 {
 		t.Fatalf("created again at once: %+v, %d ports", res, e.fake.Count("ports"))
 	}
-	e.r.unclear.Now = func() time.Time { return time.Now().Add(neutron.UnclearSettle) } // the settle time is over
+	e.r.unclear.Now = func() time.Time { return time.Now().Add(openstack.UnclearSettle) } // the settle time is over
 	e.reconcile(t, "n1")
 	if _, ok := e.annotation(t, "n1"); !ok || e.fake.Count("ports") != 1 {
 		t.Errorf("not created after the settle time: %d ports", e.fake.Count("ports"))

@@ -9,7 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
-	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrport"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/kit"
 )
 
 // SetupWithManager watches nodes appearing and going, and changes of the
@@ -28,6 +28,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("node").
 		For(&corev1.Node{}, builder.WithPredicates(annotation)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: 2, RateLimiter: kuryrport.RateLimiter()}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: 2, RateLimiter: kit.RateLimiter()}).
 		Complete(r)
 }

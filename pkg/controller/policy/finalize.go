@@ -2,16 +2,14 @@ package policy
 
 import (
 	"context"
-	"fmt"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
-	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrport"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/kit"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/portgroups"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
 
@@ -35,7 +33,7 @@ func (r *GroupReconciler) finalize(ctx context.Context, knp *kuryrv1.KuryrNetwor
 		if id == "" {
 			continue
 		}
-		if busy, err := kuryrport.GroupOnPorts(ctx, r.Client, id); err != nil || busy {
+		if busy, err := portgroups.GroupOnPorts(ctx, r.Client, id); err != nil || busy {
 			log.FromContext(ctx).V(1).Info("security group still named by KuryrPorts", "group", id)
 			return ctrl.Result{RequeueAfter: inUseRetry}, err
 		}
@@ -55,10 +53,5 @@ func (r *GroupReconciler) finalize(ctx context.Context, knp *kuryrv1.KuryrNetwor
 	if pending {
 		return ctrl.Result{RequeueAfter: inUseRetry}, nil
 	}
-	patch := client.MergeFrom(knp.DeepCopy())
-	controllerutil.RemoveFinalizer(knp, kuryrv1.KuryrNetworkPolicyFinalizer)
-	if err := r.Patch(ctx, knp, patch); err != nil && !apierrors.IsNotFound(err) {
-		return ctrl.Result{}, fmt.Errorf("remove finalizer: %w", err)
-	}
-	return ctrl.Result{}, nil
+	return ctrl.Result{}, kit.RemoveFinalizer(ctx, r.Client, knp, kuryrv1.KuryrNetworkPolicyFinalizer)
 }

@@ -7,17 +7,15 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/kit"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
-	"github.com/kuryr-k8s/kuryr/pkg/retry"
 )
 
 // groupAPI is the Neutron seam of the KuryrNetworkPolicy reconciler.
@@ -28,6 +26,7 @@ type groupAPI interface {
 	CreateSecurityGroup(ctx context.Context, name, description, project string, tags []string) (*neutron.SecurityGroup, error)
 	TagSecurityGroup(ctx context.Context, id string, tags []string) error
 	DeleteSecurityGroup(ctx context.Context, id string) error
+	CreateRule(ctx context.Context, sg, project string, r neutron.Rule) error
 	CreateRules(ctx context.Context, sg, project string, rs []neutron.Rule) error
 	DeleteRule(ctx context.Context, id string) error
 }
@@ -65,19 +64,13 @@ func (r *GroupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	if !knp.DeletionTimestamp.IsZero() {
 		return r.finalize(ctx, &knp)
 	}
-	if !controllerutil.ContainsFinalizer(&knp, kuryrv1.KuryrNetworkPolicyFinalizer) {
-		patch := client.MergeFrom(knp.DeepCopy())
-		controllerutil.AddFinalizer(&knp, kuryrv1.KuryrNetworkPolicyFinalizer)
-		if err := r.Patch(ctx, &knp, patch); err != nil {
-			return ctrl.Result{}, fmt.Errorf("add finalizer: %w", err)
-		}
+	if err := kit.AddFinalizer(ctx, r.Client, &knp, kuryrv1.KuryrNetworkPolicyFinalizer); err != nil {
+		return ctrl.Result{}, err
 	}
 	res, err := r.apply(ctx, &knp)
-	if err != nil && !retry.Stopping(ctx, err) {
-		r.Recorder.Eventf(&knp, nil, corev1.EventTypeWarning, string(neutron.Classify(err)), "ApplyPolicy", "%v", err)
-		if cerr := r.condition(ctx, &knp, metav1.ConditionFalse, string(neutron.Classify(err)), err.Error()); cerr != nil {
-			log.FromContext(ctx).Error(cerr, "could not record the failure")
-		}
+	if err != nil {
+		kit.Fail(ctx, r.Recorder, kit.Failure{Regarding: &knp, Kind: string(neutron.Classify(err)), Action: "ApplyPolicy",
+			SetReady: func(reason, msg string) error { return r.condition(ctx, &knp, metav1.ConditionFalse, reason, msg) }}, err)
 	}
 	return res, err
 }
@@ -111,18 +104,15 @@ func (r *GroupReconciler) apply(ctx context.Context, knp *kuryrv1.KuryrNetworkPo
 	if len(missing) > 0 {
 		return ctrl.Result{}, fmt.Errorf("the groups of peers %v are missing", missing)
 	}
-	add, del := neutron.DiffRules(want, sg.Rules, Ingress, Egress)
-	if err := deleteRules(ctx, r.Neutron, del); err != nil {
-		return ctrl.Result{}, err
-	}
-	if err := r.Neutron.CreateRules(ctx, sg.ID, r.Settings.ProjectID, add); err != nil {
+	added, deleted, err := neutron.SyncRules(ctx, r.Neutron, sg, want, r.ruleSync())
+	if err != nil {
 		return ctrl.Result{}, err
 	}
 	if err := r.recordGroup(ctx, knp, sg.ID); err != nil {
 		return ctrl.Result{}, err
 	}
-	if len(add)+len(del) > 0 {
-		log.FromContext(ctx).Info("rules applied", "group", sg.ID, "added", len(add), "deleted", len(del))
+	if added+deleted > 0 {
+		log.FromContext(ctx).Info("rules applied", "group", sg.ID, "added", added, "deleted", deleted)
 	}
 	pending, err := r.releasePeers(ctx, knp, false)
 	if err != nil {
@@ -156,21 +146,15 @@ func (r *GroupReconciler) tags(knp *kuryrv1.KuryrNetworkPolicy) []string {
 // ensureGroup returns the policy's security group: the recorded one, one
 // found by tags or by name (tagged then), or a new one.
 func (r *GroupReconciler) ensureGroup(ctx context.Context, knp *kuryrv1.KuryrNetworkPolicy) (*neutron.SecurityGroup, error) {
-	if id := knp.Status.SecurityGroupID; id != "" {
-		sg, err := r.Neutron.GetSecurityGroup(ctx, id)
-		if err == nil {
-			return sg, nil
-		}
-		if !neutron.IsNotFound(err) {
-			return nil, err
-		}
-	}
-	sg, err := r.findGroup(ctx, knp)
-	if err != nil || sg != nil {
-		return sg, err
-	}
-	return r.Neutron.CreateSecurityGroup(ctx, GroupName(policyUID(knp)),
-		fmt.Sprintf("kuryr: NetworkPolicy %s/%s", knp.Namespace, knp.Name), r.Settings.ProjectID, r.tags(knp))
+	return neutron.EnsureGroup(ctx, r.Neutron, neutron.GroupSpec{Recorded: knp.Status.SecurityGroupID, Tags: r.tags(knp),
+		Name: GroupName(policyUID(knp)), ByName: true, Project: r.Settings.ProjectID,
+		Description: fmt.Sprintf("kuryr: NetworkPolicy %s/%s", knp.Namespace, knp.Name)})
+}
+
+// ruleSync: a policy's and a peer's groups hold rules of both directions
+// (a new group's default egress rules go), deleted several at a time.
+func (r *GroupReconciler) ruleSync() neutron.RuleSync {
+	return neutron.RuleSync{Project: r.Settings.ProjectID, Directions: []string{Ingress, Egress}, Deletes: neutronCalls}
 }
 
 func (r *GroupReconciler) recordGroup(ctx context.Context, knp *kuryrv1.KuryrNetworkPolicy, id string) error {
@@ -188,37 +172,6 @@ func (r *GroupReconciler) recordGroup(ctx context.Context, knp *kuryrv1.KuryrNet
 // neutronCalls bounds the Neutron calls of one reconcile in flight at
 // once.
 const neutronCalls = 4
-
-// deleteRules deletes rules, several at a time.
-func deleteRules(ctx context.Context, n interface {
-	DeleteRule(ctx context.Context, id string) error
-}, ids []string) error {
-	g, ctx := errgroup.WithContext(ctx)
-	g.SetLimit(neutronCalls)
-	for _, id := range ids {
-		g.Go(func() error { return n.DeleteRule(ctx, id) })
-	}
-	return g.Wait()
-}
-
-func (r *GroupReconciler) findGroup(ctx context.Context, knp *kuryrv1.KuryrNetworkPolicy) (*neutron.SecurityGroup, error) {
-	return findTagged(ctx, r.Neutron, r.tags(knp), GroupName(policyUID(knp)))
-}
-
-// findTagged returns the group carrying tags (the oldest of several), or
-// the one called name, tagged now (created, but its tagging went
-// unanswered); nil if there is none.
-func findTagged(ctx context.Context, n groupAPI, tags []string, name string) (*neutron.SecurityGroup, error) {
-	found, err := n.FindSecurityGroups(ctx, tags)
-	if err != nil || len(found) > 0 {
-		return oldest(found), err
-	}
-	named, err := n.SecurityGroupsNamed(ctx, name)
-	if err != nil || len(named) == 0 {
-		return nil, err
-	}
-	return &named[0], n.TagSecurityGroup(ctx, named[0].ID, tags)
-}
 
 func (r *GroupReconciler) condition(ctx context.Context, knp *kuryrv1.KuryrNetworkPolicy, status metav1.ConditionStatus, reason, msg string) error {
 	patch := client.MergeFrom(knp.DeepCopy())

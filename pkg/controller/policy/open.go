@@ -14,10 +14,8 @@ import (
 
 // openAPI is the Neutron seam of the open groups.
 type openAPI interface {
-	FindSecurityGroups(ctx context.Context, tags []string) ([]neutron.SecurityGroup, error)
-	CreateSecurityGroup(ctx context.Context, name, description, project string, tags []string) (*neutron.SecurityGroup, error)
-	CreateRules(ctx context.Context, sg, project string, rs []neutron.Rule) error
-	DeleteRule(ctx context.Context, id string) error
+	neutron.GroupFinder
+	neutron.RuleWriter
 }
 
 // The open groups of the cluster: a pod that no policy isolates in a
@@ -142,24 +140,15 @@ func OpenRules(direction string, cidrs []string) []neutron.Rule {
 
 func (o *OpenGroups) ensure(ctx context.Context, name string, want []neutron.Rule) (string, error) {
 	tags := []string{neutron.ClusterTag(o.Cluster), neutron.PolicyTag(name)}
-	found, err := o.Neutron.FindSecurityGroups(ctx, tags)
+	// Found by tags only (no recorded id, no lookup by name).
+	sg, err := neutron.EnsureGroup(ctx, o.Neutron, neutron.GroupSpec{Tags: tags, Name: name,
+		Description: "kuryr: pods no NetworkPolicy isolates", Project: o.ProjectID})
 	if err != nil {
 		return "", err
 	}
-	sg := oldest(found)
-	if sg == nil {
-		sg, err = o.Neutron.CreateSecurityGroup(ctx, name, "kuryr: pods no NetworkPolicy isolates", o.ProjectID, tags)
-	}
-	if err != nil {
-		return "", err
-	}
-	add, del := neutron.DiffRules(want, sg.Rules, Ingress, Egress)
-	for _, id := range del {
-		if err := o.Neutron.DeleteRule(ctx, id); err != nil {
-			return "", err
-		}
-	}
-	if err := o.Neutron.CreateRules(ctx, sg.ID, o.ProjectID, add); err != nil {
+	// Rules of both directions, deleted one after the other.
+	if _, _, err := neutron.SyncRules(ctx, o.Neutron, sg, want,
+		neutron.RuleSync{Project: o.ProjectID, Directions: []string{Ingress, Egress}}); err != nil {
 		return "", fmt.Errorf("open group %s: %w", name, err)
 	}
 	return sg.ID, nil

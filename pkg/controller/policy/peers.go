@@ -10,7 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
-	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrport"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/portgroups"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
 
@@ -86,43 +86,20 @@ func (r *GroupReconciler) ensurePeers(ctx context.Context, knp *kuryrv1.KuryrNet
 // still exists, one found by tags or name, or a new one.
 func (r *GroupReconciler) peerGroup(ctx context.Context, key, recorded string) (string, error) {
 	defer r.locks.lock(key)()
-	sg, err := r.findPeerGroup(ctx, key, recorded)
+	sg, err := neutron.EnsureGroup(ctx, r.Neutron, neutron.GroupSpec{Recorded: recorded, Tags: r.peerTags(key),
+		Name: PeerGroupName(key), ByName: true, Description: "kuryr: the pods of a NetworkPolicy peer",
+		Project: r.Settings.ProjectID})
 	if err != nil {
 		return "", err
 	}
-	if sg == nil {
-		if sg, err = r.Neutron.CreateSecurityGroup(ctx, PeerGroupName(key), "kuryr: the pods of a NetworkPolicy peer",
-			r.Settings.ProjectID, r.peerTags(key)); err != nil {
-			return "", err
-		}
-	}
 	// Without rules: Neutron's default egress rules (left by a crash
 	// between the create and their delete too) would let every member out.
-	ids := make([]string, 0, len(sg.Rules))
-	for _, rule := range sg.Rules {
-		ids = append(ids, rule.ID)
-	}
-	return sg.ID, deleteRules(ctx, r.Neutron, ids)
+	_, _, err = neutron.SyncRules(ctx, r.Neutron, sg, nil, r.ruleSync())
+	return sg.ID, err
 }
 
 func (r *GroupReconciler) peerTags(key string) []string {
 	return []string{neutron.ClusterTag(r.Settings.Cluster), neutron.PeerTag(key)}
-}
-
-// findPeerGroup returns the peer's group: the recorded one if it still
-// exists, one found by tags, or by name (created, but its tagging went
-// unanswered: tagged now); nil if there is none.
-func (r *GroupReconciler) findPeerGroup(ctx context.Context, key, recorded string) (*neutron.SecurityGroup, error) {
-	if recorded != "" {
-		sg, err := r.Neutron.GetSecurityGroup(ctx, recorded)
-		if err == nil {
-			return sg, nil
-		}
-		if !neutron.IsNotFound(err) {
-			return nil, err
-		}
-	}
-	return findTagged(ctx, r.Neutron, r.peerTags(key), PeerGroupName(key))
 }
 
 // releasePeers drops the peers the spec no longer names (all of them for
@@ -167,7 +144,7 @@ func (r *GroupReconciler) releasePeer(ctx context.Context, knp *kuryrv1.KuryrNet
 			return true, nil
 		}
 	}
-	if busy, err := kuryrport.GroupOnPorts(ctx, r.Client, id); err != nil || busy {
+	if busy, err := portgroups.GroupOnPorts(ctx, r.Client, id); err != nil || busy {
 		return false, err
 	}
 	err = r.Neutron.DeleteSecurityGroup(ctx, id)
@@ -212,28 +189,11 @@ func (r *GroupReconciler) SweepPeer(ctx context.Context, key, id string) error {
 			return nil
 		}
 	}
-	if busy, err := kuryrport.GroupOnPorts(ctx, r.Client, id); err != nil || busy {
+	if busy, err := portgroups.GroupOnPorts(ctx, r.Client, id); err != nil || busy {
 		return err
 	}
 	if err := r.Neutron.DeleteSecurityGroup(ctx, id); err != nil && !neutron.InUse(err) {
 		return err
 	}
 	return nil
-}
-
-// oldest picks one of several groups found for one owner (a duplicate
-// made by a create that went unanswered): the oldest, so that every
-// reconciler, and a restarted one, picks the same. nil for none.
-func oldest(groups []neutron.SecurityGroup) *neutron.SecurityGroup {
-	if len(groups) == 0 {
-		return nil
-	}
-	best := &groups[0]
-	for i := range groups[1:] {
-		g := &groups[i+1]
-		if g.CreatedAt.Before(best.CreatedAt) || (g.CreatedAt.Equal(best.CreatedAt) && g.ID < best.ID) {
-			best = g
-		}
-	}
-	return best
 }

@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
-	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrport"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/portgroups"
 )
 
 // PodGroups tells the KuryrPort reconciler which security groups a pod's
@@ -24,8 +24,8 @@ type PodGroups struct {
 	Open   *OpenGroups
 }
 
-// Groups implements kuryrport.GroupSource. While a policy that selects
-// the pod has no group yet, it answers a kuryrport.GroupsNotReady with the
+// Groups implements portgroups.GroupSource. While a policy that selects
+// the pod has no group yet, it answers a portgroups.GroupsNotReady with the
 // groups that fail closed on that policy's directions.
 func (s PodGroups) Groups(ctx context.Context, kp *kuryrv1.KuryrPort) ([]string, error) {
 	// A KuryrPort is made for a pod already in the cache; one without its
@@ -68,7 +68,7 @@ func (s PodGroups) Groups(ctx context.Context, kp *kuryrv1.KuryrPort) ([]string,
 	slices.Sort(groups)
 	groups = slices.Compact(groups)
 	if notReady != nil {
-		return nil, &kuryrport.GroupsNotReady{Groups: groups, Cause: notReady}
+		return nil, &portgroups.GroupsNotReady{Groups: groups, Cause: notReady}
 	}
 	return groups, nil
 }

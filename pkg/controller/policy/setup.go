@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
-	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrport"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/kit"
 )
 
 // SetupWithManager registers the NetworkPolicy reconciler.
@@ -19,12 +19,12 @@ func (r *SpecReconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	c := mgr.GetClient()
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("networkpolicy").
-		For(&networkingv1.NetworkPolicy{}, builder.WithPredicates(kuryrport.SpecOrResync)).
-		Owns(&kuryrv1.KuryrNetworkPolicy{}, builder.WithPredicates(kuryrport.SpecOrResync)).
+		For(&networkingv1.NetworkPolicy{}, builder.WithPredicates(kit.SpecOrResync)).
+		Owns(&kuryrv1.KuryrNetworkPolicy{}, builder.WithPredicates(kit.SpecOrResync)).
 		Watches(&corev1.Pod{}, onChange(policiesReadingPods(c), labelsOrIPsChanged)).
 		Watches(&corev1.Namespace{}, onChange(policiesReadingPods(c), labelsChanged)).
 		Watches(&kuryrv1.KuryrLoadBalancer{}, onChange(policiesReadingPods(c), generationChanged)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: workers, RateLimiter: kuryrport.RateLimiter()}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers, RateLimiter: kit.RateLimiter()}).
 		Complete(r)
 }
 
@@ -33,8 +33,8 @@ func (r *SpecReconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 func (r *GroupReconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("kuryrnetworkpolicy").
-		For(&kuryrv1.KuryrNetworkPolicy{}, builder.WithPredicates(kuryrport.SpecOrResync)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: workers, RateLimiter: kuryrport.RateLimiter()}).
+		For(&kuryrv1.KuryrNetworkPolicy{}, builder.WithPredicates(kit.SpecOrResync)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers, RateLimiter: kit.RateLimiter()}).
 		Complete(r)
 }
 

@@ -17,11 +17,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
-	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrport"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/kit"
 )
 
 // Recorder emits Kubernetes Events, as for the other reconcilers.
-type Recorder = kuryrport.Recorder
+type Recorder = kit.Recorder
 
 // SpecReconciler keeps one KuryrNetworkPolicy per NetworkPolicy, its spec
 // the policy as kuryr computes it. It is the only writer of that spec; it

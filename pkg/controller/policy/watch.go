@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
-	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrport"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/kit"
 )
 
 type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
@@ -63,7 +63,7 @@ func request(ns, name string) reconcile.Request {
 // reconciler: the pod's labels, its namespace's labels (peers choose
 // namespaces by them), the policies of its namespace, and the
 // KuryrNetworkPolicies whose pods or peers include it.
-func PortWatches(c client.Reader) []kuryrport.Watch {
+func PortWatches(c client.Reader) []kit.Watch {
 	samePod := func(_ context.Context, objs ...client.Object) []reconcile.Request {
 		var out []reconcile.Request
 		for _, o := range objs {
@@ -82,7 +82,7 @@ func PortWatches(c client.Reader) []kuryrport.Watch {
 		}
 		return portsIn(ctx, c, namespaces)
 	}
-	return []kuryrport.Watch{
+	return []kit.Watch{
 		{Object: &corev1.Pod{}, Handler: onChange(samePod, labelsChanged)},
 		{Object: &corev1.Namespace{}, Handler: onChange(namespacePorts, labelsChanged)},
 		{Object: &networkingv1.NetworkPolicy{}, Handler: onChange(namespacePorts, always)},

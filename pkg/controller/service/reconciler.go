@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
-	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrport"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/kit"
 )
 
 // Reconciler keeps one KuryrLoadBalancer per served Service, owned by it,
@@ -27,7 +27,7 @@ import (
 type Reconciler struct {
 	client.Client
 	Subnets  *Subnets
-	Recorder kuryrport.Recorder
+	Recorder kit.Recorder
 	Settings Settings
 }
 

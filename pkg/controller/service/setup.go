@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
-	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrport"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/kit"
 )
 
 // SetupWithManager watches Services, their EndpointSlices (by the
@@ -27,7 +27,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 		For(&corev1.Service{}).
 		Owns(&kuryrv1.KuryrLoadBalancer{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&discoveryv1.EndpointSlice{}, handler.EnqueueRequestsFromMapFunc(sliceService)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: workers, RateLimiter: kuryrport.RateLimiter()}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers, RateLimiter: kit.RateLimiter()}).
 		Complete(r)
 }
 

@@ -31,7 +31,7 @@ type Settings struct {
 	// it must know the member's logical switch).
 	RequireSubnet bool
 	// Exposure says how the pods' own security groups admit the external
-	// network (see Exposure); "" when they do not.
+	// network (see neutron.Exposure); "" when they do not.
 	Exposure string
 	// NodePorts: the kuryr-daemons serve node ports ([kubernetes]
 	// serve_node_ports), masqueraded, to the ClusterIP or, with

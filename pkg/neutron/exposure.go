@@ -1,17 +1,15 @@
-package service
+package neutron
 
 import (
 	"context"
 	"fmt"
 	"net/netip"
-
-	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
 
 // exposureReader is what Exposure reads of Neutron.
 type exposureReader interface {
 	NetworkPrefixes(ctx context.Context, id string) ([]netip.Prefix, error)
-	GetSecurityGroup(ctx context.Context, id string) (*neutron.SecurityGroup, error)
+	GetSecurityGroup(ctx context.Context, id string) (*SecurityGroup, error)
 }
 
 // Exposure says how pods admit the external network the floating IPs are
@@ -55,7 +53,7 @@ func overlapsAny(p netip.Prefix, ps []netip.Prefix) bool {
 }
 
 // admits returns an ingress rule that lets addresses of external in. Pure.
-func admits(rules []neutron.Rule, external []netip.Prefix) (neutron.Rule, bool) {
+func admits(rules []Rule, external []netip.Prefix) (Rule, bool) {
 	for _, r := range rules {
 		if r.Direction != "ingress" || r.RemoteGroup != "" || r.RemoteAddressGroup != "" {
 			continue
@@ -67,10 +65,10 @@ func admits(rules []neutron.Rule, external []netip.Prefix) (neutron.Rule, bool) 
 			return r, true
 		}
 	}
-	return neutron.Rule{}, false
+	return Rule{}, false
 }
 
-func ruleText(r neutron.Rule) string {
+func ruleText(r Rule) string {
 	proto := r.Protocol
 	if proto == "" {
 		proto = "every protocol"
@@ -81,7 +79,7 @@ func ruleText(r neutron.Rule) string {
 	return fmt.Sprintf("%s %d-%d", proto, r.PortMin, r.PortMax)
 }
 
-func prefixText(r neutron.Rule) string {
+func prefixText(r Rule) string {
 	if r.RemotePrefix == "" {
 		return "anywhere (" + r.EtherType + ")"
 	}

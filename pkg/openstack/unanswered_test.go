@@ -1,4 +1,4 @@
-package neutron
+package openstack
 
 import (
 	"testing"

@@ -1,4 +1,4 @@
-package kuryrport
+package portgroups
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 
 // GroupOnPorts reports whether a KuryrPort's status still names the
 // security group: its port carries it, or an update of the port that adds
-// or removes it may still be in flight (applyGroups records every group
+// or removes it may still be in flight (the KuryrPort reconciler records every group
 // the port may carry before the update, and what it carries after). A
 // group's owner deletes it only once this is false.
 //

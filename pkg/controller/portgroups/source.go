@@ -1,0 +1,67 @@
+// Package portgroups is the contract between the owners of security
+// groups that go onto pods' ports (policies, load balancers) and the one
+// writer of a port's groups (the KuryrPort reconciler): an owner is a
+// GroupSource, says when it cannot tell yet (GroupsNotReady), and deletes
+// a group only once no KuryrPort names it (GroupOnPorts). It imports no
+// controller package.
+package portgroups
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+)
+
+// GroupSource says which security groups a pod's port carries beyond
+// [neutron_defaults] pod_security_groups.
+type GroupSource interface {
+	Groups(ctx context.Context, kp *kuryrv1.KuryrPort) ([]string, error)
+}
+
+// ErrGroupsNotReady: a source cannot tell a port's groups yet (a policy
+// that selects the pod has no security group yet). The port waits: it is
+// neither created nor changed until the source can tell.
+var ErrGroupsNotReady = errors.New("security groups not known yet")
+
+// GroupsNotReady is ErrGroupsNotReady with the groups a running port
+// carries meanwhile: what is known, failing closed on what is not (a
+// policy whose group is not ready isolates without admitting). A new port
+// waits instead.
+type GroupsNotReady struct {
+	Groups []string
+	Cause  error
+}
+
+func (e *GroupsNotReady) Error() string        { return fmt.Sprintf("%v: %v", ErrGroupsNotReady, e.Cause) }
+func (e *GroupsNotReady) Is(target error) bool { return target == ErrGroupsNotReady }
+func (e *GroupsNotReady) Unwrap() error        { return e.Cause }
+
+// Sources are several sources of groups: a port carries them all.
+type Sources []GroupSource
+
+// Groups returns the sorted union of every source's groups (a
+// GroupsNotReady with the union when one of them is not ready).
+func (s Sources) Groups(ctx context.Context, kp *kuryrv1.KuryrPort) ([]string, error) {
+	var out []string
+	var notReady *GroupsNotReady
+	for _, src := range s {
+		gs, err := src.Groups(ctx, kp)
+		var nr *GroupsNotReady
+		switch {
+		case errors.As(err, &nr):
+			notReady, gs = nr, nr.Groups
+		case err != nil:
+			return nil, err
+		}
+		out = append(out, gs...)
+	}
+	slices.Sort(out)
+	out = slices.Compact(out)
+	if notReady != nil {
+		return nil, &GroupsNotReady{Groups: out, Cause: notReady.Cause}
+	}
+	return out, nil
+}
