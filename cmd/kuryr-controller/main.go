@@ -20,6 +20,7 @@ import (
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/config"
 	"github.com/kuryr-k8s/kuryr/pkg/health"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/openstack"
 	"github.com/kuryr-k8s/kuryr/pkg/retry"
 	"github.com/kuryr-k8s/kuryr/pkg/startup"
@@ -33,7 +34,7 @@ func main() {
 		fmt.Print(config.Describe())
 		return
 	}
-	logger := opts.Logger("kuryr-controller")
+	logger := opts.Logger(names.Controller)
 	if err := run(ctrl.SetupSignalHandler(), logger, opts); err != nil {
 		logger.Error(err, "kuryr-controller stopped")
 		os.Exit(1)

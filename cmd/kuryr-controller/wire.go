@@ -95,7 +95,7 @@ func wire(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients, hs *heal
 	cluster := cfg.Kubernetes.ClusterName
 	var rec kit.Recorder = noEvents{}
 	if cfg.Kubernetes.UseEvents {
-		rec = mgr.GetEventRecorder("kuryr-controller")
+		rec = mgr.GetEventRecorder(names.Controller)
 	}
 	driver := cfg.Kubernetes.PodSubnetsDriver
 	namespaced := driver == config.SubnetDriverNamespace

@@ -1,6 +1,9 @@
 package names
 
-import "testing"
+import (
+	"reflect"
+	"testing"
+)
 
 // The spellings are a contract with what already exists in clouds and
 // clusters (tags on resources of a running installation, the Lease, the
@@ -31,5 +34,16 @@ func TestSpellings(t *testing.T) {
 	}
 	if !IsOpenGroup(OpenEgress) || IsOpenGroup(PolicyGroupName("x")) {
 		t.Error("IsOpenGroup")
+	}
+}
+
+// TestTags moved here from pkg/neutron with the tags.
+func TestTags(t *testing.T) {
+	tags := []string{ClusterTag("c1"), PodTag("u1"), NamespaceTag("ns"),
+		PoolTag("n1"), NodeTag("n2")}
+	got := []string{PodUIDOf(tags), NamespaceOf(tags), PodUIDOf(nil),
+		PoolNodeOf(tags), NodeOf(tags)}
+	if want := []string{"u1", "ns", "", "n1", "n2"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("got %q, want %q", got, want)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron/neutrontest"
 )
@@ -58,17 +59,17 @@ func TestNodeTagsDoNotMix(t *testing.T) {
 		node, network   string
 		namespace, pool string
 	}{
-		{tags: []string{neutron.NodeTag("n1")}, node: "n1"},
-		{tags: []string{neutron.NodeNetworkTag("n1")}, network: "n1"},
-		{tags: []string{neutron.ClusterTag("c"), neutron.NodeNetworkTag("node-x")}, network: "node-x"},
-		{tags: []string{neutron.NamespaceTag("n1")}, namespace: "n1"},
-		{tags: []string{neutron.PoolTag("n1")}, pool: "n1"},
+		{tags: []string{names.NodeTag("n1")}, node: "n1"},
+		{tags: []string{names.NodeNetworkTag("n1")}, network: "n1"},
+		{tags: []string{names.ClusterTag("c"), names.NodeNetworkTag("node-x")}, network: "node-x"},
+		{tags: []string{names.NamespaceTag("n1")}, namespace: "n1"},
+		{tags: []string{names.PoolTag("n1")}, pool: "n1"},
 	}
 	for _, tt := range tests {
-		if neutron.NodeOf(tt.tags) != tt.node || neutron.NodeNetworkOf(tt.tags) != tt.network ||
-			neutron.NamespaceOf(tt.tags) != tt.namespace || neutron.PoolNodeOf(tt.tags) != tt.pool {
-			t.Errorf("%v: node %q, node network %q, namespace %q, pool %q", tt.tags, neutron.NodeOf(tt.tags),
-				neutron.NodeNetworkOf(tt.tags), neutron.NamespaceOf(tt.tags), neutron.PoolNodeOf(tt.tags))
+		if names.NodeOf(tt.tags) != tt.node || names.NodeNetworkOf(tt.tags) != tt.network ||
+			names.NamespaceOf(tt.tags) != tt.namespace || names.PoolNodeOf(tt.tags) != tt.pool {
+			t.Errorf("%v: node %q, node network %q, namespace %q, pool %q", tt.tags, names.NodeOf(tt.tags),
+				names.NodeNetworkOf(tt.tags), names.NamespaceOf(tt.tags), names.PoolNodeOf(tt.tags))
 		}
 	}
 }

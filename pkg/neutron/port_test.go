@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"reflect"
 	"sync"
 	"testing"
 
 	"github.com/gophercloud/gophercloud/v2"
 
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron/neutrontest"
 	"github.com/kuryr-k8s/kuryr/pkg/openstack"
@@ -20,7 +20,7 @@ func spec() neutron.PortSpec {
 	return neutron.PortSpec{
 		Name: "ns/pod", NetworkID: "net-1", SubnetID: "sub-1", ProjectID: "p", HostID: "node-a",
 		DeviceID: "uid-1", DeviceOwner: "compute:kuryr", SecurityGroups: []string{"sg"},
-		Tags: []string{neutron.ClusterTag("c"), neutron.PodTag("uid-1")},
+		Tags: []string{names.ClusterTag("c"), names.PodTag("uid-1")},
 	}
 }
 
@@ -39,8 +39,8 @@ func TestCreatePortTags(t *testing.T) {
 			if stored["binding:host_id"] != "node-a" || stored["device_owner"] != "compute:kuryr" || stored["name"] != "ns/pod" {
 				t.Errorf("stored port %v", stored)
 			}
-			got, err := c.ListPorts(ctx, []string{neutron.ClusterTag("c")}, "")
-			if err != nil || len(got) != 1 || neutron.PodUIDOf(got[0].Tags) != "uid-1" {
+			got, err := c.ListPorts(ctx, []string{names.ClusterTag("c")}, "")
+			if err != nil || len(got) != 1 || names.PodUIDOf(got[0].Tags) != "uid-1" {
 				t.Fatalf("tagged ports = %+v, %v", got, err)
 			}
 			wantWrites := map[bool]int{true: 1, false: 2}[tagOnCreate]
@@ -100,16 +100,6 @@ func TestClassify(t *testing.T) {
 	}
 }
 
-func TestTags(t *testing.T) {
-	tags := []string{neutron.ClusterTag("c1"), neutron.PodTag("u1"), neutron.NamespaceTag("ns"),
-		neutron.PoolTag("n1"), neutron.NodeTag("n2")}
-	got := []string{neutron.PodUIDOf(tags), neutron.NamespaceOf(tags), neutron.PodUIDOf(nil),
-		neutron.PoolNodeOf(tags), neutron.NodeOf(tags)}
-	if want := []string{"u1", "ns", "", "n1", "n2"}; !reflect.DeepEqual(got, want) {
-		t.Errorf("got %q, want %q", got, want)
-	}
-}
-
 // TestBatcherOverHTTP: concurrent creations through the batcher each get
 // their own, tagged port, in fewer requests than ports.
 func TestBatcherOverHTTP(t *testing.T) {
@@ -118,22 +108,22 @@ func TestBatcherOverHTTP(t *testing.T) {
 	b := neutron.New(fake.Client(t)).Batching(1, 50)
 	const n = 20
 	var wg sync.WaitGroup
-	names := make([]string, n)
+	portNames := make([]string, n)
 	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			s := spec()
-			s.Name, s.Tags = fmt.Sprintf("ns/pod-%d", i), []string{neutron.ClusterTag("c"), neutron.PodTag(fmt.Sprint(i))}
+			s.Name, s.Tags = fmt.Sprintf("ns/pod-%d", i), []string{names.ClusterTag("c"), names.PodTag(fmt.Sprint(i))}
 			p, err := b.CreatePort(context.Background(), s)
 			if err != nil {
 				t.Error(err)
 				return
 			}
-			if neutron.PodUIDOf(p.Tags) != fmt.Sprint(i) {
+			if names.PodUIDOf(p.Tags) != fmt.Sprint(i) {
 				t.Errorf("pod %d got port %s tagged %v", i, p.ID, p.Tags)
 			}
-			names[i] = p.Name
+			portNames[i] = p.Name
 		}()
 	}
 	wg.Wait()
@@ -143,7 +133,7 @@ func TestBatcherOverHTTP(t *testing.T) {
 	if fake.Writes() >= n {
 		t.Errorf("%d requests for %d ports: nothing was batched", fake.Writes(), n)
 	}
-	for i, name := range names {
+	for i, name := range portNames {
 		if name != fmt.Sprintf("ns/pod-%d", i) {
 			t.Errorf("pod %d got the port named %q", i, name)
 		}

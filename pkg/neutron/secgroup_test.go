@@ -6,6 +6,7 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron/neutrontest"
 )
@@ -28,7 +29,7 @@ func TestSecurityGroupCreateFindTag(t *testing.T) {
 	ctx := context.Background()
 	fake := neutrontest.New(t)
 	c := neutron.New(fake.Client(t))
-	tags := []string{neutron.ClusterTag("c1"), neutron.PolicyTag("uid-1")}
+	tags := []string{names.ClusterTag("c1"), names.PolicyTag("uid-1")}
 	sg, err := c.CreateSecurityGroup(ctx, "kuryr-np-uid-1", "policy", "proj", tags)
 	if err != nil {
 		t.Fatal(err)
@@ -40,7 +41,7 @@ func TestSecurityGroupCreateFindTag(t *testing.T) {
 	if fake.Count("security-groups") != 2 {
 		t.Errorf("%d groups, want the new one and the project's default", fake.Count("security-groups"))
 	}
-	other, err := c.CreateSecurityGroup(ctx, "kuryr-np-uid-2", "", "proj", []string{neutron.ClusterTag("c1")})
+	other, err := c.CreateSecurityGroup(ctx, "kuryr-np-uid-2", "", "proj", []string{names.ClusterTag("c1")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +51,7 @@ func TestSecurityGroupCreateFindTag(t *testing.T) {
 	}{
 		{tags[:1], []string{sg.ID, other.ID}},
 		{tags, []string{sg.ID}},
-		{[]string{neutron.ClusterTag("c2")}, nil},
+		{[]string{names.ClusterTag("c2")}, nil},
 		{nil, []string{fake.DefaultSecurityGroup("proj"), sg.ID, other.ID}},
 	}
 	for _, tt := range find {
@@ -66,10 +67,10 @@ func TestSecurityGroupCreateFindTag(t *testing.T) {
 	if err != nil || len(named) != 1 || named[0].ID != other.ID || len(named[0].Rules) != 2 {
 		t.Errorf("SecurityGroupsNamed = %+v, %v", named, err)
 	}
-	if err := c.TagSecurityGroup(ctx, other.ID, []string{neutron.ClusterTag("c2")}); err != nil {
+	if err := c.TagSecurityGroup(ctx, other.ID, []string{names.ClusterTag("c2")}); err != nil {
 		t.Fatal(err)
 	}
-	if found, _ := c.FindSecurityGroups(ctx, []string{neutron.ClusterTag("c2")}); len(found) != 1 || found[0].ID != other.ID {
+	if found, _ := c.FindSecurityGroups(ctx, []string{names.ClusterTag("c2")}); len(found) != 1 || found[0].ID != other.ID {
 		t.Errorf("retagged group not found by its new tag: %+v", found)
 	}
 	if _, err := c.GetSecurityGroup(ctx, "missing"); !neutron.IsNotFound(err) {
@@ -81,7 +82,7 @@ func TestSecurityGroupCreateFindTag(t *testing.T) {
 // the cluster "c1".
 func newGroup(t *testing.T, c *neutron.Client, name string) *neutron.SecurityGroup {
 	t.Helper()
-	sg, err := c.CreateSecurityGroup(context.Background(), name, "", "proj", []string{neutron.ClusterTag("c1")})
+	sg, err := c.CreateSecurityGroup(context.Background(), name, "", "proj", []string{names.ClusterTag("c1")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/octavia"
 )
@@ -32,7 +33,7 @@ func (o Orphans) Count() int {
 func (s *Sweeper) DryRun(ctx context.Context, pools bool) (Orphans, error) {
 	var out Orphans
 	listedAt := time.Now()
-	tag := []string{neutron.ClusterTag(s.Cluster)}
+	tag := []string{names.ClusterTag(s.Cluster)}
 	ports, err := s.Neutron.ListPorts(ctx, tag, "")
 	if err != nil {
 		return out, err

@@ -8,17 +8,18 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron/neutrontest"
 )
 
 func TestDryRunDeletesNothing(t *testing.T) {
 	fn := neutrontest.New(t)
-	tag := neutron.ClusterTag("c1")
+	tag := names.ClusterTag("c1")
 	old := "2020-01-01T00:00:00Z"
-	fn.Add("ports", neutrontest.Object{"tags": []string{tag, neutron.PodTag("live")}, "created_at": old})
-	dead := fn.Add("ports", neutrontest.Object{"tags": []string{tag, neutron.PodTag("dead")}, "created_at": old})
-	pooled := fn.Add("ports", neutrontest.Object{"tags": []string{tag, neutron.PoolTag("n1")}, "created_at": old})
+	fn.Add("ports", neutrontest.Object{"tags": []string{tag, names.PodTag("live")}, "created_at": old})
+	dead := fn.Add("ports", neutrontest.Object{"tags": []string{tag, names.PodTag("dead")}, "created_at": old})
+	pooled := fn.Add("ports", neutrontest.Object{"tags": []string{tag, names.PoolTag("n1")}, "created_at": old})
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", UID: "live"}}
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}
 	sw := &Sweeper{Client: fake.NewClientBuilder().WithScheme(sweepScheme()).WithObjects(pod, node).Build(),

@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-logr/logr"
 
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
 
@@ -22,7 +23,7 @@ func (s *Sweeper) sweepNetworks(ctx context.Context, logger logr.Logger, orphans
 			errs = append(errs, err)
 			continue
 		}
-		keys := []any{"network", n.ID, "namespace", neutron.NamespaceOf(n.Tags), "node", neutron.NodeNetworkOf(n.Tags)}
+		keys := []any{"network", n.ID, "namespace", names.NamespaceOf(n.Tags), "node", names.NodeNetworkOf(n.Tags)}
 		if left > 0 {
 			logger.Info("orphaned network kept while ports remain on it", append(keys, "ports", left)...)
 			continue

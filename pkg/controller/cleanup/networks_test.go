@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron/neutrontest"
 )
@@ -20,15 +21,15 @@ func TestOrphanNetworks(t *testing.T) {
 	now := time.Now()
 	aged := func(n neutron.Network, age time.Duration) neutron.Network { n.CreatedAt = now.Add(-age); return n }
 	nets := []neutron.Network{
-		aged(network("ns-live", neutron.NamespaceTag("shop")), time.Hour),
-		aged(network("ns-gone", neutron.NamespaceTag("old")), time.Hour),
-		aged(network("node-live", neutron.NodeNetworkTag("n1")), time.Hour),         // no KuryrNetwork (another mode)
-		aged(network("node-live-with-kn", neutron.NodeNetworkTag("n2")), time.Hour), // the usual case
-		aged(network("node-gone-with-kn", neutron.NodeNetworkTag("n8")), time.Hour), // its finalizer's
-		aged(network("node-gone", neutron.NodeNetworkTag("n9")), time.Hour),         // the sweep's
-		aged(network("node-gone-young", neutron.NodeNetworkTag("n7")), time.Second), // its owner may not show yet
-		aged(network("node-mgmt-tag", neutron.NodeTag("n9")), time.Hour),            // a management port's tag: not a pod network
-		aged(network("shared"), time.Hour),                                          // the default pod network
+		aged(network("ns-live", names.NamespaceTag("shop")), time.Hour),
+		aged(network("ns-gone", names.NamespaceTag("old")), time.Hour),
+		aged(network("node-live", names.NodeNetworkTag("n1")), time.Hour),         // no KuryrNetwork (another mode)
+		aged(network("node-live-with-kn", names.NodeNetworkTag("n2")), time.Hour), // the usual case
+		aged(network("node-gone-with-kn", names.NodeNetworkTag("n8")), time.Hour), // its finalizer's
+		aged(network("node-gone", names.NodeNetworkTag("n9")), time.Hour),         // the sweep's
+		aged(network("node-gone-young", names.NodeNetworkTag("n7")), time.Second), // its owner may not show yet
+		aged(network("node-mgmt-tag", names.NodeTag("n9")), time.Hour),            // a management port's tag: not a pod network
+		aged(network("shared"), time.Hour),                                        // the default pod network
 	}
 	o := Owners{
 		Namespaces:   map[string]bool{"shop": true},
@@ -67,8 +68,8 @@ func TestSweepNodeNetworks(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			fn := neutrontest.New(t)
 			nc := neutron.New(fn.Client(t))
-			tag := neutron.ClusterTag("c1")
-			net := fn.Add("networks", neutrontest.Object{"tags": []string{tag, neutron.NodeNetworkTag(tt.node)}, "created_at": old})
+			tag := names.ClusterTag("c1")
+			net := fn.Add("networks", neutrontest.Object{"tags": []string{tag, names.NodeNetworkTag(tt.node)}, "created_at": old})
 			sub := fn.Add("subnets", neutrontest.Object{"network_id": net, "cidr": "10.11.9.0/24"})
 			fn.Get("networks", net)["subnets"] = []string{sub}
 			if err := nc.EnsureRouterInterface(context.Background(), "r", sub); err != nil {
@@ -80,7 +81,7 @@ func TestSweepNodeNetworks(t *testing.T) {
 			}
 			if tt.portOwner != "" {
 				fn.Add("ports", neutrontest.Object{"network_id": net, "device_owner": "compute:kuryr", "created_at": old,
-					"tags": []string{tag, neutron.PodTag(tt.portOwner)}})
+					"tags": []string{tag, names.PodTag(tt.portOwner)}})
 			}
 			sw := &Sweeper{Client: fake.NewClientBuilder().WithScheme(sweepScheme()).WithObjects(objs...).Build(),
 				Neutron: nc, Ledger: forgotten{}, Cluster: "c1", Router: "r"}
@@ -114,12 +115,12 @@ func listAll(t *testing.T, nc *neutron.Client) []neutron.Port {
 func TestDryRunNodeNetworks(t *testing.T) {
 	old := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
 	fn := neutrontest.New(t)
-	tag := neutron.ClusterTag("c1")
-	withDead := fn.Add("networks", neutrontest.Object{"tags": []string{tag, neutron.NodeNetworkTag("n8")}, "created_at": old})
-	withLive := fn.Add("networks", neutrontest.Object{"tags": []string{tag, neutron.NodeNetworkTag("n9")}, "created_at": old})
+	tag := names.ClusterTag("c1")
+	withDead := fn.Add("networks", neutrontest.Object{"tags": []string{tag, names.NodeNetworkTag("n8")}, "created_at": old})
+	withLive := fn.Add("networks", neutrontest.Object{"tags": []string{tag, names.NodeNetworkTag("n9")}, "created_at": old})
 	for net, pod := range map[string]string{withDead: "dead", withLive: "live"} {
 		fn.Add("ports", neutrontest.Object{"network_id": net, "device_owner": "compute:kuryr", "created_at": old,
-			"tags": []string{tag, neutron.PodTag(pod)}})
+			"tags": []string{tag, names.PodTag(pod)}})
 	}
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", UID: "live"}}
 	sw := &Sweeper{Client: fake.NewClientBuilder().WithScheme(sweepScheme()).WithObjects(pod).Build(),

@@ -12,6 +12,7 @@ package cleanup
 import (
 	"time"
 
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/octavia"
 )
@@ -55,19 +56,19 @@ func OrphanPorts(ports []neutron.Port, o Owners) []neutron.Port {
 }
 
 func orphanPort(p neutron.Port, o Owners) bool {
-	if uid := neutron.PodUIDOf(p.Tags); uid != "" {
+	if uid := names.PodUIDOf(p.Tags); uid != "" {
 		recorded, hasRecord := o.PortOfPod[uid]
 		return !o.PodUIDs[uid] || (hasRecord && recorded != p.ID)
 	}
-	if node := neutron.PoolNodeOf(p.Tags); node != "" {
+	if node := names.PoolNodeOf(p.Tags); node != "" {
 		return !o.PoolEnabled || !o.Nodes[node]
 	}
-	if node := neutron.NodeOf(p.Tags); node != "" {
+	if node := names.NodeOf(p.Tags); node != "" {
 		// A node's port is the one its annotation names: another is a
 		// duplicate (its create went unanswered and was made again).
 		return !o.NodePortsEnabled || !o.Nodes[node] || o.NodePortOf[node] != p.ID
 	}
-	if node := neutron.RefuseNodeOf(p.Tags); node != "" {
+	if node := names.RefuseNodeOf(p.Tags); node != "" {
 		return !o.RefusePortsEnabled || !o.Nodes[node] || o.RefusePortOf[node] != p.ID
 	}
 	return false
@@ -97,7 +98,7 @@ func OrphanNetworks(nets []neutron.Network, o Owners) []neutron.Network {
 		if o.young(n.CreatedAt) {
 			continue
 		}
-		ns, node := neutron.NamespaceOf(n.Tags), neutron.NodeNetworkOf(n.Tags)
+		ns, node := names.NamespaceOf(n.Tags), names.NodeNetworkOf(n.Tags)
 		if (ns != "" && !o.Namespaces[ns]) || (node != "" && !o.Nodes[node] && !o.NetworkNodes[node]) {
 			out = append(out, n)
 		}
@@ -129,7 +130,7 @@ func serviceOrphans[T any](items []T, o Owners, of func(T) ([]string, time.Time)
 	var out []T
 	for _, it := range items {
 		tags, created := of(it)
-		if uid := neutron.ServiceUIDOf(tags); uid != "" && !o.Services[uid] && !o.young(created) {
+		if uid := names.ServiceUIDOf(tags); uid != "" && !o.Services[uid] && !o.young(created) {
 			out = append(out, it)
 		}
 	}

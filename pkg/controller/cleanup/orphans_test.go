@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
 
@@ -28,11 +29,11 @@ func TestOrphans(t *testing.T) {
 		Namespaces: map[string]bool{"shop": true},
 	}
 	ports := []neutron.Port{
-		port("p-live", neutron.PodTag("live")),
-		port("p-dead", neutron.PodTag("dead")),
-		port("p-live-duplicate", neutron.PodTag("live")),   // created in flight during a crash
-		port("p-pending", neutron.PodTag("being-created")), // pod alive in PodUIDs below, no record yet
-		port("p-referenced", neutron.PodTag("gone-but-kuryrport-remains")),
+		port("p-live", names.PodTag("live")),
+		port("p-dead", names.PodTag("dead")),
+		port("p-live-duplicate", names.PodTag("live")),   // created in flight during a crash
+		port("p-pending", names.PodTag("being-created")), // pod alive in PodUIDs below, no record yet
+		port("p-referenced", names.PodTag("gone-but-kuryrport-remains")),
 		port("p-untagged"), // not a pod port: never touched
 	}
 	owners.PodUIDs["being-created"] = true
@@ -41,8 +42,8 @@ func TestOrphans(t *testing.T) {
 		t.Errorf("orphan ports = %v, want [p-dead p-live-duplicate]", got)
 	}
 	nets := []neutron.Network{
-		network("n-shop", neutron.NamespaceTag("shop")),
-		network("n-old", neutron.NamespaceTag("old")),
+		network("n-shop", names.NamespaceTag("shop")),
+		network("n-old", names.NamespaceTag("old")),
 		network("n-shared"), // the default pod network: never touched
 	}
 	gotN := OrphanNetworks(nets, owners)
@@ -52,7 +53,7 @@ func TestOrphans(t *testing.T) {
 }
 
 func TestOrphanPoolPorts(t *testing.T) {
-	pool := func(id, node string) neutron.Port { return port(id, neutron.ClusterTag("c"), neutron.PoolTag(node)) }
+	pool := func(id, node string) neutron.Port { return port(id, names.ClusterTag("c"), names.PoolTag(node)) }
 	ports := []neutron.Port{
 		pool("free-live-node", "n1"),
 		pool("free-gone-node", "n9"),
@@ -84,11 +85,11 @@ func TestOrphanNodePortsAndYoungObjects(t *testing.T) {
 	now := time.Now()
 	aged := func(p neutron.Port, age time.Duration) neutron.Port { p.CreatedAt = now.Add(-age); return p }
 	ports := []neutron.Port{
-		aged(port("node-live", neutron.NodeTag("n1")), time.Hour),
-		aged(port("node-live-duplicate", neutron.NodeTag("n1")), time.Hour),
-		aged(port("node-gone", neutron.NodeTag("n9")), time.Hour),
-		aged(port("dead-young", neutron.PodTag("dead")), time.Second),
-		aged(port("dead-old", neutron.PodTag("dead")), time.Hour),
+		aged(port("node-live", names.NodeTag("n1")), time.Hour),
+		aged(port("node-live-duplicate", names.NodeTag("n1")), time.Hour),
+		aged(port("node-gone", names.NodeTag("n9")), time.Hour),
+		aged(port("dead-young", names.PodTag("dead")), time.Second),
+		aged(port("dead-old", names.PodTag("dead")), time.Hour),
 	}
 	o := Owners{Nodes: map[string]bool{"n1": true}, NodePortOf: map[string]string{"n1": "node-live"}, NodePortsEnabled: true, Cutoff: now.Add(-MinAge)}
 	var got []string
@@ -103,8 +104,8 @@ func TestOrphanNodePortsAndYoungObjects(t *testing.T) {
 // A refuse port is kept while its node exists, refusing is on and the
 // node's annotation names it.
 func TestOrphanRefusePorts(t *testing.T) {
-	ports := []neutron.Port{port("live", neutron.RefuseTag("n1")), port("duplicate", neutron.RefuseTag("n1")),
-		port("gone-node", neutron.RefuseTag("n2"))}
+	ports := []neutron.Port{port("live", names.RefuseTag("n1")), port("duplicate", names.RefuseTag("n1")),
+		port("gone-node", names.RefuseTag("n2"))}
 	o := Owners{Nodes: map[string]bool{"n1": true}, RefusePortOf: map[string]string{"n1": "live"}, RefusePortsEnabled: true}
 	ids := func() []string {
 		var out []string

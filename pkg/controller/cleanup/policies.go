@@ -10,6 +10,7 @@ import (
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/portgroups"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
 
@@ -24,10 +25,6 @@ type policyGroups interface {
 	FindSecurityGroups(ctx context.Context, tags []string) ([]neutron.SecurityGroup, error)
 	DeleteSecurityGroup(ctx context.Context, id string) error
 }
-
-// openGroups are the cluster's own groups for pods no policy isolates:
-// tagged like a policy's, owned by none.
-var openGroups = map[string]bool{"kuryr-open-ingress": true, "kuryr-open-egress": true}
 
 // livePolicies are the UIDs of the NetworkPolicies that own a live
 // KuryrNetworkPolicy (and of hand-made ones), and the keys of the peers
@@ -65,8 +62,8 @@ func OrphanPolicyGroups(groups []neutron.SecurityGroup, l livePolicies, o Owners
 		if o.young(g.CreatedAt) {
 			continue
 		}
-		uid, peer := neutron.PolicyUIDOf(g.Tags), neutron.PeerKeyOf(g.Tags)
-		if (uid != "" && !openGroups[uid] && !l.uids[uid]) || (peer != "" && !l.peers[peer]) {
+		uid, peer := names.PolicyUIDOf(g.Tags), names.PeerKeyOf(g.Tags)
+		if (uid != "" && !names.IsOpenGroup(uid) && !l.uids[uid]) || (peer != "" && !l.peers[peer]) {
 			out = append(out, g)
 		}
 	}
@@ -86,8 +83,8 @@ func (s *Sweeper) sweepPolicies(ctx context.Context, logger logr.Logger, groups 
 	var errs []error
 	for _, g := range OrphanPolicyGroups(groups, live, o) {
 		logger.Info("deleting orphaned policy group", "securityGroup", g.ID, "name", g.Name,
-			"policyUid", neutron.PolicyUIDOf(g.Tags), "peer", neutron.PeerKeyOf(g.Tags))
-		if key := neutron.PeerKeyOf(g.Tags); key != "" && s.Peers != nil {
+			"policyUid", names.PolicyUIDOf(g.Tags), "peer", names.PeerKeyOf(g.Tags))
+		if key := names.PeerKeyOf(g.Tags); key != "" && s.Peers != nil {
 			// Under the peer's lock: a policy made since Kubernetes was
 			// read may have found the group again.
 			errs = append(errs, s.Peers.SweepPeer(ctx, key, g.ID))

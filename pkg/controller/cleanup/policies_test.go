@@ -5,14 +5,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
 
 func TestOrphanPolicyGroups(t *testing.T) {
 	now := time.Now()
 	old := now.Add(-time.Hour)
-	policy := func(uid string) []string { return []string{neutron.ClusterTag("c"), neutron.PolicyTag(uid)} }
-	peer := func(key string) []string { return []string{neutron.ClusterTag("c"), neutron.PeerTag(key)} }
+	policy := func(uid string) []string { return []string{names.ClusterTag("c"), names.PolicyTag(uid)} }
+	peer := func(key string) []string { return []string{names.ClusterTag("c"), names.PeerTag(key)} }
 	live := livePolicies{uids: map[string]bool{"np-live": true}, peers: map[string]bool{"peer-live": true}}
 	groups := []neutron.SecurityGroup{
 		{ID: "policy-kept", Tags: policy("np-live"), CreatedAt: old},
@@ -22,7 +23,7 @@ func TestOrphanPolicyGroups(t *testing.T) {
 		{ID: "peer-orphan", Tags: peer("peer-gone"), CreatedAt: old},
 		{ID: "peer-young", Tags: peer("peer-gone"), CreatedAt: now},
 		{ID: "open", Tags: policy("kuryr-open-ingress"), CreatedAt: old},
-		{ID: "service-source", Tags: []string{neutron.ClusterTag("c"), neutron.ServiceTag("s")}, CreatedAt: old},
+		{ID: "service-source", Tags: []string{names.ClusterTag("c"), names.ServiceTag("s")}, CreatedAt: old},
 	}
 	var got []string
 	for _, g := range OrphanPolicyGroups(groups, live, Owners{Cutoff: now.Add(-MinAge)}) {

@@ -7,6 +7,7 @@ import (
 	"github.com/go-logr/logr"
 
 	"github.com/kuryr-k8s/kuryr/pkg/controller/portgroups"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/octavia"
 )
@@ -55,20 +56,20 @@ func (s *Sweeper) sweepServices(ctx context.Context, logger logr.Logger, r servi
 			continue
 		}
 		logger.Info("deleting orphaned load balancer", "loadBalancer", lb.ID, "name", lb.Name,
-			"serviceUid", neutron.ServiceUIDOf(lb.Tags))
+			"serviceUid", names.ServiceUIDOf(lb.Tags))
 		if err := s.Octavia.DeleteLoadBalancer(ctx, lb.ID); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	for _, f := range OrphanFloatingIPs(r.fips, owned) {
 		logger.Info("releasing orphaned floating IP", "floatingIp", f.ID, "address", f.Address,
-			"serviceUid", neutron.ServiceUIDOf(f.Tags))
+			"serviceUid", names.ServiceUIDOf(f.Tags))
 		if err := s.FloatingIPs.DeleteFloatingIP(ctx, f.ID); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	for _, g := range OrphanGroups(r.groups, owned) {
-		logger.Info("deleting orphaned source group", "securityGroup", g.ID, "serviceUid", neutron.ServiceUIDOf(g.Tags))
+		logger.Info("deleting orphaned source group", "securityGroup", g.ID, "serviceUid", names.ServiceUIDOf(g.Tags))
 		// Still named by a KuryrPort (portgroups.GroupOnPorts) or on a
 		// pod's port (409): the KuryrPort reconciler takes it off; the next
 		// sweep deletes it.

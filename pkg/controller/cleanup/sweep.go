@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/octavia"
 )
@@ -130,7 +131,7 @@ func (s *Sweeper) Start(ctx context.Context) error {
 // orphaned.
 func (s *Sweeper) Sweep(ctx context.Context, logger logr.Logger) error {
 	listedAt := time.Now()
-	tag := []string{neutron.ClusterTag(s.Cluster)}
+	tag := []string{names.ClusterTag(s.Cluster)}
 	ports, err := s.Neutron.ListPorts(ctx, tag, "")
 	if err != nil {
 		return err
@@ -166,12 +167,12 @@ func (s *Sweeper) Sweep(ctx context.Context, logger logr.Logger) error {
 	owned.PoolEnabled, owned.NodePortsEnabled, owned.RefusePortsEnabled = s.Pool != nil, s.NodePorts, s.RefusePorts
 	var errs []error
 	for _, p := range OrphanPorts(ports, owned) {
-		logger.Info("deleting orphaned port", "port", p.ID, "podUid", neutron.PodUIDOf(p.Tags), "name", p.Name)
+		logger.Info("deleting orphaned port", "port", p.ID, "podUid", names.PodUIDOf(p.Tags), "name", p.Name)
 		if err := s.Neutron.DeletePort(ctx, p.ID); err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		s.Ledger.ForgetPort(neutron.PodUIDOf(p.Tags), p.ID)
+		s.Ledger.ForgetPort(names.PodUIDOf(p.Tags), p.ID)
 	}
 	errs = append(errs, s.sweepNetworks(ctx, logger, OrphanNetworks(nets, owned)))
 	errs = append(errs, s.sweepServices(ctx, logger, svc, owned), s.sweepPolicies(ctx, logger, policyGroups, owned))

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron/neutrontest"
 )
@@ -23,11 +24,11 @@ func (f forgotten) ForgetPort(uid, id string) { f[uid] = id }
 
 func TestSweepDeletesOnlyOrphans(t *testing.T) {
 	fn := neutrontest.New(t)
-	tag := neutron.ClusterTag("c1")
-	live := fn.Add("ports", neutrontest.Object{"tags": []string{tag, neutron.PodTag("live")}})
-	dead := fn.Add("ports", neutrontest.Object{"tags": []string{tag, neutron.PodTag("dead")}})
-	other := fn.Add("ports", neutrontest.Object{"tags": []string{neutron.ClusterTag("another-cluster"), neutron.PodTag("dead")}})
-	net := fn.Add("networks", neutrontest.Object{"tags": []string{tag, neutron.NamespaceTag("gone")}, "subnets": []string{}})
+	tag := names.ClusterTag("c1")
+	live := fn.Add("ports", neutrontest.Object{"tags": []string{tag, names.PodTag("live")}})
+	dead := fn.Add("ports", neutrontest.Object{"tags": []string{tag, names.PodTag("dead")}})
+	other := fn.Add("ports", neutrontest.Object{"tags": []string{names.ClusterTag("another-cluster"), names.PodTag("dead")}})
+	net := fn.Add("networks", neutrontest.Object{"tags": []string{tag, names.NamespaceTag("gone")}, "subnets": []string{}})
 
 	s := runtime.NewScheme()
 	_ = clientgoscheme.AddToScheme(s)
@@ -68,7 +69,7 @@ func sweepScheme() *runtime.Scheme {
 // created between the two steps keeps its port.
 func TestSweepListsNeutronFirst(t *testing.T) {
 	fn := neutrontest.New(t)
-	tag := neutron.ClusterTag("c1")
+	tag := names.ClusterTag("c1")
 	c := fake.NewClientBuilder().WithScheme(sweepScheme()).Build()
 	var created string
 	fn.Fail = func(method, coll string) (int, string) {
@@ -78,7 +79,7 @@ func TestSweepListsNeutronFirst(t *testing.T) {
 			if err := c.Create(context.Background(), pod); err != nil {
 				t.Error(err)
 			}
-			created = fn.Add("ports", neutrontest.Object{"tags": []string{tag, neutron.PodTag("new-pod")}})
+			created = fn.Add("ports", neutrontest.Object{"tags": []string{tag, names.PodTag("new-pod")}})
 		}
 		return 0, ""
 	}
@@ -94,7 +95,7 @@ func TestSweepListsNeutronFirst(t *testing.T) {
 // Ports younger than MinAge are spared: their owner may not be visible yet.
 func TestSweepSparesYoungPorts(t *testing.T) {
 	fn := neutrontest.New(t)
-	young := fn.Add("ports", neutrontest.Object{"tags": []string{neutron.ClusterTag("c1"), neutron.PodTag("unknown")},
+	young := fn.Add("ports", neutrontest.Object{"tags": []string{names.ClusterTag("c1"), names.PodTag("unknown")},
 		"created_at": time.Now().UTC().Format("2006-01-02T15:04:05Z")})
 	sw := &Sweeper{Client: fake.NewClientBuilder().WithScheme(sweepScheme()).Build(),
 		Neutron: neutron.New(fn.Client(t)), Ledger: forgotten{}, Cluster: "c1", Router: "r"}
@@ -109,9 +110,9 @@ func TestSweepSparesYoungPorts(t *testing.T) {
 // One failing delete does not stop the sweep.
 func TestSweepCarriesOnPastFailures(t *testing.T) {
 	fn := neutrontest.New(t)
-	tag := neutron.ClusterTag("c1")
-	fn.Add("ports", neutrontest.Object{"tags": []string{tag, neutron.PodTag("dead-1")}})
-	fn.Add("ports", neutrontest.Object{"tags": []string{tag, neutron.PodTag("dead-2")}})
+	tag := names.ClusterTag("c1")
+	fn.Add("ports", neutrontest.Object{"tags": []string{tag, names.PodTag("dead-1")}})
+	fn.Add("ports", neutrontest.Object{"tags": []string{tag, names.PodTag("dead-2")}})
 	deletes := 0
 	fn.Fail = func(method, coll string) (int, string) {
 		if method == "DELETE" {
@@ -146,7 +147,7 @@ func (a *adopter) Adopt(ports []neutron.Port, _ map[string]string, live map[stri
 // refill still under way, listed before Neutron bound it.
 func TestSweepAdoptsOnlySettledPoolPorts(t *testing.T) {
 	fn := neutrontest.New(t)
-	tags := []string{neutron.ClusterTag("c1"), neutron.PoolTag("n1")}
+	tags := []string{names.ClusterTag("c1"), names.PoolTag("n1")}
 	old := fn.Add("ports", neutrontest.Object{"tags": tags, "created_at": time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)})
 	fn.Add("ports", neutrontest.Object{"tags": tags, "created_at": time.Now().UTC().Format(time.RFC3339)})
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}

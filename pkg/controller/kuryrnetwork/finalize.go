@@ -16,7 +16,7 @@ import (
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/kit"
-	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 )
 
 // owner is whose pods a KuryrNetwork's network serves: a namespace's or a
@@ -31,14 +31,14 @@ type owner struct {
 // ownerOf is the owner of kn. Pure.
 func ownerOf(kn *kuryrv1.KuryrNetwork, s Settings) owner {
 	tag := func(t string) []string {
-		return append([]string{neutron.ClusterTag(s.Cluster), t}, s.ExtraTags...)
+		return append([]string{names.ClusterTag(s.Cluster), t}, s.ExtraTags...)
 	}
 	if node := kn.Spec.NodeName; node != "" {
-		return owner{kind: "node", name: node, network: NodeNetworkName(s.Cluster, node), tags: tag(neutron.NodeNetworkTag(node)),
+		return owner{kind: "node", name: node, network: names.NodeNetworkName(s.Cluster, node), tags: tag(names.NodeNetworkTag(node)),
 			regarding: &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}}}
 	}
 	ns := kn.Spec.NsName
-	return owner{kind: "namespace", name: ns, network: NetworkName(s.Cluster, ns), tags: tag(neutron.NamespaceTag(ns)),
+	return owner{kind: "namespace", name: ns, network: names.NetworkName(s.Cluster, ns), tags: tag(names.NamespaceTag(ns)),
 		regarding: &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}}
 }
 

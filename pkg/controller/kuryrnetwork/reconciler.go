@@ -56,13 +56,6 @@ type Reconciler struct {
 	unclear   openstack.Unanswered // network names whose last create went unanswered
 }
 
-// NetworkName is the deterministic name of a namespace's network, so that a
-// network created before a crash is found again by name.
-func NetworkName(cluster, ns string) string { return "kuryr-" + cluster + "-ns-" + ns }
-
-// NodeNetworkName is the deterministic name of a node's network.
-func NodeNetworkName(cluster, node string) string { return "kuryr-" + cluster + "-node-" + node }
-
 // usersRecheck is how often a network being removed is looked at again
 // while ports remain on it (its pods' KuryrPorts are being finalized).
 const usersRecheck = 5 * time.Second

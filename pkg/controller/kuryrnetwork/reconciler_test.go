@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron/neutrontest"
 	"github.com/kuryr-k8s/kuryr/pkg/openstack"
@@ -93,8 +94,8 @@ func TestNetworkLifecycle(t *testing.T) {
 		netName  string
 		ownerTag string
 	}{
-		{"namespace", namespaceKN("shop"), "kuryr-c1-ns-shop", neutron.NamespaceTag("shop")},
-		{"node", nodeKN("worker-1"), "kuryr-c1-node-worker-1", neutron.NodeNetworkTag("worker-1")},
+		{"namespace", namespaceKN("shop"), "kuryr-c1-ns-shop", names.NamespaceTag("shop")},
+		{"node", nodeKN("worker-1"), "kuryr-c1-node-worker-1", names.NodeNetworkTag("worker-1")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -108,7 +109,7 @@ func TestNetworkLifecycle(t *testing.T) {
 				t.Fatalf("status %+v", got.Status)
 			}
 			net := e.fake.Get("networks", got.Status.NetID)
-			want := []string{neutron.ClusterTag("c1"), tt.ownerTag}
+			want := []string{names.ClusterTag("c1"), tt.ownerTag}
 			if net["name"] != tt.netName || !slices.Equal(net["tags"].([]string), want) {
 				t.Errorf("network %v, want %s tagged %v", net, tt.netName, want)
 			}
@@ -240,8 +241,8 @@ func TestUnansweredCreateLooksFirst(t *testing.T) {
 
 func TestNames(t *testing.T) {
 	tests := []struct{ got, want string }{
-		{NetworkName("c1", "shop"), "kuryr-c1-ns-shop"},
-		{NodeNetworkName("c1", "worker-1"), "kuryr-c1-node-worker-1"},
+		{names.NetworkName("c1", "shop"), "kuryr-c1-ns-shop"},
+		{names.NodeNetworkName("c1", "worker-1"), "kuryr-c1-node-worker-1"},
 		{kuryrv1.NodeNetworkName("worker-1"), "node-worker-1"},
 		{ownerOf(nodeKN("w"), Settings{Cluster: "c"}).network, "kuryr-c-node-w"},
 		// nodeName wins over a stray nsName.

@@ -10,7 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
-	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/retry"
 )
 
@@ -61,7 +61,7 @@ func (w *ActivityWatcher) sweep(ctx context.Context) error {
 	if len(waiting) == 0 {
 		return nil
 	}
-	active, err := w.Neutron.ListPortIDs(ctx, []string{neutron.ClusterTag(w.Cluster)}, "ACTIVE")
+	active, err := w.Neutron.ListPortIDs(ctx, []string{names.ClusterTag(w.Cluster)}, "ACTIVE")
 	if err != nil {
 		return err
 	}

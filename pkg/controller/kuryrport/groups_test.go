@@ -8,6 +8,7 @@ import (
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/portgroups"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron/neutrontest"
 )
@@ -59,7 +60,7 @@ func TestNotReadyFailsClosed(t *testing.T) {
 				"network_id": e.fake.Get("subnets", e.subnet)["network_id"], "mac_address": "fa:16:3e:00:00:01",
 				"status": "DOWN", "binding:vif_type": "unbound", "security_groups": []any{"sg", "sg-old-policy", "sg-open-egress"},
 				"fixed_ips": []neutrontest.Object{{"subnet_id": e.subnet, "ip_address": "10.10.0.7"}},
-				"tags":      []string{neutron.ClusterTag("c1"), neutron.PodTag("uid-1")},
+				"tags":      []string{names.ClusterTag("c1"), names.PodTag("uid-1")},
 			})
 			e.start(t)
 		}

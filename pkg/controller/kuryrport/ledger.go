@@ -3,6 +3,7 @@ package kuryrport
 import (
 	"sync"
 
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/openstack"
 )
@@ -35,7 +36,7 @@ func (l *Ledger) load(ports []neutron.Port) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, p := range ports {
-		if uid := neutron.PodUIDOf(p.Tags); uid != "" {
+		if uid := names.PodUIDOf(p.Tags); uid != "" {
 			l.byPod[uid] = p
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/openstack"
 )
@@ -100,7 +101,7 @@ func (r *Reconciler) bound(ctx context.Context, kp *kuryrv1.KuryrPort, target Ta
 // findByTag looks up the pod's port by its tags, preferring a bound one;
 // any other is a duplicate the sweep removes once the status names one.
 func (r *Reconciler) findByTag(ctx context.Context, uid string) (neutron.Port, bool, error) {
-	ps, err := r.Neutron.ListPorts(ctx, []string{neutron.ClusterTag(r.Settings.Cluster), neutron.PodTag(uid)}, "")
+	ps, err := r.Neutron.ListPorts(ctx, []string{names.ClusterTag(r.Settings.Cluster), names.PodTag(uid)}, "")
 	if err != nil || len(ps) == 0 {
 		return neutron.Port{}, false, err
 	}

@@ -4,6 +4,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/openstack"
 )
@@ -208,7 +209,7 @@ func (p *Pool) Prune(live map[string]bool) {
 func (p *Pool) learn(ports []neutron.Port, holders map[string]string) int {
 	n := 0
 	for _, port := range ports {
-		node := neutron.PoolNodeOf(port.Tags)
+		node := names.PoolNodeOf(port.Tags)
 		if _, known := p.ports[port.ID]; known || node == "" {
 			continue
 		}
@@ -232,7 +233,7 @@ func (p *Pool) learn(ports []neutron.Port, holders map[string]string) int {
 func (p *Pool) Adopt(ports []neutron.Port, holders map[string]string, live map[string]bool) int {
 	var mine []neutron.Port
 	for _, port := range ports {
-		if node := neutron.PoolNodeOf(port.Tags); node != "" && live[node] {
+		if node := names.PoolNodeOf(port.Tags); node != "" && live[node] {
 			mine = append(mine, port)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/openstack"
 )
@@ -184,8 +185,8 @@ func (p *Pool) refill(ctx context.Context, node string, n int) error {
 	// Created, even when tagging some of them failed after (err): the pool
 	// keeps them all, tagged or not.
 	for i := range ports {
-		if neutron.PoolNodeOf(ports[i].Tags) == "" {
-			ports[i].Tags = append(ports[i].Tags, neutron.PoolTag(node))
+		if names.PoolNodeOf(ports[i].Tags) == "" {
+			ports[i].Tags = append(ports[i].Tags, names.PoolTag(node))
 		}
 	}
 	p.learn(ports, nil)
@@ -199,7 +200,7 @@ func (p *Pool) refill(ctx context.Context, node string, n int) error {
 // adopt adds to the pool the node's pooled ports Neutron has and the pool
 // does not know, and returns how many.
 func (p *Pool) adopt(ctx context.Context, node string) (int, error) {
-	ports, err := p.Neutron.ListPorts(ctx, []string{neutron.ClusterTag(p.Spec.Cluster), neutron.PoolTag(node)}, "")
+	ports, err := p.Neutron.ListPorts(ctx, []string{names.ClusterTag(p.Spec.Cluster), names.PoolTag(node)}, "")
 	if err != nil {
 		return 0, err
 	}
@@ -216,10 +217,10 @@ func (p *Pool) specs(target Target, node string, n int) []neutron.PortSpec {
 	specs := make([]neutron.PortSpec, n)
 	for i := range specs {
 		specs[i] = neutron.PortSpec{
-			Name: "kuryr-pool-port", NetworkID: target.NetworkID, SubnetID: target.SubnetID,
+			Name: names.PoolPortName, NetworkID: target.NetworkID, SubnetID: target.SubnetID,
 			ProjectID: p.Spec.ProjectID, HostID: node, DeviceOwner: DeviceOwner,
 			SecurityGroups: p.Spec.SecurityGroups,
-			Tags:           append([]string{neutron.ClusterTag(p.Spec.Cluster), neutron.PoolTag(node)}, p.Spec.ExtraTags...),
+			Tags:           append([]string{names.ClusterTag(p.Spec.Cluster), names.PoolTag(node)}, p.Spec.ExtraTags...),
 		}
 	}
 	return specs

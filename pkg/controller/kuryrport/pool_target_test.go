@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron/neutrontest"
 )
@@ -66,7 +67,7 @@ func TestPoolPerNodeTargets(t *testing.T) {
 				return
 			}
 			stored := e.fake.Get("ports", p.ID)
-			if !on(p, tt.target) || stored["binding:host_id"] != tt.node || neutron.PoolNodeOf(p.Tags) != tt.node {
+			if !on(p, tt.target) || stored["binding:host_id"] != tt.node || names.PoolNodeOf(p.Tags) != tt.node {
 				t.Errorf("port %s on %s/%v bound to %v, want on %v bound to %s", p.ID, p.NetworkID, p.FixedIPs, stored["binding:host_id"], tt.target, tt.node)
 			}
 		})
@@ -121,7 +122,7 @@ func TestPoolTrimsLearntPortsOffTarget(t *testing.T) {
 	target := e.target(t)
 	other := e.addTarget("10.11.3.0/24")
 	pooled := func(t Target) neutrontest.Object {
-		return neutrontest.Object{"tags": []string{neutron.ClusterTag("c1"), neutron.PoolTag("node-a")}, "network_id": t.NetworkID,
+		return neutrontest.Object{"tags": []string{names.ClusterTag("c1"), names.PoolTag("node-a")}, "network_id": t.NetworkID,
 			"fixed_ips": []neutrontest.Object{{"subnet_id": t.SubnetID, "ip_address": "10.10.0.9"}}}
 	}
 	good := e.fake.Add("ports", pooled(target))

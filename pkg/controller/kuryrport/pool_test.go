@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron/neutrontest"
 	"github.com/kuryr-k8s/kuryr/pkg/openstack"
@@ -231,11 +232,11 @@ func TestPoolAdoptsLateCommitsAndTrims(t *testing.T) {
 	e := newEnv(t)
 	pool := newTestPool(t, e, PoolSettings{Min: 1, Max: 2, Batch: 1})
 	pool.Fill("node-a")
-	tag := neutron.ClusterTag("c1")
+	tag := names.ClusterTag("c1")
 	for i := 0; i < 3; i++ {
-		e.fake.Add("ports", neutrontest.Object{"tags": []string{tag, neutron.PoolTag("node-a")}})
+		e.fake.Add("ports", neutrontest.Object{"tags": []string{tag, names.PoolTag("node-a")}})
 	}
-	e.fake.Add("ports", neutrontest.Object{"tags": []string{tag, neutron.PoolTag("gone-node")}})
+	e.fake.Add("ports", neutrontest.Object{"tags": []string{tag, names.PoolTag("gone-node")}})
 	ports, _ := e.r.Neutron.(*neutron.Client).ListPorts(context.Background(), nil, "")
 	if n := pool.Adopt(ports, nil, map[string]bool{"node-a": true}); n != 3 {
 		t.Fatalf("adopted %d, want the 3 of the live node", n)
@@ -256,9 +257,9 @@ func TestPoolTrimUnclearDeleteNotPutBack(t *testing.T) {
 	e := newEnv(t)
 	pool := newTestPool(t, e, PoolSettings{Min: 1, Max: 1, Batch: 1})
 	pool.Fill("node-a")
-	tag := neutron.ClusterTag("c1")
+	tag := names.ClusterTag("c1")
 	for i := 0; i < 2; i++ {
-		e.fake.Add("ports", neutrontest.Object{"tags": []string{tag, neutron.PoolTag("node-a")}})
+		e.fake.Add("ports", neutrontest.Object{"tags": []string{tag, names.PoolTag("node-a")}})
 	}
 	ports, _ := e.r.Neutron.(*neutron.Client).ListPorts(context.Background(), nil, "")
 	pool.Adopt(ports, nil, map[string]bool{"node-a": true})

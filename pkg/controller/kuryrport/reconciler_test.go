@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron/neutrontest"
 )
@@ -89,7 +90,7 @@ func (e *env) target(t *testing.T) Target {
 // start does what start-up does for the ledger: load the cluster's ports.
 func (e *env) start(t *testing.T) []neutron.Port {
 	t.Helper()
-	ports, err := e.r.Neutron.(*neutron.Client).ListPorts(context.Background(), []string{neutron.ClusterTag("c1")}, "")
+	ports, err := e.r.Neutron.(*neutron.Client).ListPorts(context.Background(), []string{names.ClusterTag("c1")}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +149,7 @@ func TestAdoptsPortCreatedBeforeACrash(t *testing.T) {
 	id := e.fake.Add("ports", neutrontest.Object{
 		"network_id": "n", "mac_address": "fa:16:3e:00:00:01", "status": "ACTIVE", "binding:vif_type": "ovs",
 		"fixed_ips": []neutrontest.Object{{"subnet_id": e.subnet, "ip_address": "10.10.0.7"}},
-		"tags":      []string{neutron.ClusterTag("c1"), neutron.PodTag("uid-1")},
+		"tags":      []string{names.ClusterTag("c1"), names.PodTag("uid-1")},
 	})
 	e.fake.Get("ports", id)["network_id"] = e.fake.Get("subnets", e.subnet)["network_id"]
 	if err := e.reconcile(t, "web"); err != nil {
@@ -174,7 +175,7 @@ func TestAdoptsPortStillBeingBound(t *testing.T) {
 		"network_id": e.fake.Get("subnets", e.subnet)["network_id"], "mac_address": "fa:16:3e:00:00:01",
 		"status": "DOWN", "binding:vif_type": "unbound",
 		"fixed_ips": []neutrontest.Object{{"subnet_id": e.subnet, "ip_address": "10.10.0.7"}},
-		"tags":      []string{neutron.ClusterTag("c1"), neutron.PodTag("uid-1")},
+		"tags":      []string{names.ClusterTag("c1"), names.PodTag("uid-1")},
 	})
 	e.start(t)
 	e.fake.Get("ports", id)["binding:vif_type"] = "ovs" // Neutron finished binding
@@ -259,7 +260,7 @@ func TestBindingFailedIsReplacedAndVisible(t *testing.T) {
 	id := e.fake.Add("ports", neutrontest.Object{
 		"network_id": "n", "status": "DOWN", "binding:vif_type": "binding_failed",
 		"fixed_ips": []neutrontest.Object{{"subnet_id": e.subnet, "ip_address": "10.10.0.7"}},
-		"tags":      []string{neutron.ClusterTag("c1"), neutron.PodTag("uid-1")},
+		"tags":      []string{names.ClusterTag("c1"), names.PodTag("uid-1")},
 	})
 	p, _ := e.r.Neutron.(*neutron.Client).GetPort(context.Background(), id)
 	e.r.Ledger.Record("uid-1", *p)
@@ -290,7 +291,7 @@ func TestNeverBoundPortIsReplaced(t *testing.T) {
 			"network_id": "n", "status": "DOWN", "binding:vif_type": "unbound",
 			"created_at": time.Now().Add(-age).UTC().Format("2006-01-02T15:04:05Z"),
 			"fixed_ips":  []neutrontest.Object{{"subnet_id": e.subnet, "ip_address": "10.10.0.7"}},
-			"tags":       []string{neutron.ClusterTag("c1"), neutron.PodTag("uid-1")},
+			"tags":       []string{names.ClusterTag("c1"), names.PodTag("uid-1")},
 		})
 	}
 	young := stuck(time.Second)
@@ -323,7 +324,7 @@ func TestGivenUpPortIsNeverUsed(t *testing.T) {
 		"network_id": "n", "status": "DOWN", "binding:vif_type": "unbound",
 		"created_at": time.Now().Add(-2 * time.Minute).UTC().Format("2006-01-02T15:04:05Z"),
 		"fixed_ips":  []neutrontest.Object{{"subnet_id": e.subnet, "ip_address": "10.10.0.7"}},
-		"tags":       []string{neutron.ClusterTag("c1"), neutron.PodTag("uid-1")},
+		"tags":       []string{names.ClusterTag("c1"), names.PodTag("uid-1")},
 	})
 	e.fake.Fail = func(method, collection string) (int, string) {
 		if method == "DELETE" && collection == "ports" {

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/retry"
 )
@@ -67,7 +68,7 @@ func (s *Startup) Start(ctx context.Context) error {
 	err := retry.Until(ctx, logger, "reading this cluster's ports from Neutron", 500*time.Millisecond, 30*time.Second,
 		func(ctx context.Context) error {
 			var err error
-			ports, err = s.Neutron.ListPorts(ctx, []string{neutron.ClusterTag(s.Cluster)}, "")
+			ports, err = s.Neutron.ListPorts(ctx, []string{names.ClusterTag(s.Cluster)}, "")
 			return err
 		})
 	if err != nil || !s.Cache.WaitForCacheSync(ctx) {

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron/neutrontest"
 )
@@ -25,11 +26,11 @@ func (synced) WaitForCacheSync(context.Context) bool { return true }
 // fails.
 func TestStartupLoadsLedgerAndPool(t *testing.T) {
 	e := newEnv(t)
-	tag := neutron.ClusterTag("c1")
-	podPort := e.fake.Add("ports", neutrontest.Object{"tags": []string{tag, neutron.PodTag("uid-1")}, "binding:vif_type": "ovs"})
+	tag := names.ClusterTag("c1")
+	podPort := e.fake.Add("ports", neutrontest.Object{"tags": []string{tag, names.PodTag("uid-1")}, "binding:vif_type": "ovs"})
 	target := e.target(t)
 	onTarget := func() neutrontest.Object {
-		return neutrontest.Object{"tags": []string{tag, neutron.PoolTag("node-a")}, "network_id": target.NetworkID,
+		return neutrontest.Object{"tags": []string{tag, names.PoolTag("node-a")}, "network_id": target.NetworkID,
 			"fixed_ips": []neutrontest.Object{{"subnet_id": target.SubnetID, "ip_address": "10.10.0.50"}}}
 	}
 	held := e.fake.Add("ports", onTarget())

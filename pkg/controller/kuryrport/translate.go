@@ -9,6 +9,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
 
@@ -40,7 +41,7 @@ func portSpec(kp *kuryrv1.KuryrPort, t Target, s Settings) neutron.PortSpec {
 	if s.PortDebug {
 		name = kp.Namespace + "/" + kp.Name
 	}
-	tags := append([]string{neutron.ClusterTag(s.Cluster), neutron.PodTag(kp.Spec.PodUID)}, s.ExtraTags...)
+	tags := append([]string{names.ClusterTag(s.Cluster), names.PodTag(kp.Spec.PodUID)}, s.ExtraTags...)
 	return neutron.PortSpec{
 		Name: name, NetworkID: t.NetworkID, SubnetID: t.SubnetID, ProjectID: s.ProjectID,
 		HostID: kp.Spec.PodNodeName, DeviceID: kp.Spec.PodUID, DeviceOwner: DeviceOwner,

@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/octavia"
 )
@@ -164,9 +165,9 @@ func (r *Reconciler) whyNot(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer,
 // once: it loses kuryr's tags and description, and is never deleted by
 // kuryr.
 func (r *Reconciler) settle(ctx context.Context, c candidate, f neutron.FloatingIP, uid string) (*kuryrv1.FloatingIPState, string, error) {
-	if c.userOwned && neutron.ServiceUIDOf(f.Tags) != "" {
+	if c.userOwned && names.ServiceUIDOf(f.Tags) != "" {
 		kept := slices.DeleteFunc(slices.Clone(f.Tags), func(t string) bool {
-			return t == neutron.ServiceTag(uid) || t == neutron.ClusterTag(r.Settings.Cluster)
+			return t == names.ServiceTag(uid) || t == names.ClusterTag(r.Settings.Cluster)
 		})
 		if err := r.Neutron.HandOverFloatingIP(ctx, f.ID, kept); err != nil {
 			return nil, "", err
@@ -221,7 +222,7 @@ func fipDescription(uid string) string { return "kuryr_lb " + uid }
 
 // ours reports a floating IP kuryr allocated for this Service.
 func ours(f neutron.FloatingIP, uid string) bool {
-	return neutron.ServiceUIDOf(f.Tags) == uid || (len(f.Tags) == 0 && f.Description == fipDescription(uid))
+	return names.ServiceUIDOf(f.Tags) == uid || (len(f.Tags) == 0 && f.Description == fipDescription(uid))
 }
 
 func state(f neutron.FloatingIP, uid string, userOwned bool) *kuryrv1.FloatingIPState {

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
 
@@ -45,7 +46,7 @@ func TestNamedFloatingIPIsNeverDeleted(t *testing.T) {
 	}{
 		{"allocated by the user", "", nil},
 		{"the original kuryr's, untagged", "kuryr_lb", nil},
-		{"kuryr's, pinned by the user", fipDescription(svcUID), []string{neutron.ClusterTag("c1"), neutron.ServiceTag(svcUID)}},
+		{"kuryr's, pinned by the user", fipDescription(svcUID), []string{names.ClusterTag("c1"), names.ServiceTag(svcUID)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, end := range []string{"Service deleted", "loadBalancerIP changed"} {
@@ -66,7 +67,7 @@ func TestNamedFloatingIPIsNeverDeleted(t *testing.T) {
 				if !ok {
 					t.Fatalf("%s: the named floating IP was deleted", end)
 				}
-				if f.PortID != "" || neutron.ServiceUIDOf(f.Tags) != "" {
+				if f.PortID != "" || names.ServiceUIDOf(f.Tags) != "" {
 					t.Fatalf("%s: named floating IP left %+v, want disassociated and without kuryr's tags", end, f)
 				}
 			}

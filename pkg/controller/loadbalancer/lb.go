@@ -9,7 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
-	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/octavia"
 )
 
@@ -63,7 +63,7 @@ func (r *Reconciler) find(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, u
 		if err != nil {
 			return nil, err
 		}
-		if lb != nil && neutron.ServiceUIDOf(lb.Tags) == uid {
+		if lb != nil && names.ServiceUIDOf(lb.Tags) == uid {
 			return lb, nil
 		}
 		klb.Status.LoadBalancer = nil

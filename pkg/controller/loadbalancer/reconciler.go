@@ -23,6 +23,7 @@ import (
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/kit"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/octavia"
 	"github.com/kuryr-k8s/kuryr/pkg/openstack"
@@ -116,7 +117,7 @@ func (r *Reconciler) creates() *openstack.Unanswered {
 }
 
 func (r *Reconciler) tags(uid string) []string {
-	return append([]string{neutron.ClusterTag(r.Settings.Cluster), neutron.ServiceTag(uid)}, r.Settings.ExtraTags...)
+	return append([]string{names.ClusterTag(r.Settings.Cluster), names.ServiceTag(uid)}, r.Settings.ExtraTags...)
 }
 
 // serviceUID is the UID of the Service owning klb (written by the Service

@@ -15,6 +15,7 @@ import (
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/portgroups"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
 
@@ -36,10 +37,6 @@ type securityGroups interface {
 // ports; the pods' ports carry it while they serve the Service. The pods'
 // own groups ([neutron_defaults] pod_security_groups) must not open those
 // ports to the external network, or every source gets in.
-
-// groupName is unique to the Service, so a group created by a request that
-// went unanswered (or before a crash) is found again.
-func groupName(uid string) string { return "kuryr-lb-" + uid }
 
 // exposed says whether a Service is reached from outside the cloud through
 // its VIP's floating IP: a LoadBalancer Service, or one with an external
@@ -139,7 +136,7 @@ func (r *Reconciler) sourceGroup(ctx context.Context, klb *kuryrv1.KuryrLoadBala
 	}
 	var sg neutron.SecurityGroup
 	if len(groups) == 0 {
-		created, err := r.Groups.CreateSecurityGroup(ctx, groupName(uid),
+		created, err := r.Groups.CreateSecurityGroup(ctx, names.SourceGroupName(uid),
 			"kuryr: external clients of Service "+klb.Namespace+"/"+klb.Name, klb.Spec.ProjectID, r.tags(uid))
 		if err != nil {
 			return err
@@ -151,7 +148,7 @@ func (r *Reconciler) sourceGroup(ctx context.Context, klb *kuryrv1.KuryrLoadBala
 			groups[0], groups[i] = groups[i], groups[0]
 		}
 		sg = groups[0]
-		if neutron.ServiceUIDOf(sg.Tags) == "" { // found by name: tag it for the sweep
+		if names.ServiceUIDOf(sg.Tags) == "" { // found by name: tag it for the sweep
 			if err := r.Groups.TagSecurityGroup(ctx, sg.ID, r.tags(uid)); err != nil {
 				return err
 			}
@@ -185,7 +182,7 @@ func (r *Reconciler) sourceGroup(ctx context.Context, klb *kuryrv1.KuryrLoadBala
 // (a controller killed between the create and the tagging left it
 // untagged).
 func (r *Reconciler) findGroups(ctx context.Context, uid string) ([]neutron.SecurityGroup, error) {
-	groups, _, err := neutron.FindGroups(ctx, r.Groups, r.tags(uid)[:2], groupName(uid))
+	groups, _, err := neutron.FindGroups(ctx, r.Groups, r.tags(uid)[:2], names.SourceGroupName(uid))
 	return groups, err
 }
 

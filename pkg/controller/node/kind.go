@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
 
@@ -35,8 +36,8 @@ type kind struct {
 // load balancer or no endpoint are refused at once through it).
 func (r *Reconciler) kinds() []kind {
 	return []kind{{
-		what: "management port", annotation: kuryrv1.NodePortAnnotation, tag: neutron.NodeTag,
-		prefix: "kuryr-node-", deviceOwner: DeviceOwner, subnet: r.Settings.Subnet,
+		what: "management port", annotation: kuryrv1.NodePortAnnotation, tag: names.NodeTag,
+		prefix: names.NodePortPrefix, deviceOwner: DeviceOwner, subnet: r.Settings.Subnet,
 		complete: func(ctx context.Context, node *corev1.Node, np kuryrv1.NodePort, sub *neutron.Subnet) (kuryrv1.NodePort, error) {
 			dests, err := r.destinations(ctx, node)
 			if err != nil {
@@ -45,8 +46,8 @@ func (r *Reconciler) kinds() []kind {
 			return withRoutes(np, sub, dests)
 		},
 	}, {
-		what: "refuse port", annotation: kuryrv1.RefusePortAnnotation, tag: neutron.RefuseTag,
-		prefix: "kuryr-refuse-", deviceOwner: RefuseDeviceOwner, subnet: r.Settings.RefuseSubnet,
+		what: "refuse port", annotation: kuryrv1.RefusePortAnnotation, tag: names.RefuseTag,
+		prefix: names.RefusePortPrefix, deviceOwner: RefuseDeviceOwner, subnet: r.Settings.RefuseSubnet,
 		complete: func(_ context.Context, _ *corev1.Node, np kuryrv1.NodePort, sub *neutron.Subnet) (kuryrv1.NodePort, error) {
 			return refusing(np, sub)
 		},

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/openstack"
 )
@@ -57,7 +58,7 @@ func (r *Reconciler) port(ctx context.Context, k kind, node *corev1.Node, sub *n
 // unanswered create it keeps looking for UnclearSettle before creating
 // again (nil port, and how long to wait).
 func (r *Reconciler) ensurePort(ctx context.Context, k kind, node *corev1.Node, sub *neutron.Subnet) (*neutron.Port, time.Duration, error) {
-	ports, err := r.Neutron.ListPorts(ctx, []string{neutron.ClusterTag(r.Settings.Cluster), k.tag(node.Name)}, "")
+	ports, err := r.Neutron.ListPorts(ctx, []string{names.ClusterTag(r.Settings.Cluster), k.tag(node.Name)}, "")
 	if err != nil {
 		return nil, 0, err
 	}
@@ -87,7 +88,7 @@ func (r *Reconciler) ensurePort(ctx context.Context, k kind, node *corev1.Node, 
 
 // deletePorts deletes the node's ports of kind k but keep.
 func (r *Reconciler) deletePorts(ctx context.Context, k kind, node, keep string) error {
-	ports, err := r.Neutron.ListPorts(ctx, []string{neutron.ClusterTag(r.Settings.Cluster), k.tag(node)}, "")
+	ports, err := r.Neutron.ListPorts(ctx, []string{names.ClusterTag(r.Settings.Cluster), k.tag(node)}, "")
 	if err != nil {
 		return err
 	}

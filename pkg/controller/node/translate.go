@@ -10,6 +10,7 @@ import (
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/clusternet"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
 
@@ -41,7 +42,7 @@ func (k kind) portSpec(node string, sub *neutron.Subnet, s Settings) neutron.Por
 	return neutron.PortSpec{
 		Name: k.prefix + node, NetworkID: sub.NetworkID, SubnetID: sub.ID, ProjectID: s.ProjectID,
 		HostID: node, DeviceID: k.prefix + node, DeviceOwner: k.deviceOwner, NoPortSecurity: true,
-		Tags: append([]string{neutron.ClusterTag(s.Cluster), k.tag(node)}, s.ExtraTags...),
+		Tags: append([]string{names.ClusterTag(s.Cluster), k.tag(node)}, s.ExtraTags...),
 	}
 }
 

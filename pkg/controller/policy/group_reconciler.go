@@ -15,6 +15,7 @@ import (
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/kit"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
 
@@ -135,19 +136,15 @@ func policyUID(knp *kuryrv1.KuryrNetworkPolicy) string {
 	return string(knp.UID)
 }
 
-// GroupName is unique to the policy, so a group created by a request that
-// went unanswered (or before a crash) is found again.
-func GroupName(policyUID string) string { return "kuryr-np-" + policyUID }
-
 func (r *GroupReconciler) tags(knp *kuryrv1.KuryrNetworkPolicy) []string {
-	return []string{neutron.ClusterTag(r.Settings.Cluster), neutron.PolicyTag(policyUID(knp))}
+	return []string{names.ClusterTag(r.Settings.Cluster), names.PolicyTag(policyUID(knp))}
 }
 
 // ensureGroup returns the policy's security group: the recorded one, one
 // found by tags or by name (tagged then), or a new one.
 func (r *GroupReconciler) ensureGroup(ctx context.Context, knp *kuryrv1.KuryrNetworkPolicy) (*neutron.SecurityGroup, error) {
 	return neutron.EnsureGroup(ctx, r.Neutron, neutron.GroupSpec{Recorded: knp.Status.SecurityGroupID, Tags: r.tags(knp),
-		Name: GroupName(policyUID(knp)), ByName: true, Project: r.Settings.ProjectID,
+		Name: names.PolicyGroupName(policyUID(knp)), ByName: true, Project: r.Settings.ProjectID,
 		Description: fmt.Sprintf("kuryr: NetworkPolicy %s/%s", knp.Namespace, knp.Name)})
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
 
@@ -18,17 +19,12 @@ type openAPI interface {
 	neutron.RuleWriter
 }
 
-// The open groups of the cluster: a pod that no policy isolates in a
-// direction carries the open group of that direction ("a pod selected by
-// no policy in a direction is unrestricted in that direction").
-const (
-	OpenIngress = "kuryr-open-ingress"
-	OpenEgress  = "kuryr-open-egress"
-)
-
 // OpenGroups ensures the open groups once per process (found by tags, or
 // created) with the rules the configuration gives them, and serves their
-// ids.
+// ids. The open groups of the cluster (names.OpenIngress, names.OpenEgress):
+// a pod that no policy isolates in a direction carries the open group of
+// that direction ("a pod selected by no policy in a direction is
+// unrestricted in that direction").
 type OpenGroups struct {
 	Neutron   openAPI
 	Cluster   string
@@ -56,11 +52,11 @@ func (o *OpenGroups) IDs(ctx context.Context) (in, out string, err error) {
 	if err != nil {
 		return "", "", err
 	}
-	in, err = o.ensure(ctx, OpenIngress, OpenRules(Ingress, sources))
+	in, err = o.ensure(ctx, names.OpenIngress, OpenRules(Ingress, sources))
 	if err != nil {
 		return "", "", err
 	}
-	out, err = o.ensure(ctx, OpenEgress, OpenRules(Egress, []string{"0.0.0.0/0", "::/0"}))
+	out, err = o.ensure(ctx, names.OpenEgress, OpenRules(Egress, []string{"0.0.0.0/0", "::/0"}))
 	if err != nil {
 		return "", "", err
 	}
@@ -112,7 +108,7 @@ func (o *OpenGroups) resync(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	_, err = o.ensure(ctx, OpenIngress, OpenRules(Ingress, sources))
+	_, err = o.ensure(ctx, names.OpenIngress, OpenRules(Ingress, sources))
 	return err
 }
 
@@ -139,7 +135,7 @@ func OpenRules(direction string, cidrs []string) []neutron.Rule {
 }
 
 func (o *OpenGroups) ensure(ctx context.Context, name string, want []neutron.Rule) (string, error) {
-	tags := []string{neutron.ClusterTag(o.Cluster), neutron.PolicyTag(name)}
+	tags := []string{names.ClusterTag(o.Cluster), names.PolicyTag(name)}
 	// Found by tags only (no recorded id, no lookup by name).
 	sg, err := neutron.EnsureGroup(ctx, o.Neutron, neutron.GroupSpec{Tags: tags, Name: name,
 		Description: "kuryr: pods no NetworkPolicy isolates", Project: o.ProjectID})

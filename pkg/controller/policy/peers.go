@@ -11,6 +11,7 @@ import (
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/portgroups"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
 
@@ -23,10 +24,6 @@ import (
 //
 // (Neutron address groups would serve too, but ML2/OVN of Neutron 21
 // ignores remote_address_group_id: the ACL it writes admits everyone.)
-
-// PeerGroupName is unique to the peer in the cluster, so a group created
-// by a request that went unanswered (or before a crash) is found again.
-func PeerGroupName(key string) string { return "kuryr-peer-" + key }
 
 // peerOf is the peer a KuryrNetworkPolicy names.
 func peerOf(pp kuryrv1.PolicyPeer) Peer {
@@ -87,7 +84,7 @@ func (r *GroupReconciler) ensurePeers(ctx context.Context, knp *kuryrv1.KuryrNet
 func (r *GroupReconciler) peerGroup(ctx context.Context, key, recorded string) (string, error) {
 	defer r.locks.lock(key)()
 	sg, err := neutron.EnsureGroup(ctx, r.Neutron, neutron.GroupSpec{Recorded: recorded, Tags: r.peerTags(key),
-		Name: PeerGroupName(key), ByName: true, Description: "kuryr: the pods of a NetworkPolicy peer",
+		Name: names.PeerGroupName(key), ByName: true, Description: "kuryr: the pods of a NetworkPolicy peer",
 		Project: r.Settings.ProjectID})
 	if err != nil {
 		return "", err
@@ -99,7 +96,7 @@ func (r *GroupReconciler) peerGroup(ctx context.Context, key, recorded string) (
 }
 
 func (r *GroupReconciler) peerTags(key string) []string {
-	return []string{neutron.ClusterTag(r.Settings.Cluster), neutron.PeerTag(key)}
+	return []string{names.ClusterTag(r.Settings.Cluster), names.PeerTag(key)}
 }
 
 // releasePeers drops the peers the spec no longer names (all of them for

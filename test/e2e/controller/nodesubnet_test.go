@@ -17,7 +17,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
-	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrnetwork"
 	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/test/e2e/framework"
@@ -105,7 +104,7 @@ func waitNodeNetworks(t *testing.T, c *framework.Cloud, k *framework.Kuryr) map[
 			t.Errorf("node %s: network %s: %v", n, kn.Status.NetID, err)
 			continue
 		}
-		if net.Name != kuryrnetwork.NodeNetworkName(k.Cluster, n) || !slices.Contains(net.Tags, names.NodeNetworkTag(n)) ||
+		if net.Name != names.NodeNetworkName(k.Cluster, n) || !slices.Contains(net.Tags, names.NodeNetworkTag(n)) ||
 			!slices.Contains(net.Tags, names.ClusterTag(k.Cluster)) {
 			t.Errorf("node %s: network %s named %q tagged %v", n, net.ID, net.Name, net.Tags)
 		}

@@ -174,7 +174,7 @@ func portGroups(pod *corev1.Pod, kps []kuryrv1.KuryrPort, byID map[string]neutro
 
 func openGroups(ctx context.Context, c *framework.Cloud, cluster string) ([2]string, error) {
 	var out [2]string
-	for i, name := range []string{policy.OpenIngress, policy.OpenEgress} {
+	for i, name := range []string{names.OpenIngress, names.OpenEgress} {
 		sgs, err := neutron.New(c.OS.Network).FindSecurityGroups(ctx, []string{names.ClusterTag(cluster), names.PolicyTag(name)})
 		if err != nil || len(sgs) != 1 {
 			return out, fmt.Errorf("open group %s: %d found, %v", name, len(sgs), err)

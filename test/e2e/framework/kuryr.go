@@ -250,13 +250,13 @@ func (c *Cloud) systemPorts(t testing.TB) map[string]bool {
 // NodePorts lists the nodes' management ports, by node.
 func (c *Cloud) NodePorts(t testing.TB, cluster string) map[string][]neutron.Port {
 	t.Helper()
-	return c.portsByNode(t, cluster, neutron.NodeOf)
+	return c.portsByNode(t, cluster, names.NodeOf)
 }
 
 // RefusePorts lists the nodes' refuse ports, by node.
 func (c *Cloud) RefusePorts(t testing.TB, cluster string) map[string][]neutron.Port {
 	t.Helper()
-	return c.portsByNode(t, cluster, neutron.RefuseNodeOf)
+	return c.portsByNode(t, cluster, names.RefuseNodeOf)
 }
 
 func (c *Cloud) portsByNode(t testing.TB, cluster string, nodeOf func([]string) string) map[string][]neutron.Port {
