@@ -10,7 +10,7 @@ STATICCHECK := $(CACHE)/bin/staticcheck-$(STATICCHECK_VERSION)
 CONTROLLER_GEN_VERSION := v0.23.0
 CONTROLLER_GEN := $(CACHE)/bin/controller-gen-$(CONTROLLER_GEN_VERSION)
 
-.PHONY: up down status test lint unit e2e generate verify-generated build image bench
+.PHONY: up down status test lint layout unit e2e generate verify-generated build image bench
 
 up:
 	@bash $(CLOUD)/up.sh
@@ -21,7 +21,7 @@ down:
 status:
 	@bash $(CLOUD)/status.sh
 
-test: verify-generated lint unit e2e
+test: verify-generated lint layout unit e2e
 
 # CRD manifests and deep-copy functions come from the Go types in api/.
 generate: $(CONTROLLER_GEN)
@@ -59,6 +59,10 @@ $(STATICCHECK):
 	@mkdir -p $(CACHE)/bin
 	GOBIN=$(CACHE)/bin go install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 	mv $(CACHE)/bin/staticcheck $@
+
+# The README's layout table names every package; "kuryr-..." names live in one file.
+layout:
+	@bash hack/check-layout.sh
 
 unit:
 	go test -count=1 ./...
