@@ -5,6 +5,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"os"
@@ -27,7 +28,9 @@ func main() {
 	opts := startup.Bind(flag.CommandLine)
 	flag.Parse()
 	logger := opts.Logger(names.Daemon)
-	if err := run(logger, opts); err != nil {
+	// The signal handler first: a SIGTERM while the configuration loads
+	// stops the daemon cleanly too.
+	if err := run(ctrl.SetupSignalHandler(), logger, opts); err != nil {
 		logger.Error(err, names.Daemon+" stopped")
 		os.Exit(1)
 	}
@@ -55,10 +58,10 @@ func loadConfig(logger logr.Logger, opts *startup.Options) (*config.Config, erro
 }
 
 // run loads the configuration and runs the daemon until a signal stops it.
-func run(logger logr.Logger, opts *startup.Options) error {
+func run(ctx context.Context, logger logr.Logger, opts *startup.Options) error {
 	cfg, err := loadConfig(logger, opts)
 	if err != nil {
 		return fmt.Errorf("invalid configuration: %w", err)
 	}
-	return daemon.Run(ctrl.SetupSignalHandler(), daemon.Options{Config: cfg, Logger: logger})
+	return daemon.Run(ctx, daemon.Options{Config: cfg, Logger: logger})
 }

@@ -2,6 +2,7 @@ package kit
 
 import (
 	"context"
+	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -37,7 +38,7 @@ func Fail(ctx context.Context, rec Recorder, f Failure, cause error) error {
 	}
 	if f.SetReady != nil {
 		if err := f.SetReady(f.Kind, cause.Error()); err != nil {
-			log.FromContext(ctx).Error(err, "could not record the failure", "action", f.Action)
+			log.FromContext(ctx).Error(err, "could not record the failure", "action", f.Action, "kind", fmt.Sprintf("%T", f.Regarding))
 		}
 	}
 	note := f.Note
