@@ -46,7 +46,7 @@ type Settings struct {
 type GroupReconciler struct {
 	client.Client
 	Neutron  groupAPI
-	Recorder Recorder
+	Recorder kit.Recorder
 	Settings Settings
 	locks    keyLocks
 }

@@ -20,15 +20,12 @@ import (
 	"github.com/kuryr-k8s/kuryr/pkg/controller/kit"
 )
 
-// Recorder emits Kubernetes Events, as for the other reconcilers.
-type Recorder = kit.Recorder
-
 // SpecReconciler keeps one KuryrNetworkPolicy per NetworkPolicy, its spec
 // the policy as kuryr computes it. It is the only writer of that spec; it
 // talks to no OpenStack service.
 type SpecReconciler struct {
 	client.Client
-	Recorder Recorder
+	Recorder kit.Recorder
 }
 
 // Reconcile writes the KuryrNetworkPolicy of a NetworkPolicy, or deletes
