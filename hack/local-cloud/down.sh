@@ -53,6 +53,7 @@ log "unmounting"
 # Deepest first; lazy so a busy mount never blocks the teardown.
 findmnt -rn -o TARGET | grep -E "^($CLOUD_STATE|/run/netns/cni-|/run/containerd/)" | sort -r \
   | while read -r m; do umount -l "$m" 2>/dev/null; done
+umount_root
 
 log "removing namespaces"
 for ns in $(ip netns list | awk '{print $1}'); do

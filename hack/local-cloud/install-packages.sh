@@ -21,6 +21,8 @@ PACKAGES=(
   busybox-static libc6-dev gcc
   iproute2 ethtool iptables conntrack jq curl procps psmisc socat openssl
   containernetworking-plugins util-linux
+  # builds the root newer OpenStack releases run from (build-root.sh)
+  mmdebstrap
 )
 
 mkdir -p "$CLOUD_LOG_DIR"

@@ -15,6 +15,38 @@ CLOUD_CACHE=${KURYR_CLOUD_CACHE:-/var/cache/kuryr-cloud}
 # Runtime state (databases, containerd roots, OVS dbs, sockets, pids).
 CLOUD_STATE=${KURYR_CLOUD_STATE:-/var/lib/kuryr-cloud}
 CLOUD_RUN=$CLOUD_STATE/run
+
+# The OpenStack release the cloud runs (KURYR_CLOUD_RELEASE=...; a running
+# cloud keeps the one it was brought up with):
+#   2025.1  Epoxy from Debian trixie: Keystone 27, Neutron 26, Octavia 16 and
+#           ovn-octavia-provider 8, OVN 25.03, Open vSwitch 3.5, MariaDB 11.8,
+#           etcd 3.5, run chrooted into a root build-root.sh makes.
+#   zed     the machine's own Debian bookworm: Neutron 21, Octavia 11 and
+#           ovn-octavia-provider 3, OVN 23.03, Open vSwitch 3.1 (patched,
+#           build-ovs.sh), etcd 3.4; no Keystone (noauth).
+if [ -f "$CLOUD_STATE/release" ]; then
+  CLOUD_RELEASE=$(cat "$CLOUD_STATE/release")
+else
+  CLOUD_RELEASE=${KURYR_CLOUD_RELEASE:-zed}
+fi
+case "$CLOUD_RELEASE" in
+  2025.1) CLOUD_SUITE=trixie ;;
+  zed) CLOUD_SUITE= ;;
+  *) printf 'unknown KURYR_CLOUD_RELEASE %s (2025.1 or zed)\n' "$CLOUD_RELEASE" >&2; exit 1 ;;
+esac
+CLOUD_ROOTS=$CLOUD_CACHE/roots
+# IN_ROOT: the prefix that runs a command of the release's OpenStack, OVN and
+# OVS (chroot into its root, or nothing for the machine's own packages).
+if [ -n "$CLOUD_SUITE" ]; then
+  CLOUD_ROOT=$CLOUD_ROOTS/$CLOUD_SUITE
+  IN_ROOT=(chroot "$CLOUD_ROOT")
+else
+  CLOUD_ROOT=
+  IN_ROOT=()
+fi
+# The cloud's private CA and the certificates it signs (components/pki.sh).
+CLOUD_PKI=$CLOUD_STATE/pki
+CLOUD_CA=$CLOUD_PKI/ca.crt
 # Logs stay in the checkout (and survive `down`) so a failed run can be read.
 CLOUD_OUT=$REPO_ROOT/_output
 CLOUD_LOG_DIR=$CLOUD_OUT/logs
@@ -24,8 +56,13 @@ K8S_BIN=$CLOUD_CACHE/k8s/$K8S_VERSION/bin
 # ovs-vswitchd, patched (build-ovs.sh); the other OVS programs are Debian's.
 # KURYR_CLOUD_OVS_VSWITCHD=/usr/sbin/ovs-vswitchd runs Debian's own instead,
 # e.g. to see it abort in TestConntrackTupleReuse.
+# Open vSwitch 3.5 (2025.1) needs no patch: its own ovs-vswitchd runs.
 OVS_BUILD_DIR=$CLOUD_CACHE/ovs
-OVS_VSWITCHD=${KURYR_CLOUD_OVS_VSWITCHD:-$OVS_BUILD_DIR/current/ovs-vswitchd}
+if [ -n "$CLOUD_SUITE" ]; then
+  OVS_VSWITCHD=${KURYR_CLOUD_OVS_VSWITCHD:-/usr/sbin/ovs-vswitchd}
+else
+  OVS_VSWITCHD=${KURYR_CLOUD_OVS_VSWITCHD:-$OVS_BUILD_DIR/current/ovs-vswitchd}
+fi
 IMAGES_DIR=$CLOUD_CACHE/images
 # Cluster DNS: CoreDNS from the Go module proxy (build-coredns.sh), cached
 # per version.
@@ -56,10 +93,21 @@ APISERVER_PORT=6443
 MYSQL_PORT=3307
 NEUTRON_PORT=9696
 OCTAVIA_PORT=9876
+KEYSTONE_PORT=5000
 KUBELET_BASE_PORT=10250        # node i listens on KUBELET_BASE_PORT+i
 
-# noauth Neutron/Octavia still need a project id in every body.
-PROJECT_ID=${KURYR_CLOUD_PROJECT:-5ab7e0b5a1e14d6c9c1a6e0f0c0a1d01}
+# How OpenStack is reached: Keystone and TLS (2025.1: the endpoints are
+# https through the TLS front, tls-front.sh), or noauth over plain HTTP (zed).
+if [ -n "$CLOUD_SUITE" ]; then CLOUD_AUTH=keystone OS_SCHEME=https; else CLOUD_AUTH=noauth OS_SCHEME=http; fi
+NEUTRON_URL=$OS_SCHEME://127.0.0.1:$NEUTRON_PORT
+OCTAVIA_URL=$OS_SCHEME://127.0.0.1:$OCTAVIA_PORT
+# The project owning the cloud's networks: Keystone's "kuryr" project
+# (keystone.sh), or under noauth a fixed id that every body carries.
+if [ -f "$CLOUD_STATE/keystone/kuryr-project.id" ]; then
+  PROJECT_ID=$(cat "$CLOUD_STATE/keystone/kuryr-project.id")
+else
+  PROJECT_ID=${KURYR_CLOUD_PROJECT:-5ab7e0b5a1e14d6c9c1a6e0f0c0a1d01}
+fi
 CLUSTER_NAME=kuryr-local
 
 log() { printf '%s %s\n' "$(date +%H:%M:%S)" "$*" >&2; }

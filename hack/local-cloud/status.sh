@@ -20,14 +20,15 @@ health() {
     kube-controller-manager) check curl -fsSk https://127.0.0.1:10257/healthz ;;
     kube-scheduler) check curl -fsSk https://127.0.0.1:10259/healthz ;;
     mysql) check mysql_cli -e 'select 1' ;;
-    neutron-server) check curl -fsS "http://127.0.0.1:$NEUTRON_PORT/v2.0/networks?limit=1" ;;
-    octavia-api) check curl -fsS "http://127.0.0.1:$OCTAVIA_PORT/" ;;
-    ovn-nb) check ovn-nbctl --db="unix:$OVN_NB_SOCK" --timeout=5 show ;;
-    ovn-sb) check ovn-sbctl --db="unix:$OVN_SB_SOCK" --timeout=5 show ;;
+    keystone) check curl -fsS --cacert "$CLOUD_CA" "$KEYSTONE_URL/v3" ;;
+    neutron-server) check os_curl -fsS "$NEUTRON_URL/v2.0/networks?limit=1" ;;
+    octavia-api) check os_curl -fsS "$OCTAVIA_URL/v2/lbaas/providers" ;;
+    ovn-nb) check "${IN_ROOT[@]}" ovn-nbctl --db="unix:$OVN_NB_SOCK" --timeout=5 show ;;
+    ovn-sb) check "${IN_ROOT[@]}" ovn-sbctl --db="unix:$OVN_SB_SOCK" --timeout=5 show ;;
     *-ovsdb) check node_vsctl "${1%-ovsdb}" show ;;
-    *-vswitchd) node=${1%-vswitchd}; check ovs-appctl -t "$(node_run "$node")/ovs-vswitchd.ctl" version ;;
+    *-vswitchd) node=${1%-vswitchd}; check "${IN_ROOT[@]}" ovs-appctl -t "$(node_run "$node")/ovs-vswitchd.ctl" version ;;
     *-ovn-controller) node=${1%-ovn-controller}
-      [ "$(ovn-appctl -t "$(node_ovn_ctl "$node")" connection-status 2>/dev/null)" = connected ] \
+      [ "$("${IN_ROOT[@]}" ovn-appctl -t "$(node_ovn_ctl "$node")" connection-status 2>/dev/null)" = connected ] \
         && echo ok || echo FAIL ;;
     *-containerd) node=${1%-containerd}; check ctr --address "$(node_run "$node")/containerd.sock" version ;;
     *-kubelet) node=${1%-kubelet}; check nsenter --net="/run/netns/$(node_ns "$node")" curl -fsS http://127.0.0.1:10248/healthz ;;
@@ -75,7 +76,7 @@ if [ -f "$ADMIN_KUBECONFIG" ] && is_running kube-apiserver; then
 fi
 if is_running neutron-server; then
   echo "Neutron OVN agents:"
-  curl -fsS "http://127.0.0.1:$NEUTRON_PORT/v2.0/agents" 2>/dev/null \
+  os_curl -fsS "$NEUTRON_URL/v2.0/agents" 2>/dev/null \
     | jq -r '.agents[] | "  \(.host)\t\(.agent_type)\talive=\(.alive)"' || bad=1
 fi
 [ -f "$CLOUD_RUN/timings" ] && { echo "Start-up timings (last up):"; sed 's/^  /  /' "$CLOUD_RUN/timings"; }

@@ -7,10 +7,14 @@ set -euo pipefail
 for f in "$CLOUD_SCRIPTS"/components/*.sh; do . "$f"; done
 
 [ "$(id -u)" = 0 ] || die "the local cloud needs root (network namespaces, OVS, kubelet)"
+[ -z "${KURYR_CLOUD_RELEASE:-}" ] || [ "$KURYR_CLOUD_RELEASE" = "$CLOUD_RELEASE" ] \
+  || die "a cloud of release $CLOUD_RELEASE is up: make down first to bring up $KURYR_CLOUD_RELEASE"
+log "OpenStack $CLOUD_RELEASE (KURYR_CLOUD_RELEASE)"
 mkdir -p "$CLOUD_LOG_DIR" "$CLOUD_RUN"
 
 log "preparing (install, build, images: cached after the first run)"
 bash "$CLOUD_SCRIPTS/install-packages.sh"
+bash "$CLOUD_SCRIPTS/build-root.sh"
 bash "$CLOUD_SCRIPTS/build-k8s.sh"
 bash "$CLOUD_SCRIPTS/build-ovs.sh"
 bash "$CLOUD_SCRIPTS/build-coredns.sh"
@@ -19,6 +23,8 @@ bash "$CLOUD_SCRIPTS/build-images.sh"
 : >"$CLOUD_RUN/timings"
 t0=$(date +%s.%N)
 save_host_settings
+mount_root
+cloud_ca
 
 # join PID...: waits for background phases; any failure stops `up`, once
 # the other phases have stopped too (a teardown must not race them).
@@ -41,6 +47,8 @@ join $p_ovn
 pids=()
 for n in "${NODES[@]}"; do ( timed "$n network" start_node_net "$n" ) & pids+=($!); done
 join $p_db
+start_tls_front
+( [ "$CLOUD_AUTH" != keystone ] || { timed keystone start_keystone && timed keystone-bootstrap bootstrap_keystone; } ) & p_keystone=$!
 ( timed neutron-server start_neutron ) & p_neutron=$!
 ( timed octavia start_octavia ) & p_octavia=$!
 join "${pids[@]}" $p_kube
@@ -50,9 +58,11 @@ for n in "${NODES[@]}"; do
   ( start_node_relays "$n" && timed "$n containerd" start_node_containerd "$n" \
     && timed "$n kubelet" start_node_kubelet "$n" ) & pids+=($!)
 done
-join $p_neutron
+join $p_neutron $p_keystone
+[ "$CLOUD_AUTH" != keystone ] || PROJECT_ID=$(cat "$KEYSTONE_DIR/kuryr-project.id")
 timed neutron-bootstrap bootstrap_neutron
 write_kuryr_conf
+write_clouds_yaml
 join $p_octavia "${pids[@]}"
 # Applied, not waited for: CoreDNS reaches the API server through the
 # "kubernetes" Service, and pods reach it through "kube-dns".
@@ -70,7 +80,7 @@ nodes_ready() {
 }
 chassis_up() {
   # Neutron's alive=true filter does not work for OVN agents: read the field.
-  [ "$(curl -fsS "$NEUTRON_API/agents" | jq '[.agents[] | select(.alive and
+  [ "$(os_curl -fsS "$NEUTRON_API/agents" | jq '[.agents[] | select(.alive and
     (.agent_type | startswith("OVN Controller")))] | length')" -ge ${#NODES[@]} ]
 }
 timed "nodes ready" wait_for "nodes Ready" 120 nodes_ready

@@ -8,6 +8,8 @@
 package faultproxy
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -16,6 +18,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -53,7 +56,7 @@ type Stats struct {
 // Proxy forwards to one upstream.
 type Proxy struct {
 	upstream  *url.URL
-	transport http.RoundTripper
+	transport *http.Transport
 	mu        sync.Mutex
 	faults    Faults
 	rnd       *rand.Rand
@@ -74,6 +77,21 @@ func New(upstream string, seed int64) (*Proxy, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 64
 	return &Proxy{upstream: u, transport: tr, rnd: rand.New(rand.NewSource(seed))}, nil
+}
+
+// TrustCA makes the proxy verify an https upstream against the CA bundle in
+// pemFile (a cloud with a private CA) instead of the system's roots.
+func (p *Proxy) TrustCA(pemFile string) error {
+	pem, err := os.ReadFile(pemFile)
+	if err != nil {
+		return fmt.Errorf("upstream CA: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return fmt.Errorf("upstream CA %s: no certificate", pemFile)
+	}
+	p.transport.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	return nil
 }
 
 // Set replaces the faults.

@@ -10,8 +10,7 @@
 
 KUBE_DIR=$CLOUD_STATE/kube
 ADMIN_KUBECONFIG=$KUBE_DIR/admin.kubeconfig
-KUBE_PKI=$KUBE_DIR/pki
-KUBE_CA=$KUBE_PKI/ca.crt
+KUBE_CA=$CLOUD_CA # pki.sh
 # Names and addresses the API server's certificate is valid for: the
 # in-cluster names and ClusterIP, the advertised address, loopback (host,
 # node relays).
@@ -21,7 +20,7 @@ APISERVER_SANS+=",IP:$KUBERNETES_SVC_IP,IP:$EXTERNAL_GW,IP:127.0.0.1"
 
 start_etcd() {
   mkdir -p "$CLOUD_STATE/etcd"
-  start_bg etcd -- etcd --name kuryr-local --data-dir "$CLOUD_STATE/etcd" \
+  start_bg etcd -- "${IN_ROOT[@]}" etcd --name kuryr-local --data-dir "$CLOUD_STATE/etcd" \
     --listen-client-urls "http://127.0.0.1:$ETCD_PORT" \
     --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
     --listen-peer-urls http://127.0.0.1:2380 \
@@ -54,42 +53,6 @@ kube_credentials() {
   chmod 600 "$KUBE_DIR/tokens.csv"
 }
 
-# kube_pki: the cloud's CA and the API server's serving certificate signed
-# by it (SANs: APISERVER_SANS). Made once per cloud (`down` removes them).
-kube_pki() {
-  mkdir -p "$KUBE_PKI"
-  [ -f "$KUBE_PKI/apiserver.crt" ] && return 0
-  local cnf=$KUBE_PKI/openssl.cnf
-  cat >"$cnf" <<EOF
-[req]
-distinguished_name = dn
-prompt = no
-[dn]
-CN = kuryr-local-cloud-ca
-[ca]
-basicConstraints = critical,CA:TRUE
-keyUsage = critical,keyCertSign,cRLSign
-subjectKeyIdentifier = hash
-[serving]
-basicConstraints = critical,CA:FALSE
-keyUsage = critical,digitalSignature,keyEncipherment
-extendedKeyUsage = serverAuth
-subjectKeyIdentifier = hash
-authorityKeyIdentifier = keyid
-subjectAltName = $APISERVER_SANS
-EOF
-  openssl req -x509 -new -nodes -newkey rsa:2048 -sha256 -days 3650 -config "$cnf" -extensions ca \
-    -keyout "$KUBE_PKI/ca.key" -out "$KUBE_CA" 2>/dev/null || die "creating the cloud's CA failed"
-  openssl req -new -nodes -newkey rsa:2048 -subj /CN=kube-apiserver -config "$cnf" \
-    -keyout "$KUBE_PKI/apiserver.key" -out "$KUBE_PKI/apiserver.csr" 2>/dev/null \
-    && openssl x509 -req -sha256 -days 825 -in "$KUBE_PKI/apiserver.csr" -CA "$KUBE_CA" -CAkey "$KUBE_PKI/ca.key" \
-      -set_serial "0x$(openssl rand -hex 16)" -extfile "$cnf" -extensions serving \
-      -out "$KUBE_PKI/apiserver.crt.tmp" 2>/dev/null \
-    || die "creating the API server's certificate failed"
-  mv "$KUBE_PKI/apiserver.crt.tmp" "$KUBE_PKI/apiserver.crt"
-  chmod 600 "$KUBE_PKI"/*.key
-}
-
 # kubeconfig_for ID OUT: a kubeconfig with the token of identity ID (the
 # token file's uid column), verifying the API server against the cloud's CA.
 kubeconfig_for() {
@@ -118,13 +81,13 @@ EOF
 
 start_kube_control() {
   kube_credentials
-  kube_pki
+  serving_cert apiserver "$APISERVER_SANS"
   kubeconfig_for admin "$ADMIN_KUBECONFIG"
   start_bg kube-apiserver -- "$K8S_BIN/kube-apiserver" \
     --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
     --bind-address 127.0.0.1 --secure-port "$APISERVER_PORT" \
     --advertise-address "$EXTERNAL_GW" --endpoint-reconciler-type lease \
-    --tls-cert-file "$KUBE_PKI/apiserver.crt" --tls-private-key-file "$KUBE_PKI/apiserver.key" \
+    --tls-cert-file "$CLOUD_PKI/apiserver.crt" --tls-private-key-file "$CLOUD_PKI/apiserver.key" \
     --service-cluster-ip-range "$SERVICE_CIDR" \
     --token-auth-file "$KUBE_DIR/tokens.csv" \
     --authorization-mode Node,RBAC \

@@ -6,18 +6,18 @@ MYSQL_SOCK=$CLOUD_RUN/mysql.sock
 MYSQL_PASSWORD=kuryr-local
 DB_URL_BASE="mysql+pymysql://cloud:$MYSQL_PASSWORD@127.0.0.1:$MYSQL_PORT"
 
-mysql_cli() { mysql --no-defaults -uroot -S "$MYSQL_SOCK" "$@"; }
+mysql_cli() { "${IN_ROOT[@]}" mariadb --no-defaults -uroot -S "$MYSQL_SOCK" "$@"; }
 
 start_mysql() {
   mkdir -p "$CLOUD_RUN"
   if [ ! -d "$MYSQL_DIR/mysql" ]; then
     mkdir -p "$MYSQL_DIR"
-    run_logged mysql-install mariadb-install-db --no-defaults --datadir="$MYSQL_DIR" --user=root \
+    run_logged mysql-install "${IN_ROOT[@]}" mariadb-install-db --no-defaults --datadir="$MYSQL_DIR" --user=root \
       --auth-root-authentication-method=socket --skip-test-db
   fi
   # Durability is worthless for a throwaway cloud; fsyncs are the main cost
   # of the migrations.
-  start_bg mysql -- mariadbd --no-defaults --datadir="$MYSQL_DIR" --user=root \
+  start_bg mysql -- "${IN_ROOT[@]}" mariadbd --no-defaults --datadir="$MYSQL_DIR" --user=root \
     --socket="$MYSQL_SOCK" --port="$MYSQL_PORT" --bind-address=127.0.0.1 \
     --pid-file="$CLOUD_RUN/mysql.pidfile" --skip-log-bin \
     --innodb-flush-log-at-trx-commit=0 --innodb-doublewrite=0 --sync-binlog=0 \
@@ -27,5 +27,6 @@ start_mysql() {
     CREATE USER IF NOT EXISTS 'cloud'@'127.0.0.1' IDENTIFIED BY '$MYSQL_PASSWORD';
     CREATE DATABASE IF NOT EXISTS neutron;
     CREATE DATABASE IF NOT EXISTS octavia;
+    CREATE DATABASE IF NOT EXISTS keystone;
     GRANT ALL ON *.* TO 'cloud'@'127.0.0.1';"
 }

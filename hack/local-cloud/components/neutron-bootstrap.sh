@@ -22,13 +22,13 @@
 #                   NetworkPolicy groups (kuryr-open-ingress/-egress for pods
 #                   no policy isolates).
 
-NEUTRON_API=http://127.0.0.1:$NEUTRON_PORT/v2.0
+NEUTRON_API=$NEUTRON_URL/v2.0
 BOOTSTRAP_TAG=kuryr-local-cloud
 
 neutron() { # METHOD PATH [JSON]
   local args=(-fsS -X "$1" -H 'Content-Type: application/json' "$NEUTRON_API$2")
   [ -n "${3:-}" ] && args+=(-d "$3")
-  curl "${args[@]}" || die "neutron $1 $2 failed"
+  os_curl "${args[@]}" || die "neutron $1 $2 failed"
 }
 
 # find_id COLLECTION NAME: the id of the one resource with that name, or "".

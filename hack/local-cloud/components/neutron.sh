@@ -1,7 +1,8 @@
 # neutron-server with ML2/OVN: geneve tenant networks, a flat "public"
-# provider network, ovn-router and trunk service plugins, noauth. No RabbitMQ
-# and no agents: with OVN the server talks to the OVN databases directly, and
-# a fake transport satisfies oslo.messaging.
+# provider network, ovn-router and trunk service plugins, behind Keystone
+# and the TLS front (noauth and plain HTTP on zed). No RabbitMQ and no
+# agents: with OVN the server talks to the OVN databases directly, and a fake
+# transport satisfies oslo.messaging.
 
 NEUTRON_DIR=$CLOUD_STATE/neutron
 NEUTRON_CONF=$NEUTRON_DIR/neutron.conf
@@ -12,10 +13,10 @@ write_neutron_conf() {
 [DEFAULT]
 core_plugin = ml2
 service_plugins = ovn-router,trunk,segments
-auth_strategy = noauth
+auth_strategy = $([ "$CLOUD_AUTH" = keystone ] && echo keystone || echo noauth)
 transport_url = fake://
 bind_host = 127.0.0.1
-bind_port = $NEUTRON_PORT
+bind_port = $(listen_port "$NEUTRON_PORT")
 api_workers = 2
 rpc_workers = 0
 rpc_state_report_workers = 0
@@ -70,12 +71,24 @@ ovn_l3_scheduler = leastloaded
 # Octavia health monitors need the metadata port on each network.
 ovn_metadata_enabled = true
 enable_distributed_floating_ip = false
+
+$(keystone_client_conf neutron)
+$(neutron_policy_conf)
 EOF
+}
+
+# With Keystone, the rules kuryr needs beyond a member's, as an operator
+# installs them (deploy/openstack-policy), for the role kuryr's credential has.
+neutron_policy_conf() {
+  [ "$CLOUD_AUTH" = keystone ] || return 0
+  mkdir -p "$NEUTRON_DIR/policy.d"
+  cp "$REPO_ROOT/deploy/openstack-policy/neutron-kuryr.yaml" "$NEUTRON_DIR/policy.d/"
+  printf '\n[oslo_policy]\npolicy_dirs = %s\n' "$NEUTRON_DIR/policy.d"
 }
 
 start_neutron() {
   write_neutron_conf
-  run_logged neutron-db-manage neutron-db-manage --config-file "$NEUTRON_CONF" upgrade heads
-  start_bg neutron-server -- neutron-server --config-file "$NEUTRON_CONF"
-  wait_for neutron-server 90 curl -fsS "http://127.0.0.1:$NEUTRON_PORT/v2.0/networks?limit=1"
+  run_logged neutron-db-manage "${IN_ROOT[@]}" neutron-db-manage --config-file "$NEUTRON_CONF" upgrade heads
+  start_bg neutron-server -- "${IN_ROOT[@]}" neutron-server --config-file "$NEUTRON_CONF"
+  wait_for neutron-server 90 curl -fsS --cacert "$CLOUD_CA" "$NEUTRON_URL/"
 }

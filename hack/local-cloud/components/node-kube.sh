@@ -27,6 +27,7 @@ start_control_relays() {
   relay_unix_to_root apiserver "$APISERVER_PORT"
   relay_unix_to_root neutron "$NEUTRON_PORT"
   relay_unix_to_root octavia "$OCTAVIA_PORT"
+  [ "$CLOUD_AUTH" != keystone ] || relay_unix_to_root keystone "$KEYSTONE_PORT"
   start_apiserver_outside_relay
 }
 
@@ -55,6 +56,7 @@ start_node_relays() {
   relay_tcp_to_unix "$node-relay-apiserver" "$ns" "$APISERVER_PORT" "$RELAY_DIR/apiserver.sock"
   relay_tcp_to_unix "$node-relay-neutron" "$ns" "$NEUTRON_PORT" "$RELAY_DIR/neutron.sock"
   relay_tcp_to_unix "$node-relay-octavia" "$ns" "$OCTAVIA_PORT" "$RELAY_DIR/octavia.sock"
+  [ "$CLOUD_AUTH" != keystone ] || relay_tcp_to_unix "$node-relay-keystone" "$ns" "$KEYSTONE_PORT" "$RELAY_DIR/keystone.sock"
   start_bg "$node-relay-kubelet-in" "$ns" -- socat \
     "UNIX-LISTEN:$r/kubelet.sock,fork,unlink-early,mode=600" "TCP:127.0.0.1:$port"
   relay_tcp_to_unix "$node-relay-kubelet" "" "$port" "$r/kubelet.sock"

@@ -9,7 +9,7 @@
 #                 br-ex  (netdev, first node only: provider bridge) --- veth --- kc-outside
 
 node_run() { echo "$CLOUD_RUN/nodes/$1"; }
-node_vsctl() { ovs-vsctl --timeout=30 --db="unix:$(node_run "$1")/db.sock" "${@:2}"; }
+node_vsctl() { "${IN_ROOT[@]}" ovs-vsctl --timeout=30 --db="unix:$(node_run "$1")/db.sock" "${@:2}"; }
 # in_ns NS CMD...: runs a command in a namespace, keeping the root mount
 # namespace (unlike `ip netns exec`), so that mounts made by containerd and the
 # kubelet (pod netns, volumes) are visible to every process of the cloud.
@@ -59,19 +59,19 @@ start_node_ovs() {
   local d; d=$(node_dir "$node")/ovs
   local r; r=$(node_run "$node")
   mkdir -p "$d" "$r"
-  [ -f "$d/conf.db" ] || ovsdb-tool create "$d/conf.db" /usr/share/openvswitch/vswitch.ovsschema
-  start_bg "$node-ovsdb" "$ns" -- env OVS_RUNDIR="$r" ovsdb-server "$d/conf.db" \
+  [ -f "$d/conf.db" ] || "${IN_ROOT[@]}" ovsdb-tool create "$d/conf.db" /usr/share/openvswitch/vswitch.ovsschema
+  start_bg "$node-ovsdb" "$ns" -- env OVS_RUNDIR="$r" "${IN_ROOT[@]}" ovsdb-server "$d/conf.db" \
     --remote="punix:$r/db.sock" --unixctl="$r/ovsdb-server.ctl" --pidfile="$r/ovsdb-server.pid" \
     --log-file="$CLOUD_LOG_DIR/$node-ovsdb.log" -vconsole:off -vfile:info
   # Answering, not only bound: a client can connect before listen().
-  wait_for "$node ovsdb" 10 ovsdb-client list-dbs "unix:$r/db.sock"
+  wait_for "$node ovsdb" 10 "${IN_ROOT[@]}" ovsdb-client list-dbs "unix:$r/db.sock"
   node_vsctl "$node" --no-wait init
   node_vsctl "$node" --no-wait set Open_vSwitch . \
     external_ids:system-id="$node" external_ids:hostname="$node" \
     external_ids:ovn-remote="unix:$OVN_SB_SOCK" \
     external_ids:ovn-encap-type=geneve external_ids:ovn-encap-ip="$(node_underlay_ip "$node")" \
     external_ids:ovn-bridge=br-int external_ids:ovn-bridge-datapath-type=netdev
-  start_bg "$node-vswitchd" "$ns" -- env OVS_RUNDIR="$r" "$OVS_VSWITCHD" "unix:$r/db.sock" \
+  start_bg "$node-vswitchd" "$ns" -- env OVS_RUNDIR="$r" "${IN_ROOT[@]}" "$OVS_VSWITCHD" "unix:$r/db.sock" \
     --unixctl="$r/ovs-vswitchd.ctl" --pidfile="$r/ovs-vswitchd.pid" \
     --log-file="$CLOUD_LOG_DIR/$node-vswitchd.log" -vconsole:off -vfile:info
 }
@@ -105,7 +105,7 @@ start_node_ovn_controller() {
   local node=$1 ns; ns=$(node_ns "$1")
   local r; r=$(node_run "$node")
   start_bg "$node-ovn-controller" "$ns" -- env OVS_RUNDIR="$r" OVN_RUNDIR="$r" \
-    ovn-controller "unix:$r/db.sock" --pidfile="$r/ovn-controller.pid" \
+    "${IN_ROOT[@]}" ovn-controller "unix:$r/db.sock" --pidfile="$r/ovn-controller.pid" \
     --log-file="$CLOUD_LOG_DIR/$node-ovn-controller.log" -vconsole:off -vfile:info
 }
 
@@ -113,7 +113,7 @@ start_node_ovn_controller() {
 # Chassis external_ids, where OVN before 22.09 published them; OVN 23.03 only
 # writes other_config. Mirror them, or Neutron never schedules a router
 # gateway (it stays on "neutron-ovn-invalid-chassis") nor binds to "public".
-sbctl() { ovn-sbctl --timeout=10 --db="unix:$OVN_SB_SOCK" "$@"; }
+sbctl() { "${IN_ROOT[@]}" ovn-sbctl --timeout=10 --db="unix:$OVN_SB_SOCK" "$@"; }
 chassis_exists() { [ -n "$(sbctl --bare --columns=name find Chassis name="$1")" ]; }
 publish_chassis_compat() {
   local node=$1 cms maps

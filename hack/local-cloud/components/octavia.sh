@@ -17,8 +17,8 @@ use_stderr = true
 
 [api_settings]
 bind_host = 127.0.0.1
-bind_port = $OCTAVIA_PORT
-auth_strategy = noauth
+bind_port = $(listen_port "$OCTAVIA_PORT")
+auth_strategy = $([ "$CLOUD_AUTH" = keystone ] && echo keystone || echo noauth)
 enabled_provider_drivers = ovn:Octavia OVN driver
 default_provider_driver = ovn
 allow_tls_terminated_listeners = false
@@ -37,28 +37,39 @@ lock_path = $OCTAVIA_DIR/lock
 ovn_nb_connection = unix:$OVN_NB_SOCK
 ovn_sb_connection = unix:$OVN_SB_SOCK
 
-# Octavia and its OVN provider read Neutron through keystoneauth; under
-# noauth the "none" plugin plus an explicit endpoint does it.
+[controller_worker]
+loadbalancer_topology = SINGLE
+
+$(octavia_neutron_conf)
+EOF
+}
+
+# Octavia and its OVN provider read Neutron through keystoneauth: as the
+# octavia service user, Neutron's endpoint from the catalog; under noauth
+# the "none" plugin plus an explicit endpoint, and (no project owns the VIP
+# subnet) subnets Octavia cannot "see".
+octavia_neutron_conf() {
+  if [ "$CLOUD_AUTH" = keystone ]; then
+    keystone_client_conf octavia
+    printf '\n[neutron]\nregion_name = %s\nvalid_interfaces = internal\ncafile = %s\n' "$REGION" "$CLOUD_CA"
+    return
+  fi
+  cat <<EOF
 [service_auth]
 auth_type = none
 
 [neutron]
 endpoint = http://127.0.0.1:$NEUTRON_PORT
 
-# Under noauth there is no project to own the VIP subnet; let Octavia use
-# subnets it cannot "see".
 [networking]
 allow_invisible_resource_usage = true
-
-[controller_worker]
-loadbalancer_topology = SINGLE
 EOF
 }
 
 start_octavia() {
   write_octavia_conf
-  run_logged octavia-db-manage octavia-db-manage --config-file "$OCTAVIA_CONF" upgrade head
-  start_bg octavia-driver-agent -- octavia-driver-agent --config-file "$OCTAVIA_CONF"
+  run_logged octavia-db-manage "${IN_ROOT[@]}" octavia-db-manage --config-file "$OCTAVIA_CONF" upgrade head
+  start_bg octavia-driver-agent -- "${IN_ROOT[@]}" octavia-driver-agent --config-file "$OCTAVIA_CONF"
   # As production runs it: under uWSGI with several processes. Octavia's own
   # octavia-api is wsgiref's single-threaded server, which serializes every
   # request (20 load balancers created at once took 88 s with it).
@@ -68,9 +79,9 @@ start_octavia() {
   # provider works in threads of the API process (its request helper, its
   # OVSDB connection), which without it run only while a request holds the
   # worker, so load balancers went ACTIVE only as fast as they were polled.
-  start_bg octavia-api -- uwsgi --plugin python3 --http-socket "127.0.0.1:$OCTAVIA_PORT" \
+  start_bg octavia-api -- "${IN_ROOT[@]}" uwsgi --plugin python3 --http-socket "127.0.0.1:$(listen_port "$OCTAVIA_PORT")" \
     --add-header "Connection: close" --enable-threads --thunder-lock \
     --wsgi-file /usr/bin/octavia-wsgi --processes "$OCTAVIA_API_WORKERS" --master --die-on-term --lazy-apps \
     --disable-logging --pyargv "--config-file $OCTAVIA_CONF"
-  wait_for octavia-api 60 curl -fsS "http://127.0.0.1:$OCTAVIA_PORT/"
+  wait_for octavia-api 60 curl -fsS --cacert "$CLOUD_CA" "$OCTAVIA_URL/"
 }

@@ -21,13 +21,7 @@ port_debug = true
 # Services become load balancers of Octavia's OVN provider (no amphorae).
 endpoints_driver_octavia_provider = ovn
 
-[neutron]
-# noauth: no Keystone, plain endpoints (each node's loopback relays).
-auth_type = none
-endpoint_override = http://127.0.0.1:$NEUTRON_PORT
-
-[octavia]
-endpoint_override = http://127.0.0.1:$OCTAVIA_PORT
+$(kuryr_conf_openstack)
 
 [neutron_defaults]
 project = $PROJECT_ID
@@ -53,14 +47,72 @@ pod_subnet_pool = $BS_POD_POOL
 EOF
 }
 
+# kuryr_conf_openstack: how kuryr reaches OpenStack. With Keystone, as in
+# production: the entry "kuryr" of the clouds.yaml in the Secret
+# kuryr-openstack (an application credential, the cloud's CA, region and
+# interface), endpoints from the catalog (each node's loopback relays).
+# noauth (zed): plain endpoints.
+kuryr_conf_openstack() {
+  if [ "$CLOUD_AUTH" = keystone ]; then
+    cat <<EOF
+[neutron]
+cloud = kuryr
+clouds_file = /etc/kuryr/openstack/clouds.yaml
+EOF
+    return
+  fi
+  cat <<EOF
+[neutron]
+# noauth: no Keystone, plain endpoints (each node's loopback relays).
+auth_type = none
+endpoint_override = http://127.0.0.1:$NEUTRON_PORT
+
+[octavia]
+endpoint_override = http://127.0.0.1:$OCTAVIA_PORT
+EOF
+}
+
+# CLOUDS_YAML: the cloud's clouds.yaml for people and tests on the host:
+# "admin" (the bootstrap admin) and "kuryr" (kuryr's application
+# credential), trusting the cloud's CA. KURYR_CLOUDS_YAML: the Secret's,
+# kuryr's entry only, with the CA next to it in the Secret.
+CLOUDS_YAML=$CLOUD_OUT/clouds.yaml
+KURYR_CLOUDS_YAML=$CLOUD_STATE/kuryr/clouds.yaml
+
+clouds_entry() { # name cacert auth-type auth-json
+  jq -n --arg n "$1" --arg ca "$2" --arg t "$3" --argjson a "$4" --arg r "$REGION" \
+    '{($n): {auth_type: $t, auth: $a, region_name: $r, interface: "public", identity_api_version: 3, cacert: $ca}}'
+}
+
+write_clouds_yaml() {
+  mkdir -p "$(dirname "$KURYR_CLOUDS_YAML")"
+  if [ "$CLOUD_AUTH" != keystone ]; then
+    echo 'clouds: {}' >"$KURYR_CLOUDS_YAML"
+    rm -f "$CLOUDS_YAML"
+    return
+  fi
+  local ac admin kuryr
+  ac=$(jq -c --arg u "$KEYSTONE_URL/v3" '{auth_url: $u, application_credential_id: .id, application_credential_secret: .secret}' \
+    "$KEYSTONE_DIR/kuryr-appcred.json")
+  admin=$(jq -nc --arg u "$KEYSTONE_URL/v3" --arg p "$ADMIN_PASSWORD" '{auth_url: $u, username: "admin", password: $p,
+    project_name: "admin", user_domain_id: "default", project_domain_id: "default"}')
+  kuryr=$(clouds_entry kuryr /etc/kuryr/openstack/ca.crt v3applicationcredential "$ac")
+  jq -n --argjson k "$kuryr" '{clouds: $k}' >"$KURYR_CLOUDS_YAML"
+  jq -n --argjson a "$(clouds_entry admin "$CLOUD_CA" password "$admin")" \
+    --argjson k "$(clouds_entry kuryr "$CLOUD_CA" v3applicationcredential "$ac")" '{clouds: ($a + $k)}' >"$CLOUDS_YAML"
+  chmod 600 "$CLOUDS_YAML" "$KURYR_CLOUDS_YAML"
+}
+
 write_env_file() {
   mkdir -p "$CLOUD_OUT"
   local n nodes_ovsdb=""
   for n in "${NODES[@]}"; do nodes_ovsdb+="$n=unix:$(node_run "$n")/db.sock,"; done
   cat >"$CLOUD_ENV_FILE.tmp" <<EOF
 export KUBECONFIG=$ADMIN_KUBECONFIG
-export NEUTRON_URL=http://127.0.0.1:$NEUTRON_PORT
-export OCTAVIA_URL=http://127.0.0.1:$OCTAVIA_PORT
+export NEUTRON_URL=$NEUTRON_URL
+export OCTAVIA_URL=$OCTAVIA_URL
+export KURYR_CLOUD_RELEASE=$CLOUD_RELEASE
+$( [ "$CLOUD_AUTH" = keystone ] && printf 'export OS_CLIENT_CONFIG_FILE=%s\nexport OS_CLOUD=admin\nexport KURYR_CLOUD_CA=%s\n' "$CLOUDS_YAML" "$CLOUD_CA")
 export KURYR_CONFIG=$KURYR_CONF
 export TEST_IMAGE=$(cat "$IMAGES_DIR/test-app.ref")
 export KURYR_CLOUD_PROJECT=$PROJECT_ID

@@ -5,7 +5,6 @@ package faults
 import (
 	"fmt"
 	"math/rand"
-	"os"
 	"testing"
 	"time"
 
@@ -43,10 +42,7 @@ func setup(t *testing.T, prefix string, flags ...string) (*framework.Cloud, *fra
 // created, changed and deleted and pods relabelled. Once the faults stop,
 // everything converges.
 func TestChurnUnderNeutronFaults(t *testing.T) {
-	proxy, err := faultproxy.New(os.Getenv("NEUTRON_URL"), time.Now().UnixNano())
-	if err != nil {
-		t.Fatal(err)
-	}
+	proxy := framework.FaultProxy(t, "NEUTRON_URL")
 	url := framework.Connect(t).ServeOnNodes(t, proxy)
 	const min, batch, maxFree = 3, 4, 8
 	c, k, ns := setup(t, "e2e-faults", "--set", "neutron.endpoint_override="+url, "--set", "neutron.timeout=5",

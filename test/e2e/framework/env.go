@@ -9,6 +9,7 @@
 package framework
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strings"
@@ -24,6 +25,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/config"
 	"github.com/kuryr-k8s/kuryr/pkg/openstack"
 )
 
@@ -102,15 +104,28 @@ func Load(o Options) (*Cloud, error) {
 	if c.Kube, err = kubernetes.NewForConfig(cfg); err != nil {
 		return nil, fmt.Errorf("kubernetes client: %w", err)
 	}
+	if c.OS, err = openStackClients(o.OpenStackTimeout); err != nil {
+		return nil, fmt.Errorf("openstack clients: %w", err)
+	}
+	return c, nil
+}
+
+// openStackClients: as the cloud's admin through Keystone when the cloud
+// has it (OS_CLOUD of OS_CLIENT_CONFIG_FILE, written by make up), else the
+// noauth endpoints.
+func openStackClients(timeout time.Duration) (*openstack.Clients, error) {
+	if cloud := os.Getenv("OS_CLOUD"); cloud != "" {
+		a := config.Auth{Cloud: cloud, CloudsFile: os.Getenv("OS_CLIENT_CONFIG_FILE"), EndpointType: "public", Timeout: timeout}
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		return openstack.NewClients(ctx, a, "")
+	}
 	var r envReader
 	ep := openstack.Endpoints{Network: r.get("NEUTRON_URL"), LoadBalancer: r.get("OCTAVIA_URL")}
 	if r.err != nil {
 		return nil, r.err
 	}
-	if c.OS, err = openstack.NewNoAuthClients(ep, o.OpenStackTimeout); err != nil {
-		return nil, fmt.Errorf("openstack clients: %w", err)
-	}
-	return c, nil
+	return openstack.NewNoAuthClients(ep, timeout)
 }
 
 // readEnv reads the cloud's description, the clients aside.

@@ -5,7 +5,6 @@ package services
 import (
 	"context"
 	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -24,10 +23,7 @@ import (
 // every live Service has exactly one load balancer with its members, and
 // nothing of a deleted Service is left.
 func TestServiceChurnUnderOctaviaFaults(t *testing.T) {
-	proxy, err := faultproxy.New(os.Getenv("OCTAVIA_URL"), time.Now().UnixNano())
-	if err != nil {
-		t.Fatal(err)
-	}
+	proxy := framework.FaultProxy(t, "OCTAVIA_URL")
 	c := framework.Connect(t)
 	k := c.ConnectKuryr(t)
 	url := c.ServeOnNodes(t, proxy)
