@@ -5,11 +5,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
-	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -22,7 +20,6 @@ import (
 	"github.com/kuryr-k8s/kuryr/pkg/health"
 	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/openstack"
-	"github.com/kuryr-k8s/kuryr/pkg/retry"
 	"github.com/kuryr-k8s/kuryr/pkg/startup"
 )
 
@@ -52,13 +49,8 @@ func run(ctx context.Context, logger logr.Logger, opts *startup.Options) error {
 	// Health answers from the first second: waiting for Keystone is not
 	// being dead.
 	hs := health.New()
-	var connected atomic.Bool
-	hs.AddReadyz("openstack", func() error {
-		if !connected.Load() {
-			return errors.New("not connected to OpenStack yet")
-		}
-		return nil
-	})
+	var status openStackStatus
+	hs.AddReadyz("openstack", status.check)
 	if err := health.Start(ctx, fmt.Sprintf(":%d", cfg.HealthServer.Port), hs.Handler()); err != nil {
 		return err
 	}
@@ -66,11 +58,12 @@ func run(ctx context.Context, logger logr.Logger, opts *startup.Options) error {
 	if err != nil {
 		return err
 	}
-	osc, err := connectOpenStack(ctx, logger, cfg)
+	osc, err := connectOpenStack(ctx, logger, &status, time.Second, time.Minute, func(ctx context.Context) (*openstack.Clients, error) {
+		return openstack.NewClients(ctx, cfg.Neutron, cfg.Octavia.EndpointOverride)
+	})
 	if err != nil {
 		return err
 	}
-	connected.Store(true)
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		return err
@@ -87,16 +80,4 @@ func run(ctx context.Context, logger logr.Logger, opts *startup.Options) error {
 	}
 	logger.Info("starting", "cluster", cfg.Kubernetes.ClusterName, "subnetDriver", cfg.Kubernetes.PodSubnetsDriver)
 	return mgr.Start(ctx)
-}
-
-// connectOpenStack retries with backoff: Keystone being down at start is
-// waited out, not a crash loop.
-func connectOpenStack(ctx context.Context, logger logr.Logger, cfg *config.Config) (*openstack.Clients, error) {
-	var c *openstack.Clients
-	err := retry.Until(ctx, logger, "connecting to OpenStack", time.Second, time.Minute, func(ctx context.Context) error {
-		var err error
-		c, err = openstack.NewClients(ctx, cfg.Neutron, cfg.Octavia.EndpointOverride)
-		return err
-	})
-	return c, err
 }

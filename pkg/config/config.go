@@ -86,17 +86,26 @@ type Auth struct {
 	Username                    string
 	Password                    string
 	UserDomainName              string
+	UserDomainID                string
 	ProjectID                   string
 	ProjectName                 string
 	ProjectDomainName           string
+	ProjectDomainID             string
 	ApplicationCredentialID     string
 	ApplicationCredentialSecret string
-	RegionName                  string
-	EndpointType                string
-	EndpointOverride            string
-	CAFile                      string
-	Insecure                    bool
-	Timeout                     time.Duration
+	// RegionName and EndpointType select the catalog's endpoints; empty:
+	// the clouds.yaml entry's region_name and interface, else any region
+	// and the public interface.
+	RegionName       string
+	EndpointType     string
+	EndpointOverride string
+	// CAFile verifies the OpenStack endpoints; empty: the clouds.yaml
+	// entry's cacert, else the system's CAs.
+	CAFile string
+	// Insecure is nil when kuryr.conf does not say: the clouds.yaml
+	// entry's verify decides, else certificates are verified.
+	Insecure *bool
+	Timeout  time.Duration
 }
 
 // Endpoint is a service section with only an endpoint override ([octavia]).

@@ -93,6 +93,24 @@ func TestLoad(t *testing.T) {
 				t.Error("ssl_verify_server_crt defaults to off")
 			}
 		}},
+		{name: "OpenStack TLS and endpoints left to clouds.yaml by default", conf: noauthConf, check: func(t *testing.T, c *Config) {
+			if n := c.Neutron; n.Insecure != nil || n.EndpointType != "" || n.RegionName != "" || n.CAFile != "" {
+				t.Errorf("insecure %v, endpoint_type %q, region_name %q, cafile %q: want unset", n.Insecure, n.EndpointType, n.RegionName, n.CAFile)
+			}
+		}},
+		{name: "insecure set explicitly", conf: noauthConf, overrides: []string{"neutron.insecure=false"}, check: func(t *testing.T, c *Config) {
+			if c.Neutron.Insecure == nil || *c.Neutron.Insecure {
+				t.Errorf("insecure = false: got %v", c.Neutron.Insecure)
+			}
+		}},
+		{name: "bad insecure", conf: noauthConf, overrides: []string{"neutron.insecure=perhaps"}, wantErr: "[neutron] insecure"},
+		{name: "domain IDs", conf: "[neutron]\nauth_type = password\nauth_url = http://k\nusername = u\npassword = p\nproject_name = p\n" +
+			"user_domain_id = d1\nproject_domain_id = d2\n[neutron_defaults]\nproject = p\npod_subnet = s\n",
+			check: func(t *testing.T, c *Config) {
+				if c.Neutron.UserDomainID != "d1" || c.Neutron.ProjectDomainID != "d2" {
+					t.Errorf("user_domain_id %q, project_domain_id %q", c.Neutron.UserDomainID, c.Neutron.ProjectDomainID)
+				}
+			}},
 		{name: "node ports served by default", conf: noauthConf, check: func(t *testing.T, c *Config) {
 			if !c.Kubernetes.ServeNodePorts {
 				t.Error("serve_node_ports defaults to off")

@@ -29,6 +29,22 @@ func boolean(p *bool) func(string) error {
 	}
 }
 
+// optBool is a boolean that may be left unset (empty): nil then.
+func optBool(p **bool) func(string) error {
+	return func(v string) error {
+		if strings.TrimSpace(v) == "" {
+			*p = nil
+			return nil
+		}
+		var b bool
+		if err := boolean(&b)(v); err != nil {
+			return err
+		}
+		*p = &b
+		return nil
+	}
+}
+
 func integer(p *int, min int) func(string) error {
 	return func(v string) error {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
@@ -134,23 +150,25 @@ func options(c *Config) []*option {
 		{"kubernetes", "serve_external_ips", "true", "a Service's spec.externalIPs become its VIP's floating IP (the first one that is a floating IP of the project, or an address of external_svc_net kuryr allocates); anyone who may create Services may then take such an address (CVE-2020-8554: with untrusted users, turn this off or enable the API server's DenyServiceExternalIPs admission plugin); false: externalIPs get a Warning", boolean(&k.ServeExternalIPs)},
 		{"kubernetes", "serve_node_ports", "true", "kuryr-daemon serves the node ports of NodePort and LoadBalancer Services on every node address (nftables table inet kuryr-node-ports: DNAT to the ClusterIP, masqueraded; needs net.ipv4.ip_forward = 1 on the nodes), as there is no kube-proxy; false: the daemons remove that table and the controller warns that node ports are not served. Ignored when service_subnet is empty", boolean(&k.ServeNodePorts)},
 
-		{"neutron", "auth_type", "", "none, password, v3applicationcredential; empty: from clouds.yaml", oneOf(&n.AuthType, "", "none", "noauth", "password", "v3password", "v3applicationcredential", "applicationcredential")},
-		{"neutron", "cloud", "", "entry of clouds.yaml to use", str(&n.Cloud)},
-		{"neutron", "clouds_file", "", "clouds.yaml path (default: the standard locations)", str(&n.CloudsFile)},
-		{"neutron", "auth_url", "", "Keystone URL", str(&n.AuthURL)},
-		{"neutron", "username", "", "", str(&n.Username)},
-		{"neutron", "password", "", "", str(&n.Password)},
-		{"neutron", "user_domain_name", "Default", "", str(&n.UserDomainName)},
-		{"neutron", "project_id", "", "", str(&n.ProjectID)},
-		{"neutron", "project_name", "", "", str(&n.ProjectName)},
-		{"neutron", "project_domain_name", "Default", "", str(&n.ProjectDomainName)},
-		{"neutron", "application_credential_id", "", "", str(&n.ApplicationCredentialID)},
-		{"neutron", "application_credential_secret", "", "", str(&n.ApplicationCredentialSecret)},
-		{"neutron", "region_name", "", "", str(&n.RegionName)},
-		{"neutron", "endpoint_type", "public", "catalog interface: public, internal, admin", oneOf(&n.EndpointType, "public", "internal", "admin")},
-		{"neutron", "endpoint_override", "", "Neutron URL, required with auth_type = none", str(&n.EndpointOverride)},
-		{"neutron", "cafile", "", "CA bundle for OpenStack endpoints", str(&n.CAFile)},
-		{"neutron", "insecure", "false", "skip TLS verification of OpenStack endpoints", boolean(&n.Insecure)},
+		{"neutron", "auth_type", "", "none, password, v3applicationcredential; empty: the clouds.yaml entry that cloud names (its auth_type, auth, region_name, interface, cacert, verify, cert and key)", oneOf(&n.AuthType, "", "none", "noauth", "password", "v3password", "v3applicationcredential", "applicationcredential")},
+		{"neutron", "cloud", "", "entry of clouds.yaml to use when auth_type is empty; region_name, endpoint_type, cafile and insecure set here override the entry's", str(&n.Cloud)},
+		{"neutron", "clouds_file", "", "clouds.yaml path; empty: $OS_CLIENT_CONFIG_FILE, else clouds.yaml in the working directory, ~/.config/openstack, /etc/openstack (a secure.yaml next to it is merged)", str(&n.CloudsFile)},
+		{"neutron", "auth_url", "", "Keystone URL (auth_type = password or v3applicationcredential), e.g. https://keystone.example.com:5000/v3", str(&n.AuthURL)},
+		{"neutron", "username", "", "user (auth_type = password)", str(&n.Username)},
+		{"neutron", "password", "", "its password (auth_type = password)", str(&n.Password)},
+		{"neutron", "user_domain_name", "Default", "domain of username, by name (auth_type = password); ignored when user_domain_id is set", str(&n.UserDomainName)},
+		{"neutron", "user_domain_id", "", "domain of username, by ID (auth_type = password); wins over user_domain_name", str(&n.UserDomainID)},
+		{"neutron", "project_id", "", "project the token is scoped to (auth_type = password); wins over project_name", str(&n.ProjectID)},
+		{"neutron", "project_name", "", "project the token is scoped to, by name (auth_type = password), in project_domain_id or project_domain_name", str(&n.ProjectName)},
+		{"neutron", "project_domain_name", "Default", "domain of project_name, by name; ignored when project_domain_id is set", str(&n.ProjectDomainName)},
+		{"neutron", "project_domain_id", "", "domain of project_name, by ID; wins over project_domain_name", str(&n.ProjectDomainID)},
+		{"neutron", "application_credential_id", "", "auth_type = v3applicationcredential: the credential carries its project, no project or domain option applies", str(&n.ApplicationCredentialID)},
+		{"neutron", "application_credential_secret", "", "its secret (auth_type = v3applicationcredential)", str(&n.ApplicationCredentialSecret)},
+		{"neutron", "region_name", "", "region of the Neutron and Octavia endpoints in Keystone's catalog; empty: the clouds.yaml entry's region_name (with cloud), else the first endpoint of any region", str(&n.RegionName)},
+		{"neutron", "endpoint_type", "", "catalog interface: public, internal, admin; empty: the clouds.yaml entry's interface (with cloud), else public", oneOf(&n.EndpointType, "", "public", "internal", "admin")},
+		{"neutron", "endpoint_override", "", "Neutron URL, required with auth_type = none; otherwise it replaces the catalog's network endpoint", str(&n.EndpointOverride)},
+		{"neutron", "cafile", "", "CA bundle (PEM) that verifies the certificates of Keystone, Neutron and Octavia; overrides the clouds.yaml entry's cacert; empty: that cacert, else the system's CAs. A missing or unreadable file is an error, never a fallback", str(&n.CAFile)},
+		{"neutron", "insecure", "", "true: do not verify OpenStack endpoints' certificates (a CA file is then read but not used, and a warning logged); false: verify; empty: the clouds.yaml entry's verify (with cloud), else verify", optBool(&n.Insecure)},
 		{"neutron", "timeout", "30", "bound on each OpenStack request (seconds)", seconds(&n.Timeout, time.Second, false)},
 		{"octavia", "endpoint_override", "", "Octavia URL, required with auth_type = none", str(&c.Octavia.EndpointOverride)},
 		{"kubernetes", "endpoints_driver_octavia_provider", "", "Octavia provider of Services' load balancers (e.g. ovn, amphora); empty: Octavia's default", str(&c.OctaviaDefaults.Provider)},
@@ -224,7 +242,7 @@ func init() {
 		"cni_daemon.docker_mode", "cni_daemon.netns_proc_dir", "cni_daemon.cni_failures_count",
 		"cni_health_server.max_memory_usage", "cni_health_server.cg_path",
 		"binding.link_iface", "binding.default_driver", "binding.driver",
-		"neutron.auth_section", "neutron.user_domain_id", "neutron.project_domain_id",
+		"neutron.auth_section",
 	} {
 		originalOnly[k] = true
 	}

@@ -3,15 +3,12 @@ package openstack
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"net/http"
-	"os"
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
 	gopenstack "github.com/gophercloud/gophercloud/v2/openstack"
-	"github.com/gophercloud/gophercloud/v2/openstack/config/clouds"
 
 	"github.com/kuryr-k8s/kuryr/pkg/config"
 )
@@ -19,39 +16,44 @@ import (
 // NewClients builds clients from kuryr.conf's [neutron] (one identity for
 // every service, as in the original) and [octavia] sections: noauth
 // endpoints, a Keystone password or application credential, or an entry of
-// clouds.yaml.
+// clouds.yaml. Tokens are renewed when a service answers 401 (an expired
+// or revoked token); concurrent requests wait for one renewal.
+//
+// A failure to reach or authenticate to OpenStack is a *ConnectError,
+// whose message says in operator words what is wrong (Explain); a
+// configuration that cannot work (a missing CA file or clouds.yaml entry)
+// is an error naming the file and the option.
 func NewClients(ctx context.Context, a config.Auth, octaviaEndpoint string) (*Clients, error) {
 	if a.NoAuth() {
 		return NewNoAuthClients(Endpoints{Network: a.EndpointOverride, LoadBalancer: octaviaEndpoint}, a.Timeout)
 	}
-	ao, eo, tlsCfg, err := authOptions(a)
+	s, err := resolve(a)
 	if err != nil {
 		return nil, err
 	}
-	if tlsCfg == nil {
-		if tlsCfg, err = tlsConfig(a); err != nil {
-			return nil, err
-		}
-	}
-	pc, err := gopenstack.NewClient(ao.IdentityEndpoint)
+	s.auth.AllowReauth = true
+	pc, err := gopenstack.NewClient(s.auth.IdentityEndpoint)
 	if err != nil {
-		return nil, fmt.Errorf("keystone client for %q: %w", ao.IdentityEndpoint, err)
+		return nil, fmt.Errorf("keystone URL %q: %w", s.auth.IdentityEndpoint, err)
 	}
-	pc.HTTPClient = httpClient(a.Timeout, tlsCfg)
-	if err := gopenstack.Authenticate(ctx, pc, ao); err != nil {
-		return nil, fmt.Errorf("authenticate to %s: %w", ao.IdentityEndpoint, err)
+	pc.HTTPClient = httpClient(a.Timeout, s.tls)
+	if err := gopenstack.Authenticate(ctx, pc, s.auth); err != nil {
+		return nil, s.connectError("keystone", s.auth.IdentityEndpoint, err)
 	}
-	c := &Clients{}
-	if c.Network, err = gopenstack.NewNetworkV2(pc, eo); err != nil {
-		return nil, fmt.Errorf("network endpoint: %w", err)
+	c := &Clients{Warnings: s.trust.warnings()}
+	if c.Network, err = gopenstack.NewNetworkV2(pc, s.endpoint); err != nil {
+		return nil, s.connectError("network", "", notInCatalog(pc, "network", s.endpoint, err))
 	}
 	if a.EndpointOverride != "" {
 		c.Network.Endpoint = withSlash(a.EndpointOverride)
 		c.Network.ResourceBase = c.Network.Endpoint + "v2.0/"
 	}
 	// Octavia is optional: pods and namespaces work without it.
-	if c.LoadBalancer, err = gopenstack.NewLoadBalancerV2(pc, eo); err != nil {
+	if c.LoadBalancer, err = gopenstack.NewLoadBalancerV2(pc, s.endpoint); err != nil {
 		c.LoadBalancer = nil
+		if !absent(err) {
+			c.Warnings = append(c.Warnings, "no Octavia client: "+s.connectError("load-balancer", "", err).Error())
+		}
 	}
 	if c.LoadBalancer != nil && octaviaEndpoint != "" {
 		c.LoadBalancer.Endpoint = withSlash(octaviaEndpoint)
@@ -60,56 +62,64 @@ func NewClients(ctx context.Context, a config.Auth, octaviaEndpoint string) (*Cl
 	return c, nil
 }
 
-// authOptions turns the [neutron] section, or the clouds.yaml entry it
-// names, into gophercloud's options. Tokens are renewed on expiry.
-func authOptions(a config.Auth) (gophercloud.AuthOptions, gophercloud.EndpointOpts, *tls.Config, error) {
-	eo := gophercloud.EndpointOpts{Region: a.RegionName, Availability: gophercloud.Availability(a.EndpointType)}
-	var ao gophercloud.AuthOptions
-	var tlsCfg *tls.Config
-	switch a.AuthType {
-	case "password", "v3password":
-		ao = gophercloud.AuthOptions{
-			IdentityEndpoint: a.AuthURL, Username: a.Username, Password: a.Password,
-			DomainName: a.UserDomainName, TenantID: a.ProjectID, TenantName: a.ProjectName,
-		}
-		if a.ProjectID == "" {
-			ao.Scope = &gophercloud.AuthScope{ProjectName: a.ProjectName, DomainName: a.ProjectDomainName}
-		}
-	case "v3applicationcredential", "applicationcredential":
-		ao = gophercloud.AuthOptions{
-			IdentityEndpoint: a.AuthURL, ApplicationCredentialID: a.ApplicationCredentialID,
-			ApplicationCredentialSecret: a.ApplicationCredentialSecret,
-		}
-	default:
-		opts := []clouds.ParseOption{clouds.WithCloudName(a.Cloud)}
-		if a.CloudsFile != "" {
-			opts = append(opts, clouds.WithLocations(a.CloudsFile))
-		}
-		var err error
-		if ao, eo, tlsCfg, err = clouds.Parse(opts...); err != nil {
-			return ao, eo, nil, fmt.Errorf("clouds.yaml entry %q: %w", a.Cloud, err)
-		}
-	}
-	ao.AllowReauth = true
-	return ao, eo, tlsCfg, nil
+// settings are what NewClients connects with, from kuryr.conf or
+// clouds.yaml.
+type settings struct {
+	auth     gophercloud.AuthOptions
+	endpoint gophercloud.EndpointOpts
+	// tls is nil for Go's defaults.
+	tls   *tls.Config
+	trust trust
 }
 
-func tlsConfig(a config.Auth) (*tls.Config, error) {
-	if a.CAFile == "" && !a.Insecure {
-		return nil, nil
+func resolve(a config.Auth) (settings, error) {
+	if a.AuthType == "" {
+		return fromCloudsYAML(a)
 	}
-	cfg := &tls.Config{InsecureSkipVerify: a.Insecure} //nolint:gosec // an explicit operator choice
-	if a.CAFile != "" {
-		pem, err := os.ReadFile(a.CAFile)
-		if err != nil {
-			return nil, fmt.Errorf("[neutron] cafile: %w", err)
-		}
-		cfg.RootCAs = x509.NewCertPool()
-		if !cfg.RootCAs.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("[neutron] cafile %s: no certificates found", a.CAFile)
-		}
+	t := trust{caFile: a.CAFile, caFrom: "[neutron] cafile"}
+	if a.Insecure != nil && *a.Insecure {
+		t.insecure, t.insecureFrom = true, "[neutron] insecure = true"
 	}
-	return cfg, nil
+	tlsCfg, err := t.config()
+	if err != nil {
+		return settings{}, err
+	}
+	iface := a.EndpointType
+	if iface == "" {
+		iface = string(gophercloud.AvailabilityPublic)
+	}
+	eo := gophercloud.EndpointOpts{Region: a.RegionName, Availability: gophercloud.Availability(iface)}
+	return settings{auth: confAuth(a), endpoint: eo, tls: tlsCfg, trust: t}, nil
+}
+
+// confAuth turns the [neutron] credentials into gophercloud's options.
+// Domain IDs win over names (whose default is "Default"); an application
+// credential carries its project, so no scope goes with it.
+func confAuth(a config.Auth) gophercloud.AuthOptions {
+	if a.AuthType == "v3applicationcredential" || a.AuthType == "applicationcredential" {
+		return gophercloud.AuthOptions{IdentityEndpoint: a.AuthURL, ApplicationCredentialID: a.ApplicationCredentialID,
+			ApplicationCredentialSecret: a.ApplicationCredentialSecret}
+	}
+	ao := gophercloud.AuthOptions{IdentityEndpoint: a.AuthURL, Username: a.Username, Password: a.Password}
+	if a.UserDomainID != "" {
+		ao.DomainID = a.UserDomainID
+	} else {
+		ao.DomainName = a.UserDomainName
+	}
+	switch {
+	case a.ProjectID != "":
+		ao.Scope = &gophercloud.AuthScope{ProjectID: a.ProjectID}
+	case a.ProjectDomainID != "":
+		ao.Scope = &gophercloud.AuthScope{ProjectName: a.ProjectName, DomainID: a.ProjectDomainID}
+	default:
+		ao.Scope = &gophercloud.AuthScope{ProjectName: a.ProjectName, DomainName: a.ProjectDomainName}
+	}
+	return ao
+}
+
+// connectError gives err what Explain needs to say what is wrong.
+func (s settings) connectError(service, url string, err error) *ConnectError {
+	return &ConnectError{Service: service, URL: url, Credential: credentialOf(s.auth), Trust: s.trust.String(), Err: err}
 }
 
 // httpClient bounds every request and counts it (metrics.go).

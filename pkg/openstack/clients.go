@@ -1,7 +1,9 @@
 // Package openstack builds the gophercloud service clients kuryr talks to
-// Neutron and Octavia with, and classifies what both answer at the
-// transport level: refused, unclear (maybe done), unreachable, and the
-// creates that went unanswered (Unanswered).
+// Neutron and Octavia with (from kuryr.conf or clouds.yaml, renewing
+// tokens), explains in operator words why connecting failed (Explain), and
+// classifies what both services answer at the transport level: refused,
+// unclear (maybe done), unreachable, and the creates that went unanswered
+// (Unanswered).
 package openstack
 
 import (
@@ -17,6 +19,9 @@ import (
 type Clients struct {
 	Network      *gophercloud.ServiceClient
 	LoadBalancer *gophercloud.ServiceClient
+	// Warnings are what an operator should know about how the clients
+	// were built (TLS verification off, an Octavia endpoint not usable).
+	Warnings []string
 }
 
 // Endpoints are fixed service URLs without a version path, e.g.

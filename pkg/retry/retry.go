@@ -14,13 +14,22 @@ import (
 // Until calls fn until it succeeds, sleeping first, doubling up to
 // maxDelay, between attempts. It returns ctx's error if ctx ends first.
 func Until(ctx context.Context, logger logr.Logger, what string, first, maxDelay time.Duration, fn func(context.Context) error) error {
+	return UntilReported(ctx, first, maxDelay, fn, func(err error, next time.Duration) {
+		logger.Error(err, what+"; retrying", "in", next.String())
+	})
+}
+
+// UntilReported is Until, handing each failure and the delay before the
+// next attempt to report instead of logging it: for callers that log a
+// failure once, in their own words, and show it elsewhere (readiness).
+func UntilReported(ctx context.Context, first, maxDelay time.Duration, fn func(context.Context) error, report func(err error, next time.Duration)) error {
 	delay := first
 	for {
 		err := fn(ctx)
 		if err == nil {
 			return nil
 		}
-		logger.Error(err, what+"; retrying", "in", delay.String())
+		report(err, delay)
 		select {
 		case <-ctx.Done():
 			return ctx.Err()

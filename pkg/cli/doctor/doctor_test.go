@@ -19,6 +19,7 @@ import (
 	"github.com/kuryr-k8s/kuryr/pkg/cli/output"
 	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron/neutrontest"
+	"github.com/kuryr-k8s/kuryr/pkg/openstack/openstacktest"
 )
 
 func runningPod(ns, name, node string) *corev1.Pod {
@@ -117,6 +118,43 @@ func TestProblems(t *testing.T) {
 				}
 			}
 			t.Errorf("no %s %s %q in:\n%s", tt.status, tt.check, tt.want, dump(findings))
+		})
+	}
+}
+
+// The openstack check says what is wrong with the connection in operator
+// words (openstack.Explain), against a fake Keystone.
+func TestOpenStackExplained(t *testing.T) {
+	k := openstacktest.NewKeystone(t)
+	k.AddApplicationCredential("ac1", "s")
+	tests := []struct {
+		name      string
+		overrides []string
+		want      string
+	}{
+		{"deleted application credential", []string{"neutron.application_credential_id=gone", "neutron.cafile=" + k.CAFile},
+			"cannot reach OpenStack with the configured credentials: keystone " + k.URL +
+				" does not know the application credential gone (404): it was deleted, or the ID is wrong"},
+		{"missing CA file", []string{"neutron.application_credential_id=ac1", "neutron.cafile=/nonexistent.pem"},
+			"CA file /nonexistent.pem (from [neutron] cafile)"},
+		{"wrong region", []string{"neutron.application_credential_id=ac1", "neutron.cafile=" + k.CAFile, "neutron.region_name=RegionTwo"},
+			"no network endpoint for region RegionTwo, interface public in the catalog (it has no network service at all)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := clitest.New(t).Env(t)
+			e.Connect = nil // the real one
+			e.Overrides = append([]string{"neutron.auth_type=v3applicationcredential", "neutron.auth_url=" + k.URL,
+				"neutron.application_credential_secret=s"}, tt.overrides...)
+			for _, x := range Checks(context.Background(), e) {
+				if x.Check == "openstack" {
+					if x.Status != Fail || !strings.Contains(x.Message, tt.want) {
+						t.Errorf("%s %q\nwant FAIL saying %q", x.Status, x.Message, tt.want)
+					}
+					return
+				}
+			}
+			t.Error("no openstack finding")
 		})
 	}
 }

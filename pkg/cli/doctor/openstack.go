@@ -11,6 +11,7 @@ import (
 	"github.com/kuryr-k8s/kuryr/pkg/controller/cleanup"
 	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+	"github.com/kuryr-k8s/kuryr/pkg/openstack"
 )
 
 func configuration(ctx context.Context, e *env.Env) []Finding {
@@ -35,7 +36,11 @@ func openStack(ctx context.Context, e *env.Env) []Finding {
 	const c = "openstack"
 	cloud, err := e.Cloud(ctx)
 	if err != nil {
-		return []Finding{fail(c, "cannot reach OpenStack with the configured credentials: %v", err)}
+		reason := err.Error()
+		if errors.As(err, new(*openstack.ConnectError)) {
+			reason = openstack.Explain(err)
+		}
+		return []Finding{fail(c, "cannot reach OpenStack with the configured credentials: %s", reason)}
 	}
 	cluster := cloud.Config.Kubernetes.ClusterName
 	ports, err := cloud.Neutron.ListPorts(ctx, []string{names.ClusterTag(cluster)}, "")
@@ -43,6 +48,9 @@ func openStack(ctx context.Context, e *env.Env) []Finding {
 		return []Finding{fail(c, "Neutron: %v", err)}
 	}
 	out := []Finding{ok(c, "Neutron answers: %d ports tagged %s", len(ports), names.ClusterTag(cluster))}
+	for _, w := range cloud.OpenStackWarnings {
+		out = append(out, warn(c, "%s", w))
+	}
 	if cloud.Octavia == nil {
 		if cloud.Config.Services() {
 			out = append(out, fail(c, "service_subnet is set but there is no Octavia endpoint"))

@@ -39,8 +39,11 @@ const (
 type Cloud struct {
 	Config   *config.Config
 	Warnings []string
-	Neutron  *neutron.Client
-	Octavia  *octavia.Client
+	// OpenStackWarnings are what building the clients warned about (TLS
+	// verification off, an Octavia endpoint not usable).
+	OpenStackWarnings []string
+	Neutron           *neutron.Client
+	Octavia           *octavia.Client
 }
 
 // Env is what the subcommands use.

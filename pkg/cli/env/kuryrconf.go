@@ -1,6 +1,7 @@
 package env
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -38,9 +39,10 @@ func (l *Loaded) Cleanup() {
 // which the manifests set there) and overrides (section.option=value) over
 // both. When credentials come from
 // clouds.yaml ([neutron] auth_type empty), the Secret kuryr-openstack's
-// clouds.yaml is written to a private temporary file that clouds_file
-// then names (the file the conf names is inside the pods), unless an
-// override sets clouds_file.
+// files are written to a private temporary directory whose clouds.yaml
+// clouds_file then names (the file the conf names is inside the pods),
+// unless an override sets clouds_file; paths into the Secret's mount (a
+// CA file in it) are pointed at the copies.
 func LoadConfig(ctx context.Context, c client.Reader, ns string, overrides []string) (*Loaded, error) {
 	var cm corev1.ConfigMap
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: names.ConfigMap}, &cm); err != nil {
@@ -83,14 +85,40 @@ func (l *Loaded) load(ctx context.Context, c client.Reader, ns, conf string, ove
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: names.Secret}, &s); err != nil {
 		return fmt.Errorf("[neutron] cloud is set: read Secret %s/%s: %w", ns, names.Secret, err)
 	}
-	clouds, ok := s.Data[SecretKey]
-	if !ok {
+	if _, ok := s.Data[SecretKey]; !ok {
 		return fmt.Errorf("the Secret %s/%s has no key %s", ns, names.Secret, SecretKey)
 	}
-	cfg.Neutron.CloudsFile = filepath.Join(l.dir, SecretKey)
-	if err := os.WriteFile(cfg.Neutron.CloudsFile, clouds, 0o600); err != nil {
-		return fmt.Errorf("write %s: %w", cfg.Neutron.CloudsFile, err)
+	return l.copySecret(cfg, s.Data)
+}
+
+// copySecret writes every file of the Secret to the private directory,
+// and points clouds_file, and the paths that name files of the Secret's
+// mount (the directory of the configured clouds_file: a cacert, a cafile),
+// at the copies.
+func (l *Loaded) copySecret(cfg *config.Config, files map[string][]byte) error {
+	mount := ""
+	if cfg.Neutron.CloudsFile != "" {
+		mount = filepath.Dir(cfg.Neutron.CloudsFile) + "/"
 	}
+	local := func(b []byte) []byte {
+		if mount == "" {
+			return b
+		}
+		return bytes.ReplaceAll(b, []byte(mount), []byte(l.dir+"/"))
+	}
+	for key, data := range files {
+		if key != filepath.Base(key) || key == ConfigMapKey {
+			continue
+		}
+		if key == SecretKey {
+			data = local(data)
+		}
+		if err := os.WriteFile(filepath.Join(l.dir, key), data, 0o600); err != nil {
+			return fmt.Errorf("write %s: %w", key, err)
+		}
+	}
+	cfg.Neutron.CloudsFile = filepath.Join(l.dir, SecretKey)
+	cfg.Neutron.CAFile = string(local([]byte(cfg.Neutron.CAFile)))
 	return nil
 }
 
@@ -125,7 +153,7 @@ func Connect(ctx context.Context, cfg *config.Config) (*Cloud, error) {
 	if err != nil {
 		return nil, fmt.Errorf("OpenStack: %w", err)
 	}
-	c := &Cloud{Config: cfg, Neutron: neutron.New(osc.Network)}
+	c := &Cloud{Config: cfg, Neutron: neutron.New(osc.Network), OpenStackWarnings: osc.Warnings}
 	if cfg.Services() && osc.LoadBalancer != nil {
 		c.Octavia = octavia.New(osc.LoadBalancer)
 	}

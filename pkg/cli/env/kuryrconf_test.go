@@ -3,6 +3,7 @@ package env
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -94,5 +95,34 @@ func TestSetValues(t *testing.T) {
 	got := strings.Join(setValues(args), " ")
 	if want := "kubernetes.controller_ha=true controller.cleanup_period=3"; got != want {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// The Secret's other files (a CA) are copied too, and the paths that name
+// them in the pods name the copies.
+func TestLoadConfigCopiesSecretFiles(t *testing.T) {
+	conf := "[neutron]\ncloud = k8s\nclouds_file = /etc/kuryr/openstack/clouds.yaml\ncafile = /etc/kuryr/openstack/ca.pem\n"
+	objs := []client.Object{
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: names.ConfigMap},
+			Data: map[string]string{ConfigMapKey: conf}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: names.Secret},
+			Data: map[string][]byte{SecretKey: []byte("clouds:\n  k8s:\n    cacert: /etc/kuryr/openstack/ca.pem\n"), "ca.pem": []byte("PEM")}},
+	}
+	s, _ := Scheme()
+	l, err := LoadConfig(context.Background(), fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).Build(), "kube-system", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Cleanup()
+	dir := filepath.Dir(l.Config.Neutron.CloudsFile)
+	clouds, err := os.ReadFile(l.Config.Neutron.CloudsFile)
+	if err != nil || !strings.Contains(string(clouds), "cacert: "+filepath.Join(dir, "ca.pem")) {
+		t.Errorf("clouds.yaml copy %q, %v", clouds, err)
+	}
+	if ca, err := os.ReadFile(filepath.Join(dir, "ca.pem")); err != nil || string(ca) != "PEM" {
+		t.Errorf("ca.pem copy %q, %v", ca, err)
+	}
+	if l.Config.Neutron.CAFile != filepath.Join(dir, "ca.pem") {
+		t.Errorf("cafile %q", l.Config.Neutron.CAFile)
 	}
 }

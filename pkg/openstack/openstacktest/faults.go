@@ -4,6 +4,10 @@
 // collection and id, request counting, and the fault-injection hooks
 // (answer instead of the service, or answer otherwise once it has done the
 // request). What each service answers stays in its fake.
+//
+// It also holds a fake Keystone (Keystone) with TLS, expiring tokens and a
+// service catalog, for tests of authentication and token renewal; its
+// comment documents the real Keystone behaviour it mimics.
 package openstacktest
 
 import (
