@@ -20,7 +20,7 @@ func kuryrPortOptions(mgr ctrl.Manager, cfg *config.Config, nc *neutron.Client, 
 	target kuryrport.TargetFunc, poolTargets kuryrport.NodeTargetFunc, rec kit.Recorder) kuryrport.Options {
 	nd := cfg.NeutronDefaults
 	o := kuryrport.Options{
-		Client: mgr.GetClient(), Neutron: nc.Batching(cfg.Controller.PortWorkers, portBatch(cfg)),
+		Client: mgr.GetClient(), Neutron: portBatching(nc, cfg),
 		Info: info, Target: target, Recorder: rec,
 		Settings: kuryrport.Settings{
 			Cluster: cfg.Kubernetes.ClusterName, ProjectID: nd.Project, SecurityGroups: nd.PodSecurityGroups,

@@ -112,7 +112,7 @@ func wire(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients, hs *heal
 	kp, start := kuryrport.New(opts)
 	// Enough reconciles wait on the batcher to fill every request it may
 	// have in flight.
-	if err := kp.SetupWithManager(mgr, cfg.Controller.PortWorkers*portBatch(cfg)); err != nil {
+	if err := kp.SetupWithManager(mgr, cfg.Controller.PortWorkers*cfg.Controller.PortBatchSize); err != nil {
 		return err
 	}
 	pr := &pod.Reconciler{Client: mgr.GetClient(), Namespaced: namespaced, ProjectID: cfg.NeutronDefaults.Project,
@@ -184,15 +184,15 @@ func targets(mgr ctrl.Manager, cfg *config.Config, info *neutron.Info) (kuryrpor
 	return t, kuryrport.EveryNode(t)
 }
 
-// secondsPerPort is about what Neutron takes per port of a bulk request
-// (0.25-0.3 s with ML2/OVN on 2 cores), with a margin.
-const secondsPerPort = 0.5
-
-// portBatch is port_batch_size, capped so that a bulk request fits in
+// secondsPerPort is what Neutron is assumed to take per port of a bulk
+// request until it has answered one (0.25-0.3 s with ML2/OVN 21 on 2 idle
+// cores); bulk requests are then sized by its pace to take at most half of
 // [neutron] timeout: one that times out may still commit, and each costs a
 // lookup and leaves duplicates for the sweep.
-func portBatch(cfg *config.Config) int {
-	return max(1, min(cfg.Controller.PortBatchSize, int(cfg.Neutron.Timeout.Seconds()/secondsPerPort)))
+const secondsPerPort = 300 * time.Millisecond
+
+func portBatching(nc *neutron.Client, cfg *config.Config) *neutron.BatchingClient {
+	return nc.Batching(cfg.Controller.PortWorkers, cfg.Controller.PortBatchSize, cfg.Neutron.Timeout/2, secondsPerPort)
 }
 
 func newNetworkReconciler(mgr ctrl.Manager, cfg *config.Config, nc *neutron.Client, rec kit.Recorder) *kuryrnetwork.Reconciler {

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 )
 
 // ErrShort is a bulk call answered with fewer results than items.
@@ -22,6 +23,7 @@ type Group[T, R any] struct {
 	one                func(ctx context.Context, item T) (R, error)
 	retry              func(err error) bool
 	inFlight, maxBatch int
+	pace               *pace // nil: every call up to maxBatch
 
 	mu      sync.Mutex
 	queue   []*call[T, R]
@@ -44,6 +46,22 @@ type call[T, R any] struct {
 func New[T, R any](inFlight, maxBatch int, bulk func(context.Context, []T) ([]R, error),
 	one func(context.Context, T) (R, error), retry func(error) bool) *Group[T, R] {
 	return &Group[T, R]{bulk: bulk, one: one, retry: retry, inFlight: max(inFlight, 1), maxBatch: max(maxBatch, 1)}
+}
+
+// Paced makes g size its calls so that each is expected to take at most
+// budget at the pace the server has shown (initialPerItem until it has
+// answered): calls that run past their clients' bound may still commit.
+func (g *Group[T, R]) Paced(budget, initialPerItem time.Duration) *Group[T, R] {
+	g.pace = newPace(budget, initialPerItem)
+	return g
+}
+
+// Limit is the most items the next call may carry.
+func (g *Group[T, R]) Limit() int {
+	if g.pace == nil {
+		return g.maxBatch
+	}
+	return min(g.maxBatch, g.pace.limit())
 }
 
 // Do does item, in a bulk call with whatever else is waiting. It is not
@@ -71,7 +89,7 @@ func (g *Group[T, R]) pump() {
 		// calls use a server's workers; only free ones, so that nothing
 		// waits behind a call already in flight.
 		free := g.inFlight - g.sending
-		n := min((len(g.queue)+free-1)/free, g.maxBatch)
+		n := min((len(g.queue)+free-1)/free, g.Limit())
 		batch := g.queue[:n:n]
 		g.queue = g.queue[n:]
 		g.sending++
@@ -98,9 +116,18 @@ func (g *Group[T, R]) send(batch []*call[T, R]) {
 	}
 	switch {
 	case len(live) == 1:
-		live[0].finish(g.one(live[0].ctx, live[0].item))
+		start := time.Now()
+		r, err := g.one(live[0].ctx, live[0].item)
+		g.observe(start, 1, err)
+		live[0].finish(r, err)
 	case len(live) > 1:
 		g.sendBulk(live)
+	}
+}
+
+func (g *Group[T, R]) observe(start time.Time, n int, err error) {
+	if g.pace != nil && err == nil {
+		g.pace.observe(time.Since(start), n)
 	}
 }
 
@@ -112,7 +139,9 @@ func (g *Group[T, R]) sendBulk(live []*call[T, R]) {
 	// The first caller's context stands for all: if it ends early the call
 	// fails, and retry decides whether each item is tried alone (with its
 	// own context) or gets the error.
+	start := time.Now()
 	rs, err := g.bulk(live[0].ctx, items)
+	g.observe(start, len(items), err)
 	if err != nil && len(rs) == 0 && g.retry(err) {
 		var wg sync.WaitGroup
 		for _, c := range live {

@@ -183,3 +183,29 @@ func TestGroupDropsCancelledCallers(t *testing.T) {
 		t.Fatalf("a call was made for a cancelled caller: %v %v", gate.singles, gate.bulks)
 	}
 }
+
+// A paced Group sizes its calls by the server's shown pace: slow answers
+// shrink the next calls at once, fast ones grow them back gradually.
+func TestPacedLimit(t *testing.T) {
+	g := New(1, 50, func(context.Context, []int) ([]int, error) { return nil, nil },
+		func(context.Context, int) (int, error) { return 0, nil }, func(error) bool { return false }).
+		Paced(10*time.Second, 200*time.Millisecond)
+	steps := []struct {
+		took  time.Duration
+		items int
+		want  int
+	}{
+		{0, 0, 50},                // 10 s / 0.2 s = 50, capped at maxBatch 50
+		{20 * time.Second, 10, 6}, // 2 s per item, believed at once (weight 3/4): 1.55 s -> 6
+		{10 * time.Second, 10, 6}, // faster (1 s), weight 1/8: 1.48 s -> 6
+		{1 * time.Second, 10, 7},  // much faster (0.1 s): 1.31 s -> 7, grown back slowly
+	}
+	for i, s := range steps {
+		if s.items > 0 {
+			g.pace.observe(s.took, s.items)
+		}
+		if got := g.Limit(); got != s.want {
+			t.Errorf("step %d: limit %d, want %d (pace %s per item)", i, got, s.want, g.pace.PerItem())
+		}
+	}
+}

@@ -189,7 +189,7 @@ func options(c *Config) []*option {
 		{"namespace_subnet", "pod_subnet_pool", "", "subnet pool namespace and node subnets come from (namespace and node modes)", str(&c.NamespaceSubnet.PodSubnetPool)},
 
 		{"controller", "port_workers", "2", "concurrent Neutron port creation requests (2 suits a 2-core Neutron; raise for bigger ones)", integer(&c.Controller.PortWorkers, 1)},
-		{"controller", "port_batch_size", "50", "most pod ports created in one Neutron bulk request: ports asked for while requests are in flight go together in the next; 1: a request per port. Capped at [neutron] timeout / 0.5 s: a bulk that times out may still commit, costing lookups and leaving duplicates for the sweep", integer(&c.Controller.PortBatchSize, 1)},
+		{"controller", "port_batch_size", "50", "most pod ports created in one Neutron bulk request: ports asked for while requests are in flight go together in the next; 1: a request per port. Fewer when Neutron is slow: each request carries as many ports as Neutron, at the pace it has shown, creates in half of [neutron] timeout (a bulk that times out may still commit, costing lookups and leaving duplicates for the sweep)", integer(&c.Controller.PortBatchSize, 1)},
 		{"controller", "network_workers", "2", "concurrent KuryrNetwork reconciles", integer(&c.Controller.NetworkWorkers, 1)},
 		{"controller", "service_workers", "16", "concurrent KuryrLoadBalancer reconciles (Octavia requests)", integer(&c.Controller.ServiceWorkers, 1)},
 		{"controller", "resync_period", "600", "full re-reconcile of every object (seconds)", seconds(&c.Controller.ResyncPeriod, 10*time.Second, false)},

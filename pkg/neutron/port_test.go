@@ -7,6 +7,7 @@ import (
 	"net"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
 
@@ -105,7 +106,7 @@ func TestClassify(t *testing.T) {
 func TestBatcherOverHTTP(t *testing.T) {
 	fake := neutrontest.New(t)
 	fake.TagOnCreate = true
-	b := neutron.New(fake.Client(t)).Batching(1, 50)
+	b := neutron.New(fake.Client(t)).Batching(1, 50, time.Minute, time.Millisecond)
 	const n = 20
 	var wg sync.WaitGroup
 	portNames := make([]string, n)
