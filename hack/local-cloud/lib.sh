@@ -135,7 +135,9 @@ is_running() {
 # start_bg NAME [netns] -- CMD...: starts CMD in the background, supervised
 # (supervise.sh: restarted whenever it exits, crashes of OVS/OVN daemons
 # recorded), with its output in $CLOUD_LOG_DIR/NAME.log and the supervisor's
-# pid in the pidfile. With a netns the command runs inside it.
+# pid in the pidfile. With a netns the command runs inside it. With HEALTH
+# set (HEALTH="curl ..." start_bg ...), a process that stops answering it is
+# restarted as hung.
 start_bg() {
   local name=$1; shift
   local ns=""
@@ -144,7 +146,8 @@ start_bg() {
   if is_running "$name"; then return 0; fi
   mkdir -p "$CLOUD_RUN/pids" "$CLOUD_RUN/sup" "$CLOUD_LOG_DIR"
   rm -f "$CLOUD_RUN/sup/$name".*
-  local sup=(env CLOUD_RUN="$CLOUD_RUN" CLOUD_LOG_DIR="$CLOUD_LOG_DIR" "$CLOUD_SCRIPTS/supervise.sh" "$name" --)
+  local sup=(env CLOUD_RUN="$CLOUD_RUN" CLOUD_LOG_DIR="$CLOUD_LOG_DIR" SUPERVISE_HEALTH="${HEALTH:-}"
+    "$CLOUD_SCRIPTS/supervise.sh" "$name" --)
   if [ -n "$ns" ]; then
     # nsenter keeps the root mount namespace (ip netns exec would not).
     setsid nsenter --net="/run/netns/$ns" -- "${sup[@]}" "$@" >>"$CLOUD_LOG_DIR/$name.log" 2>&1 </dev/null &

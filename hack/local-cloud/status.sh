@@ -47,10 +47,17 @@ if [ -d "$CLOUD_RUN/pids" ]; then
       h="DEAD (log: $CLOUD_LOG_DIR/$name.log)"
     fi
     restarts=$(grep -c "supervise $name: .*restarting" "$CLOUD_LOG_DIR/$name.log" 2>/dev/null)
-    [ "${restarts:-0}" -gt 0 ] && h="$h (restarted $restarts times)"
+    hangs=$(grep -c " $name hung:" "$CLOUD_RUN/hangs.log" 2>/dev/null)
+    why=""
+    [ "${hangs:-0}" -gt 0 ] && why=", $hangs of them hung"
+    [ "${restarts:-0}" -gt 0 ] && h="$h (restarted $restarts times$why)"
     case "$h" in ok*) ;; *) bad=1 ;; esac
     row "$name" "$pid" "$h"
   done
+  if [ -s "$CLOUD_RUN/hangs.log" ]; then
+    echo "API services restarted for not answering (their supervisors' liveness probes), $CLOUD_RUN/hangs.log:"
+    sed 's/^/  /' "$CLOUD_RUN/hangs.log"
+  fi
   if [ -s "$CLOUD_RUN/crashes.log" ]; then
     echo "OVS/OVN crashes recorded in $CLOUD_RUN/crashes.log:"
     grep '^===' "$CLOUD_RUN/crashes.log" | sed 's/^=== /  /'

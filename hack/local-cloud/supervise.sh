@@ -14,6 +14,12 @@
 #   NAME.expected  the next exit was asked for: restart, record no crash
 #   NAME.stop      stop: do not restart
 # SIGTERM/SIGINT stop CMD (SIGTERM) and this supervisor.
+#
+# With SUPERVISE_HEALTH (a shell command: an API request with its own time
+# bound), a process that answered once and then fails HANG_PROBES probes in
+# a row, HANG_EVERY seconds apart, is hung (alive, not serving: e.g. every
+# API worker blocked): it is killed and restarted, and the restart recorded
+# in $CLOUD_RUN/hangs.log (`make status` shows it).
 set -u
 name=$1; shift 2 # NAME --
 : "${CLOUD_RUN:?}" "${CLOUD_LOG_DIR:?}"
@@ -56,12 +62,39 @@ record_crash() { # how
   } >>"$CLOUD_RUN/crashes.log"
 }
 
+HANG_PROBES=${HANG_PROBES:-4}
+HANG_EVERY=${HANG_EVERY:-10}
+
+# watch PID: the hang detector of one run of CMD (a background loop that
+# ends with it).
+watch() {
+  local pid=$1 fails=0 served=0
+  while sleep "$HANG_EVERY" && kill -0 "$pid" 2>/dev/null; do
+    if bash -c "$SUPERVISE_HEALTH" >/dev/null 2>&1; then
+      served=1 fails=0
+      continue
+    fi
+    [ $served = 1 ] || continue
+    fails=$((fails + 1))
+    [ $fails -ge "$HANG_PROBES" ] || continue
+    say "hung: its API did not answer $fails probes in a row ($((fails * HANG_EVERY)) s); killing it to restart it"
+    echo "$(date '+%F %T') $name hung: no answer to $fails probes in $((fails * HANG_EVERY)) s (killed, restarted)" >>"$CLOUD_RUN/hangs.log"
+    # Its workers too: a uWSGI master killed alone leaves them holding its
+    # socket, and the restarted one could not bind it.
+    pkill -KILL -P "$pid" 2>/dev/null
+    kill -KILL "$pid" 2>/dev/null
+    return
+  done
+}
+
 delay=0.5
 while [ $stopping = 0 ]; do
   started=$SECONDS
   "$@" &
   child=$!
   echo "$child" >"$sup/$name.child"
+  watcher=""
+  if [ -n "${SUPERVISE_HEALTH:-}" ]; then watch "$child" & watcher=$!; fi
   wait "$child"
   rc=$?
   # wait returns early (>128) on a trapped signal: wait again for the real
@@ -72,6 +105,7 @@ while [ $stopping = 0 ]; do
     [ $rc = 127 ] && break
   done
   child=""
+  [ -z "$watcher" ] || kill "$watcher" 2>/dev/null
   rm -f "$sup/$name.child"
   if [ $stopping = 1 ] || [ -e "$sup/$name.stop" ]; then
     rm -f "$sup/$name.stop" "$sup/$name.expected"

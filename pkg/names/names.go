@@ -112,6 +112,10 @@ const (
 	tagPolicy    = "kuryr-policy="
 	tagPeer      = "kuryr-peer="
 	tagRefuse    = "kuryr-refuse="
+	// ProbeTag marks what `kubectl kuryr doctor` creates to check the
+	// credential's permissions, and deletes at once (a leftover is deleted
+	// by the next doctor run).
+	ProbeTag = "kuryr-doctor-probe"
 )
 
 // ClusterTag marks everything that belongs to one Kubernetes cluster.

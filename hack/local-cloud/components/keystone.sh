@@ -69,7 +69,7 @@ start_keystone() {
     --bootstrap-region-id "$REGION" --bootstrap-admin-url "$KEYSTONE_URL/v3" \
     --bootstrap-public-url "$KEYSTONE_URL/v3" --bootstrap-internal-url "$KEYSTONE_URL/v3"
   # shellcheck disable=SC2046 # keystone_wsgi's words are separate arguments
-  start_bg keystone -- "${IN_ROOT[@]}" uwsgi --plugin python3 \
+  HEALTH=$(api_health "$KEYSTONE_PORT" /v3) start_bg keystone -- "${IN_ROOT[@]}" uwsgi --plugin python3 \
     --http-socket "127.0.0.1:$(backend_port "$KEYSTONE_PORT")" $(keystone_wsgi) \
     --add-header "Connection: close" \
     --processes 3 --master --die-on-term --lazy-apps --enable-threads --disable-logging \

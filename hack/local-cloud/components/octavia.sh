@@ -79,7 +79,7 @@ start_octavia() {
   # provider works in threads of the API process (its request helper, its
   # OVSDB connection), which without it run only while a request holds the
   # worker, so load balancers went ACTIVE only as fast as they were polled.
-  start_bg octavia-api -- "${IN_ROOT[@]}" uwsgi --plugin python3 --http-socket "127.0.0.1:$(listen_port "$OCTAVIA_PORT")" \
+  HEALTH=$(api_health "$OCTAVIA_PORT" /) start_bg octavia-api -- "${IN_ROOT[@]}" uwsgi --plugin python3 --http-socket "127.0.0.1:$(listen_port "$OCTAVIA_PORT")" \
     --add-header "Connection: close" --enable-threads --thunder-lock \
     --wsgi-file /usr/bin/octavia-wsgi --processes "$OCTAVIA_API_WORKERS" --master --die-on-term --lazy-apps \
     --disable-logging --pyargv "--config-file $OCTAVIA_CONF"

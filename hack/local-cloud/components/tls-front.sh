@@ -53,6 +53,10 @@ start_tls_front() {
   wait_for "the TLS front" 10 curl -s -o /dev/null --cacert "$CLOUD_CA" "https://127.0.0.1:$KEYSTONE_PORT/"
 }
 
+# api_health PUBLIC-PORT PATH: the liveness probe of an API service (its own
+# port, unauthenticated), for its supervisor: a hung one is restarted.
+api_health() { echo "curl -fsS -m 10 -o /dev/null http://127.0.0.1:$(listen_port "$1")$2"; }
+
 # listen_port PUBLIC-PORT: where a service listens: behind the front, or on
 # the public port itself without one.
 listen_port() { if [ "$CLOUD_AUTH" = keystone ]; then backend_port "$1"; else echo "$1"; fi; }

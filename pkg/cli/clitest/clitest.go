@@ -63,7 +63,8 @@ func (f *FakeExec) Exec(_ context.Context, ns, pod, container string, cmd []stri
 // configured Neutron objects.
 func New(t *testing.T) *Fixture {
 	f := &Fixture{Neutron: neutrontest.New(t), Octavia: octaviatest.New(t), Exec: &FakeExec{}, Now: time.Now()}
-	f.PodSubnet = f.Neutron.Add("subnets", neutrontest.Object{"name": "pods", "cidr": "10.10.0.0/16"})
+	podNet := f.Neutron.Add("networks", neutrontest.Object{"name": "pods"})
+	f.PodSubnet = f.Neutron.Add("subnets", neutrontest.Object{"name": "pods", "cidr": "10.10.0.0/16", "network_id": podNet})
 	f.SvcSubnet = f.Neutron.Add("subnets", neutrontest.Object{"name": "services", "cidr": "10.20.0.0/16"})
 	f.PodGroup = f.Neutron.Add("security-groups", neutrontest.Object{"name": "pods", "security_group_rules": []any{}})
 	for _, s := range []string{f.PodSubnet, f.SvcSubnet} { // the cluster's router

@@ -42,7 +42,7 @@ type check func(ctx context.Context, e *env.Env) []Finding
 // Checks runs every check, in order.
 func Checks(ctx context.Context, e *env.Env) []Finding {
 	var out []Finding
-	for _, c := range []check{controller, leader, daemons, nodes, crds, configuration, openStack, neutronObjects,
+	for _, c := range []check{controller, leader, daemons, nodes, crds, configuration, openStack, permissions, neutronObjects,
 		reach, orphans, podsWithoutPorts, notReady} {
 		out = append(out, c(ctx, e)...)
 	}

@@ -93,6 +93,12 @@ func TestProblems(t *testing.T) {
 		}, "nodes", Fail, "no Ready kuryr-daemon pod on 2 of 2 nodes: n1, n2"},
 		{"OpenStack unreachable", func(f *clitest.Fixture) { f.ConnectErr = errString("connection refused") },
 			"openstack", Fail, "cannot reach OpenStack with the configured credentials: connection refused"},
+		{"binding ports refused by policy", func(f *clitest.Fixture) { f.Neutron.Fail = forbidPortCreate },
+			"permissions", Fail, "Neutron refuses to bind a port to a node (policy create_port:binding:host_id)"},
+		{"a probe port left by an interrupted run", func(f *clitest.Fixture) {
+			f.Neutron.Add("ports", neutrontest.Object{"name": names.ProbeTag,
+				"tags": []string{names.ClusterTag("kubernetes"), names.ProbeTag}})
+		}, "permissions", OK, "the credential may bind ports to nodes and read their binding"},
 		{"a missing pod subnet", func(f *clitest.Fixture) { f.Neutron.Fail = failSubnets },
 			"neutron objects", Fail, "configured objects missing or unreadable: pod_subnet"},
 		{"VMs shut out of unisolated pods", func(f *clitest.Fixture) {
@@ -166,6 +172,15 @@ func (e errString) Error() string { return string(e) }
 func failSubnets(method, collection string) (int, string) {
 	if method == "GET" && collection == "subnets" {
 		return 404, `{"NeutronError": {"type": "SubnetNotFound", "message": "Subnet could not be found."}}`
+	}
+	return 0, ""
+}
+
+// forbidPortCreate answers port creations as Neutron's default policy does
+// a credential without the rule for binding:host_id.
+func forbidPortCreate(method, collection string) (int, string) {
+	if method == "POST" && collection == "ports" {
+		return 403, `{"NeutronError": {"type": "PolicyNotAuthorized", "message": "(rule:create_port and (rule:create_port:binding:host_id)) is disallowed by policy"}}`
 	}
 	return 0, ""
 }
