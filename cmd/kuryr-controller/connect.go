@@ -67,9 +67,7 @@ func connectOpenStack(ctx context.Context, logger logr.Logger, status *openStack
 		return nil, err
 	}
 	status.set(true, "")
-	if last != "" {
-		logger.Info("connected to OpenStack")
-	}
+	logger.Info("connected to OpenStack", "identity", c.Identity)
 	for _, w := range c.Warnings {
 		logger.Info("OpenStack: " + w)
 	}

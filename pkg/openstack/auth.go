@@ -40,7 +40,7 @@ func NewClients(ctx context.Context, a config.Auth, octaviaEndpoint string) (*Cl
 	if err := gopenstack.Authenticate(ctx, pc, s.auth); err != nil {
 		return nil, s.connectError("keystone", s.auth.IdentityEndpoint, err)
 	}
-	c := &Clients{Warnings: s.trust.warnings()}
+	c := &Clients{Warnings: s.trust.warnings(), Identity: s.describe()}
 	if c.Network, err = gopenstack.NewNetworkV2(pc, s.endpoint); err != nil {
 		return nil, s.connectError("network", "", notInCatalog(pc, "network", s.endpoint, err))
 	}
@@ -130,4 +130,28 @@ func httpClient(timeout time.Duration, tlsCfg *tls.Config) http.Client {
 		tr.TLSClientConfig = tlsCfg
 	}
 	return http.Client{Transport: instrument(tr), Timeout: timeout}
+}
+
+// describe says how kuryr authenticates (no secret) and how TLS is
+// verified.
+func (s settings) describe() string {
+	how := "user " + s.auth.Username
+	switch {
+	case s.auth.ApplicationCredentialID != "":
+		how = "application credential " + s.auth.ApplicationCredentialID
+	case s.auth.ApplicationCredentialName != "":
+		how = "application credential " + s.auth.ApplicationCredentialName
+	case s.auth.UserID != "":
+		how = "user " + s.auth.UserID
+	}
+	where := ""
+	if s.endpoint.Region != "" {
+		where = ", region " + s.endpoint.Region
+	}
+	iface := string(s.endpoint.Availability)
+	if iface == "" {
+		iface = "public"
+	}
+	return fmt.Sprintf("Keystone %s as %s%s, %s endpoints; TLS verified by %s",
+		s.auth.IdentityEndpoint, how, where, iface, s.trust)
 }

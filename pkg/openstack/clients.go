@@ -22,6 +22,9 @@ type Clients struct {
 	// Warnings are what an operator should know about how the clients
 	// were built (TLS verification off, an Octavia endpoint not usable).
 	Warnings []string
+	// Identity says how kuryr authenticated and what verifies TLS, for
+	// logs and `kubectl kuryr doctor`.
+	Identity string
 }
 
 // Endpoints are fixed service URLs without a version path, e.g.
@@ -54,7 +57,7 @@ func NewNoAuthClients(ep Endpoints, timeout time.Duration) (*Clients, error) {
 		}
 		return "", fmt.Errorf("noauth: no endpoint for service type %q", eo.Type)
 	}
-	c := &Clients{}
+	c := &Clients{Identity: "none (noauth): Neutron at " + ep.Network}
 	var err error
 	if c.Network, err = gopenstack.NewNetworkV2(pc, gophercloud.EndpointOpts{}); err != nil {
 		return nil, fmt.Errorf("network client: %w", err)

@@ -47,7 +47,11 @@ func openStack(ctx context.Context, e *env.Env) []Finding {
 	if err != nil {
 		return []Finding{fail(c, "Neutron: %v", err)}
 	}
-	out := []Finding{ok(c, "Neutron answers: %d ports tagged %s", len(ports), names.ClusterTag(cluster))}
+	out := []Finding{}
+	if cloud.Identity != "" {
+		out = append(out, ok(c, "authenticated: %s", cloud.Identity))
+	}
+	out = append(out, ok(c, "Neutron answers: %d ports tagged %s", len(ports), names.ClusterTag(cluster)))
 	for _, w := range cloud.OpenStackWarnings {
 		out = append(out, warn(c, "%s", w))
 	}

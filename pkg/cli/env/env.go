@@ -42,8 +42,10 @@ type Cloud struct {
 	// OpenStackWarnings are what building the clients warned about (TLS
 	// verification off, an Octavia endpoint not usable).
 	OpenStackWarnings []string
-	Neutron           *neutron.Client
-	Octavia           *octavia.Client
+	// Identity is how kuryr's credential authenticates (openstack.Clients).
+	Identity string
+	Neutron  *neutron.Client
+	Octavia  *octavia.Client
 }
 
 // Env is what the subcommands use.

@@ -153,7 +153,7 @@ func Connect(ctx context.Context, cfg *config.Config) (*Cloud, error) {
 	if err != nil {
 		return nil, fmt.Errorf("OpenStack: %w", err)
 	}
-	c := &Cloud{Config: cfg, Neutron: neutron.New(osc.Network), OpenStackWarnings: osc.Warnings}
+	c := &Cloud{Config: cfg, Neutron: neutron.New(osc.Network), OpenStackWarnings: osc.Warnings, Identity: osc.Identity}
 	if cfg.Services() && osc.LoadBalancer != nil {
 		c.Octavia = octavia.New(osc.LoadBalancer)
 	}
