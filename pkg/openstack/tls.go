@@ -41,17 +41,24 @@ func (t trust) pool() (*x509.CertPool, error) {
 	if t.caFile == "" {
 		return nil, nil
 	}
-	path, err := expandHome(t.caFile)
+	return CAPool(t.caFile, t.caFrom)
+}
+
+// CAPool reads the CA bundle file, set by from (for errors: "[neutron]
+// cafile"): missing, unreadable or without a certificate is an error
+// naming both.
+func CAPool(file, from string) (*x509.CertPool, error) {
+	path, err := expandHome(file)
 	if err != nil {
-		return nil, fmt.Errorf("CA file %s (from %s): %w", t.caFile, t.caFrom, err)
+		return nil, fmt.Errorf("CA file %s (from %s): %w", file, from, err)
 	}
 	pem, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("CA file %s (from %s): %w", t.caFile, t.caFrom, err)
+		return nil, fmt.Errorf("CA file %s (from %s): %w", file, from, err)
 	}
 	p := x509.NewCertPool()
 	if !p.AppendCertsFromPEM(bytes.TrimSpace(pem)) {
-		return nil, fmt.Errorf("CA file %s (from %s): no PEM certificate in it", t.caFile, t.caFrom)
+		return nil, fmt.Errorf("CA file %s (from %s): no PEM certificate in it", file, from)
 	}
 	return p, nil
 }

@@ -9,7 +9,6 @@ package faultproxy
 
 import (
 	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -18,11 +17,12 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
-	"os"
 	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/kuryr-k8s/kuryr/pkg/openstack"
 )
 
 // Faults says what to do to the requests it matches. Rates are
@@ -82,13 +82,9 @@ func New(upstream string, seed int64) (*Proxy, error) {
 // TrustCA makes the proxy verify an https upstream against the CA bundle in
 // pemFile (a cloud with a private CA) instead of the system's roots.
 func (p *Proxy) TrustCA(pemFile string) error {
-	pem, err := os.ReadFile(pemFile)
+	pool, err := openstack.CAPool(pemFile, "the upstream's CA")
 	if err != nil {
-		return fmt.Errorf("upstream CA: %w", err)
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(pem) {
-		return fmt.Errorf("upstream CA %s: no certificate", pemFile)
+		return err
 	}
 	p.transport.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	return nil

@@ -2,11 +2,7 @@ package doctor
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/http"
-
-	"github.com/gophercloud/gophercloud/v2"
 
 	"github.com/kuryr-k8s/kuryr/pkg/cli/env"
 	"github.com/kuryr-k8s/kuryr/pkg/names"
@@ -57,7 +53,7 @@ func permissions(ctx context.Context, e *env.Env) (out []Finding) {
 func judgeProbe(p *neutron.Port, err error) []Finding {
 	const c = "permissions"
 	if err != nil {
-		if isForbidden(err) {
+		if neutron.Forbidden(err) {
 			return []Finding{fail(c, "Neutron refuses to bind a port to a node (policy create_port:binding:host_id): "+
 				"every pod would fail; %s", policyHint)}
 		}
@@ -81,9 +77,4 @@ func deleteProbes(ctx context.Context, nc *neutron.Client, tags []string) error 
 		}
 	}
 	return nil
-}
-
-func isForbidden(err error) bool {
-	var e gophercloud.ErrUnexpectedResponseCode
-	return errors.As(err, &e) && e.Actual == http.StatusForbidden
 }
