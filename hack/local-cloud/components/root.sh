@@ -16,15 +16,15 @@ mount_root() {
   [ -e "$r/.complete" ] || die "the $CLOUD_SUITE root is missing: run build-root.sh"
   echo "$CLOUD_RELEASE" >"$CLOUD_STATE/release"
   mountpoint -q "$r/proc" || mount -t proc proc "$r/proc"
+  # Made slaves every time: a run interrupted between the bind and the
+  # rslave must not leave a shared mount whose unmount reaches the host.
   for p in /sys /dev; do
-    mountpoint -q "$r$p" && continue
-    mount --rbind "$p" "$r$p"
+    mountpoint -q "$r$p" || mount --rbind "$p" "$r$p"
     mount --make-rslave "$r$p"
   done
   for p in $(root_mounts); do
     mkdir -p "$p" "$r$p"
-    mountpoint -q "$r$p" && continue
-    mount --bind "$p" "$r$p"
+    mountpoint -q "$r$p" || mount --bind "$p" "$r$p"
     mount --make-rslave "$r$p"
   done
   # Names the kubelets' nodes resolve to (host.sh), as on the host.
@@ -36,5 +36,8 @@ mount_root() {
 umount_root() {
   [ -d "$CLOUD_ROOTS" ] || return 0
   local roots; roots=$(readlink -f "$CLOUD_ROOTS")
-  findmnt -rn -o TARGET | grep "^$roots/" | sort -r | while read -r m; do umount -l "$m" 2>/dev/null; done
+  findmnt -rn -o TARGET | grep "^$roots/" | sort -r | while read -r m; do
+    mount --make-rslave "$m" 2>/dev/null
+    umount -l "$m" 2>/dev/null
+  done
 }
