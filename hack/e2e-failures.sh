@@ -3,9 +3,11 @@
 # its output needs: each failed test's own last lines (its messages, whatever
 # ran after it), a panic or test timeout with the tests it cut short, then
 # the errors the cloud's services logged during the run.
-# Usage: e2e-failures.sh E2E_LOG [NEUTRON_LOG NEUTRON_OFFSET]
+# Usage: e2e-failures.sh E2E_LOG [SERVICE_LOG OFFSET]...
+# (an OpenStack service's log and its size when the run began).
 set -uo pipefail
-log_file=$1 neutron_log=${2:-} neutron_offset=${3:-0}
+log_file=$1
+shift
 
 echo "===== e2e failure summary ====="
 # `go test -v` prints a test's lines under "=== RUN/NAME/CONT <test>"; keep
@@ -38,13 +40,16 @@ awk -v keep=25 '
   cur != "" { n[cur]++; buf[cur, n[cur] % keep] = $0 }
   END { flush() }' "$log_file"
 
-if [ -n "$neutron_log" ] && [ -f "$neutron_log" ]; then
-  echo "--- neutron-server errors during the run (first line of each, counted):"
+while [ $# -ge 2 ]; do
+  service_log=$1 offset=$2
+  shift 2
+  [ -f "$service_log" ] || continue
+  echo "--- $(basename "$service_log" .log) errors during the run (first line of each, counted):"
   # A record's first line carries its request (or [-]); the ones that only
   # say "Traceback" are followed by a record that says what failed.
-  tail -c +"$((neutron_offset + 1))" "$neutron_log" | sed -E 's/\x1b\[[0-9;]*m//g' |
+  tail -c +"$((offset + 1))" "$service_log" | sed -E 's/\x1b\[[0-9;]*m//g' |
     grep -E ' ERROR \S+ \[((None )?req-[^]]*|-)\] ' | grep -v 'Traceback (most recent call last):' |
     sed -E 's/^[0-9-]+ [0-9:.]+ [0-9]+ //; s/\[((None )?req-[^]]*|-)\] //; s/[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}/<id>/g; s/pg_[0-9a-f_]{36}/pg_<id>/g' |
     cut -c1-220 | sort | uniq -c | sort -rn | head -15
-fi
+done
 echo "===== end of summary ====="

@@ -21,8 +21,12 @@ log "e2e: running against the local cloud (brought up by this run: $([ $owned = 
 # them; the processes were restarted, but a crash is a bug to see).
 crashes=$CLOUD_RUN/crashes.log
 crash_offset=$(stat -c %s "$crashes" 2>/dev/null || echo 0)
-neutron_log=$CLOUD_LOG_DIR/neutron-server.log
-neutron_offset=$(stat -c %s "$neutron_log" 2>/dev/null || echo 0)
+# The OpenStack services' errors during the run go into the failure
+# summary (the ovn provider logs inside octavia-api).
+service_logs=()
+for s in neutron-server octavia-api octavia-driver-agent; do
+  service_logs+=("$CLOUD_LOG_DIR/$s.log" "$(stat -c %s "$CLOUD_LOG_DIR/$s.log" 2>/dev/null || echo 0)")
+done
 set +e
 go test -tags e2e -count=1 -timeout "${E2E_TIMEOUT:-40m}" -p 1 ${E2E_RUN:+-run "$E2E_RUN"} -v ./test/e2e/... \
   2>&1 | tee "$CLOUD_LOG_DIR/e2e.log" | grep --line-buffered -vE '^=== (PAUSE|CONT)'
@@ -35,7 +39,7 @@ if [ -s "$crashes" ] && [ "$(stat -c %s "$crashes")" -gt "$crash_offset" ]; then
 fi
 # Last, so that it is what the tail of the output shows.
 if [ "$rc" != 0 ]; then
-  bash hack/e2e-failures.sh "$CLOUD_LOG_DIR/e2e.log" "$neutron_log" "$neutron_offset" || true
+  bash hack/e2e-failures.sh "$CLOUD_LOG_DIR/e2e.log" "${service_logs[@]}" || true
   # Neutron, overloaded, can leak IPAM allocations (an address held without
   # a port): a subnet then answers 409 IpAddressGenerationFailure to every
   # later create, and every later test fails for that.

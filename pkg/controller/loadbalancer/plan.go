@@ -91,6 +91,11 @@ func (s step) String() string {
 	return fmt.Sprintf("set the %d members of pool %s", len(s.listener.Pool.Members), s.id)
 }
 
+// changesMembers: the step writes a pool's members.
+func (s step) changesMembers() bool {
+	return s.kind == deleteMember || s.kind == createMember || s.kind == setMembers
+}
+
 func key(proto string, port int32) string { return fmt.Sprintf("%s/%d", proto, port) }
 
 // plan lists the writes that make obs match want: removals first (they free

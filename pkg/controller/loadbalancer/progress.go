@@ -51,6 +51,14 @@ func (p *progress) applied(uid, step string) int {
 	return t.repeats
 }
 
+// refused records that the step last applied failed: only steps Octavia
+// accepted, and then did not show, count as repeats.
+func (p *progress) refused(uid string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.get(uid).repeats = 0
+}
+
 // pending returns when to look again at a PENDING load balancer: every
 // 250 ms for 2 s (the ovn provider applies a lone change in about 0.7 s,
 // and the next change of the load balancer waits for this look), every

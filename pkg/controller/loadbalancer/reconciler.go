@@ -227,13 +227,24 @@ func (r *Reconciler) ensure(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer,
 }
 
 // step applies the first of steps. One that keeps coming back (Octavia
-// does not show its effect) is retried with the queue's backoff.
+// does not show its effect) is retried with the queue's backoff; a member
+// change that keeps coming back replaces its pool instead: the ovn
+// provider answers the delete of a member it lost (an OVN write of its
+// create failed half way) and leaves it in ERROR, every time, while the
+// delete of its pool removes it.
 func (r *Reconciler) step(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, lb *octavia.LoadBalancer, uid string, steps []step) (ctrl.Result, error) {
 	s := steps[0]
+	n := r.progress.applied(uid, s.String())
+	if n >= maxRepeats && s.changesMembers() {
+		r.event(ctx, klb, corev1.EventTypeWarning, "PoolReplaced", "Replace",
+			"Octavia did not show %q after %d tries (its provider may have lost a member); replacing pool %s", s, n-1, s.id)
+		s = step{kind: deletePool, id: s.id, why: "members did not follow"}
+		n = r.progress.applied(uid, s.String())
+	}
 	log.FromContext(ctx).Info("octavia", "loadBalancer", lb.ID, "step", s.String(), "pending", len(steps)-1)
 	setReady(klb, metav1.ConditionFalse, kuryrv1.ReasonWaiting, s.String())
-	n := r.progress.applied(uid, s.String())
 	if err := r.apply(ctx, lb.ID, s); err != nil {
+		r.progress.refused(uid)
 		return ctrl.Result{}, err
 	}
 	if n >= maxRepeats {

@@ -239,6 +239,48 @@ func TestMemberChanges(t *testing.T) {
 	}
 }
 
+// TestLostMemberReplacesPool: the ovn provider answers the delete of a
+// member it lost and leaves the member in ERROR, every time; after
+// maxRepeats deletes the reconciler replaces the pool, which removes it.
+func TestLostMemberReplacesPool(t *testing.T) {
+	e := newEnv(t, "ClusterIP")
+	e.converge(t)
+	ctx := context.Background()
+	pools, err := e.r.Octavia.Pools(ctx, e.klb(t).Status.LoadBalancer.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var poolID, lost string
+	for _, p := range pools {
+		ms, err := e.r.Octavia.Members(ctx, p.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range ms {
+			if p.Protocol == "TCP" && m.Address == "10.10.0.6" {
+				poolID, lost = p.ID, m.ID
+			}
+		}
+	}
+	e.oct.LoseMember(lost)
+	klb := e.klb(t)
+	klb.Spec.Ports[0].Members = members("10.10.0.4", "10.10.0.5")
+	if err := e.cl.Update(ctx, klb); err != nil {
+		t.Fatal(err)
+	}
+	e.converge(t)
+	if d := e.oct.Requests["DELETE members"]; d != maxRepeats-1 {
+		t.Errorf("%d member deletes, want %d before the pool is replaced", d, maxRepeats-1)
+	}
+	if e.oct.Get(octaviatest.Members, lost) != nil || e.oct.Get(octaviatest.Pools, poolID) != nil {
+		t.Fatalf("the lost member or its pool is still there")
+	}
+	got := e.klb(t).Status
+	if !meta.IsStatusConditionTrue(got.Conditions, kuryrv1.ConditionReady) || got.Members != 5 {
+		t.Fatalf("status %+v, want Ready with 5 members", got)
+	}
+}
+
 func TestPortChangeReplacesListener(t *testing.T) {
 	e := newEnv(t, "ClusterIP")
 	e.converge(t)

@@ -18,7 +18,8 @@
 // its database layer raises: only a load balancer create nests objects);
 // the VIP port left behind by a failed fully populated create (see
 // LeakedVIPs); 500 for a vip_address in use; tag and field filters; cascade
-// deletes; member batch updates.
+// deletes; member batch updates; a member the ovn provider lost (see
+// LoseMember).
 //
 // Simplifications: deletes are done at once (Octavia shows PENDING_DELETE
 // until the provider is done; here the object is gone, its load balancer
@@ -66,6 +67,7 @@ type Fake struct {
 	objects openstacktest.Store // collection -> id -> stored object
 	left    map[string]int      // pending load balancer -> GETs before ACTIVE
 	leaked  map[string]string   // VIP address -> leaked Neutron port name
+	lost    map[string]bool     // members the provider has no record of
 
 	// Faults: Requests ("POST loadbalancers", "PUT members", "GET
 	// status"), Fail and Unanswered.
@@ -90,11 +92,24 @@ func New(t testing.TB) *Fake {
 		objects:         openstacktest.Store{},
 		left:            map[string]int{},
 		leaked:          map[string]string{},
+		lost:            map[string]bool{},
 		Faults:          openstacktest.NewFaults(),
 		ActiveAfterGets: 1,
 	}
 	f.srv = openstacktest.Serve(t, f.serve)
 	return f
+}
+
+// LoseMember makes the provider lose a member, as the ovn provider does
+// when an OVN write of its create fails half way: Octavia keeps the member,
+// the OVN load balancer has no record of it. Deleting it (alone or by a
+// batch update) answers 204 or 202, then the provider fails ("Member <id>
+// not found in the pool") and the member stays, in ERROR. Only deleting
+// its pool removes it.
+func (f *Fake) LoseMember(id string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.lost[id] = true
 }
 
 // URL is the fake's base URL, the noauth load-balancer endpoint.

@@ -78,7 +78,7 @@ func (f *Fake) deleteMember(pool, m Object) reply {
 	if r := first(f.writable(pool), f.ovnMemberSubnet(m, pool, "deletion")); r != nil {
 		return *r
 	}
-	delete(f.objects[Members], str(m, "id"))
+	f.removeMember(m)
 	f.written(pool)
 	return reply{204, nil}
 }
@@ -125,7 +125,7 @@ func (f *Fake) batchMembers(pool Object, body Object, additive bool) reply {
 			merge(m, req, "pool_id")
 			pend(m)
 		case !additive:
-			delete(f.objects[Members], str(m, "id"))
+			f.removeMember(m)
 		}
 	}
 	for _, req := range created {
@@ -133,6 +133,16 @@ func (f *Fake) batchMembers(pool Object, body Object, additive bool) reply {
 	}
 	f.written(pool)
 	return reply{202, nil}
+}
+
+// removeMember deletes a member, unless the provider lost it: then the
+// provider's delete fails and the member stays, in ERROR.
+func (f *Fake) removeMember(m Object) {
+	if f.lost[str(m, "id")] {
+		m["provisioning_status"] = "ERROR"
+		return
+	}
+	delete(f.objects[Members], str(m, "id"))
 }
 
 func matching(members []Object, m Object) Object {
