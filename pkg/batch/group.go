@@ -125,10 +125,23 @@ func (g *Group[T, R]) send(batch []*call[T, R]) {
 	}
 }
 
+// observe tells the pace how long a call took: a success, its time; a
+// timeout, a time the server took at least.
 func (g *Group[T, R]) observe(start time.Time, n int, err error) {
-	if g.pace != nil && err == nil {
-		g.pace.observe(time.Since(start), n)
+	if g.pace == nil {
+		return
 	}
+	switch d := time.Since(start); {
+	case err == nil:
+		g.pace.observe(d, n)
+	case timedOut(err):
+		g.pace.atLeast(d, n)
+	}
+}
+
+func timedOut(err error) bool {
+	var t interface{ Timeout() bool }
+	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &t) && t.Timeout()
 }
 
 func (g *Group[T, R]) sendBulk(live []*call[T, R]) {

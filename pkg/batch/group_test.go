@@ -192,17 +192,22 @@ func TestPacedLimit(t *testing.T) {
 		Paced(10*time.Second, 200*time.Millisecond)
 	steps := []struct {
 		took  time.Duration
-		items int
+		items int // negative: the call timed out
 		want  int
 	}{
-		{0, 0, 50},                // 10 s / 0.2 s = 50, capped at maxBatch 50
-		{20 * time.Second, 10, 6}, // 2 s per item, believed at once (weight 3/4): 1.55 s -> 6
-		{10 * time.Second, 10, 6}, // faster (1 s), weight 1/8: 1.48 s -> 6
-		{1 * time.Second, 10, 7},  // much faster (0.1 s): 1.31 s -> 7, grown back slowly
+		{0, 0, 50},                 // 10 s / 0.2 s = 50, capped at maxBatch 50
+		{20 * time.Second, 10, 6},  // 2 s per item, believed at once (weight 3/4): 1.55 s -> 6
+		{10 * time.Second, 10, 6},  // faster (1 s), weight 1/8: 1.48 s -> 6
+		{1 * time.Second, 10, 7},   // much faster (0.1 s): 1.31 s -> 7, grown back slowly
+		{5 * time.Second, -10, 7},  // a timeout at 0.5 s per item: less than shown, no change
+		{40 * time.Second, -10, 3}, // a timeout at 4 s per item: at least that, 3.33 s -> 3
 	}
 	for i, s := range steps {
-		if s.items > 0 {
+		switch {
+		case s.items > 0:
 			g.pace.observe(s.took, s.items)
+		case s.items < 0:
+			g.pace.atLeast(s.took, -s.items)
 		}
 		if got := g.Limit(); got != s.want {
 			t.Errorf("step %d: limit %d, want %d (pace %s per item)", i, got, s.want, g.pace.PerItem())

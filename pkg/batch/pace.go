@@ -29,14 +29,25 @@ func (p *pace) limit() int {
 	return max(1, int(p.budget/p.perItem))
 }
 
-// observe records a successful call of n items that took d.
-func (p *pace) observe(d time.Duration, n int) {
+// observe records a successful call of n items that took d. (A call of
+// one item counts the server's fixed overhead as the item's: the estimate
+// errs towards smaller calls.)
+func (p *pace) observe(d time.Duration, n int) { p.record(d, n, false) }
+
+// atLeast records a call of n items that timed out after d: the server
+// takes at least that long, so the estimate only grows.
+func (p *pace) atLeast(d time.Duration, n int) { p.record(d, n, true) }
+
+func (p *pace) record(d time.Duration, n int, lowerBound bool) {
 	if n < 1 {
 		return
 	}
 	per := d / time.Duration(n)
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if lowerBound && per <= p.perItem {
+		return
+	}
 	if per > p.perItem {
 		p.perItem = (p.perItem + 3*per) / 4
 	} else {

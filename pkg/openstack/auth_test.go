@@ -78,6 +78,9 @@ func TestNewClientsCredentialsAndEndpoints(t *testing.T) {
 		{name: "clouds.yaml: a token cannot be renewed", auth: func(t *testing.T) config.Auth {
 			return cloudsAuth(t, "clouds:\n  kuryr:\n    auth_type: token\n    auth: {auth_url: "+c.URL+", token: t}\n")
 		}, wantErr: "auth_type token: a token cannot be renewed"},
+		{name: "clouds.yaml: a YAML error does not quote the values", auth: func(t *testing.T) config.Auth {
+			return cloudsAuth(t, "clouds:\n  kuryr:\n    auth: s3cret-password\n")
+		}, wantErr: "not a clouds.yaml: yaml: unmarshal errors:\n  line 3: cannot unmarshal !!str `...` into"},
 		{name: "clouds.yaml: no such entry", auth: func(t *testing.T) config.Auth {
 			a := cloudsAuth(t, appCredEntry)
 			a.Cloud = "other"

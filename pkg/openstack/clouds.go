@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -133,6 +134,10 @@ func (e *notInFile) Error() string {
 	return fmt.Sprintf("no cloud %q in %s (it has: %s)", e.name, e.file, e.names)
 }
 
+// quoted is a value a YAML error quotes: it may be a password, and the
+// error goes to logs and Events.
+var quoted = regexp.MustCompile("`[^`]*`")
+
 func decode(file, name string) (clouds.Cloud, error) {
 	b, err := os.ReadFile(file)
 	if err != nil {
@@ -140,7 +145,7 @@ func decode(file, name string) (clouds.Cloud, error) {
 	}
 	var all clouds.Clouds
 	if err := yaml.Unmarshal(b, &all); err != nil {
-		return clouds.Cloud{}, fmt.Errorf("%s: %w", file, err)
+		return clouds.Cloud{}, fmt.Errorf("%s: not a clouds.yaml: %s", file, quoted.ReplaceAllString(err.Error(), "`...`"))
 	}
 	c, ok := all.Clouds[name]
 	if !ok {
