@@ -105,7 +105,8 @@ while [ $stopping = 0 ]; do
     [ $rc = 127 ] && break
   done
   child=""
-  [ -z "$watcher" ] || kill "$watcher" 2>/dev/null
+  # The watcher and its sleep: a sleep left behind would hold the log open.
+  [ -z "$watcher" ] || { pkill -P "$watcher" 2>/dev/null; kill "$watcher" 2>/dev/null; }
   rm -f "$sup/$name.child"
   if [ $stopping = 1 ] || [ -e "$sup/$name.stop" ]; then
     rm -f "$sup/$name.stop" "$sup/$name.expected"

@@ -14,14 +14,23 @@ const maxRepeats = 3
 // balancer that does not converge is retried ever more slowly instead of
 // every second forever.
 type progress struct {
-	mu sync.Mutex
-	by map[string]*tries
+	mu  sync.Mutex
+	by  map[string]*tries
+	now func() time.Time // nil: time.Now
+}
+
+func (p *progress) clock() time.Time {
+	if p.now != nil {
+		return p.now()
+	}
+	return time.Now()
 }
 
 type tries struct {
 	step         string
 	repeats      int
 	pendingSince time.Time
+	stuckSince   time.Time // a child PENDING_* under an ACTIVE load balancer
 }
 
 func (p *progress) get(uid string) *tries {
@@ -42,13 +51,26 @@ func (p *progress) applied(uid, step string) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	t := p.get(uid)
-	t.pendingSince = time.Time{}
+	t.pendingSince, t.stuckSince = time.Time{}, time.Time{}
 	if t.step == step {
 		t.repeats++
 	} else {
 		t.step, t.repeats = step, 1
 	}
 	return t.repeats
+}
+
+// stuck returns how long a Service's load balancer has shown a child
+// PENDING_* while ACTIVE itself, counted from the first such look since a
+// step was last applied.
+func (p *progress) stuck(uid string) time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	t := p.get(uid)
+	if t.stuckSince.IsZero() {
+		t.stuckSince = p.clock()
+	}
+	return p.clock().Sub(t.stuckSince)
 }
 
 // refused records that the step last applied failed: only steps Octavia

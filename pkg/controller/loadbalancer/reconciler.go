@@ -185,15 +185,7 @@ func (r *Reconciler) ensure(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer,
 	case lb.ProvisioningStatus == octavia.StatusError:
 		r.event(ctx, klb, corev1.EventTypeWarning, "LoadBalancerError", "Replace",
 			"Octavia put load balancer %s in ERROR; replacing it", lb.ID)
-		n := r.progress.applied(uid, "replace a load balancer in ERROR")
-		if err := r.Octavia.DeleteLoadBalancer(ctx, lb.ID); err != nil {
-			return ctrl.Result{}, err
-		}
-		klb.Status = kuryrv1.KuryrLoadBalancerStatus{Conditions: klb.Status.Conditions, SecurityGroup: klb.Status.SecurityGroup}
-		if n >= maxRepeats {
-			return ctrl.Result{}, fmt.Errorf("%d load balancers in a row went to ERROR in Octavia; retrying with backoff", n)
-		}
-		return ctrl.Result{RequeueAfter: pendingRequeue}, nil
+		return r.replace(ctx, klb, lb, uid, "replace a load balancer in ERROR")
 	case octavia.Pending(lb.ProvisioningStatus):
 		setReady(klb, metav1.ConditionFalse, kuryrv1.ReasonWaiting, "load balancer "+lb.ID+" is "+lb.ProvisioningStatus)
 		return ctrl.Result{RequeueAfter: r.progress.pending(uid)}, nil
@@ -203,6 +195,9 @@ func (r *Reconciler) ensure(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer,
 		return ctrl.Result{}, err
 	}
 	recordListeners(klb, obs)
+	if child := pendingChild(obs); child != "" {
+		return r.stuck(ctx, klb, lb, uid, child)
+	}
 	if steps := plan(desiredListeners(klb, r.tags(uid)), obs); len(steps) > 0 {
 		return r.step(ctx, klb, lb, uid, steps)
 	}

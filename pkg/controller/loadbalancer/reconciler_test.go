@@ -281,6 +281,41 @@ func TestLostMemberReplacesPool(t *testing.T) {
 	}
 }
 
+// TestStuckPoolReplacesLoadBalancer: a pool left PENDING_UPDATE under an
+// ACTIVE load balancer (its provider's status lost) is waited for
+// stuckGrace, then the load balancer is replaced.
+func TestStuckPoolReplacesLoadBalancer(t *testing.T) {
+	e := newEnv(t, "ClusterIP")
+	now := time.Now()
+	e.r.progress.now = func() time.Time { return now }
+	e.converge(t)
+	old := e.klb(t).Status.LoadBalancer.ID
+	pool := e.oct.List(octaviatest.Pools)[0]["id"].(string)
+	e.oct.Update(octaviatest.Pools, pool, octaviatest.Object{"provisioning_status": "PENDING_UPDATE"})
+	klb := e.klb(t)
+	klb.Spec.Ports[0].Members = members("10.10.0.4", "10.10.0.5")
+	if err := e.cl.Update(context.Background(), klb); err != nil {
+		t.Fatal(err)
+	}
+	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "demo", Name: "web"}}
+	for i := 0; i < 3; i++ {
+		res, err := e.r.Reconcile(context.Background(), req)
+		if err != nil || res.RequeueAfter != stuckGrace/6 {
+			t.Fatalf("reconcile %d within the grace: %v, %+v; want a wait of %s", i, err, res, stuckGrace/6)
+		}
+		now = now.Add(stuckGrace / 4)
+	}
+	if e.oct.Get(octaviatest.LoadBalancers, old) == nil {
+		t.Fatal("replaced within the grace")
+	}
+	now = now.Add(stuckGrace)
+	e.converge(t)
+	got := e.klb(t).Status
+	if got.LoadBalancer == nil || got.LoadBalancer.ID == old || len(e.oct.List(octaviatest.LoadBalancers)) != 1 || got.Members != 5 {
+		t.Fatalf("status %+v, %d load balancers; want a new one only, with 5 members", got, len(e.oct.List(octaviatest.LoadBalancers)))
+	}
+}
+
 func TestPortChangeReplacesListener(t *testing.T) {
 	e := newEnv(t, "ClusterIP")
 	e.converge(t)
