@@ -19,6 +19,9 @@
 #                                      (STOP freezes a leader, CONT resumes it)
 #   kuryr-ctl.sh pid NAME              the pid of a supervised process, or
 #                                      of NODE-kuryr-daemon's container
+#   kuryr-ctl.sh sql DB STATEMENT      run SQL in a service's database (as
+#                                      an operator repairs what an API cannot)
+#   kuryr-ctl.sh nbctl ARGS...         ovn-nbctl on the cloud's OVN northbound
 # Flags given to start or restart become the controller Deployment's extra
 # args (kept until the next start or restart); restart rolls both replicas
 # and waits for a ready leader. `kill` SIGKILLs every controller container
@@ -102,6 +105,14 @@ case "${1:-}" in
       *) child_pid "$2" || die "$2 is not running" ;;
     esac
     exit 0 ;;
+  sql)
+    [ $# -eq 3 ] || die "usage: $0 sql DB STATEMENT"
+    mysql_cli "$2" -e "$3"
+    exit 0 ;;
+  nbctl)
+    shift
+    "${IN_ROOT[@]}" ovn-nbctl --db="unix:$OVN_NB_SOCK" "$@"
+    exit 0 ;;
   leader)
     kuryr_leader || die "no kuryr-controller leader"
     exit 0 ;;
@@ -122,7 +133,7 @@ case "${1:-}" in
     wait_for "a ready kuryr-controller leader" 60 leader_ready
     exit 0 ;;
   controller) ;;
-  *) die "usage: $0 controller|daemons|upgrade|leader|metrics|crash|pid ..." ;;
+  *) die "usage: $0 controller|daemons|upgrade|leader|metrics|crash|pid|sql|nbctl ..." ;;
 esac
 action=${2:-}
 shift 2 || true

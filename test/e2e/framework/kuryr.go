@@ -52,6 +52,18 @@ func (k *Kuryr) Controller(t testing.TB, action string, args ...string) {
 	}
 }
 
+// Ctl runs `kuryr-ctl.sh ARGS...` and returns its output: the local
+// cloud's controls, e.g. sql and nbctl for a test that leaves a service in
+// a state its API cannot.
+func (k *Kuryr) Ctl(t testing.TB, args ...string) string {
+	t.Helper()
+	out, err := exec.Command("bash", append([]string{k.ctl}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("kuryr-ctl.sh %v: %v: %s", args, err, out)
+	}
+	return string(out)
+}
+
 // RestartDaemons rolls the kuryr-daemon DaemonSet (`kuryr-ctl.sh daemons
 // restart`) and waits until every node's new daemon is Ready.
 func (k *Kuryr) RestartDaemons(t testing.TB) {
