@@ -31,6 +31,12 @@ type KuryrLoadBalancerSpec struct {
 	// that is not of type LoadBalancer).
 	// +optional
 	ExternalIPs []string `json:"externalIPs,omitempty"`
+	// AffinityTimeoutSeconds is the Service's ClientIP session affinity
+	// (spec.sessionAffinityConfig.clientIP.timeoutSeconds); 0: none. Where
+	// the provider enforces it, the pools get SOURCE_IP session persistence
+	// with this timeout.
+	// +optional
+	AffinityTimeoutSeconds int32 `json:"affinityTimeoutSeconds,omitempty"`
 	// Ports become one listener and one pool each.
 	// +optional
 	Ports []LoadBalancerPort `json:"ports,omitempty"`
@@ -78,6 +84,12 @@ type KuryrLoadBalancerStatus struct {
 	// that kuryr does not serve, each with the reason ("address: why").
 	// +optional
 	ExternalIPsNotServed []string `json:"externalIPsNotServed,omitempty"`
+	// SessionAffinity says whether the ClientIP affinity the spec asks for
+	// is in force: Enforced (SOURCE_IP session persistence on every pool,
+	// which the provider was seen to implement) or NotEnforced (the
+	// provider does not: a Warning Event on the Service says so).
+	// +optional
+	SessionAffinity string `json:"sessionAffinity,omitempty"`
 	// SecurityGroup lets the Service's external clients (its
 	// loadBalancerSourceRanges, or everyone) reach the member pods on their
 	// target ports; the pods' ports carry it while they are members.
@@ -88,6 +100,12 @@ type KuryrLoadBalancerStatus struct {
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
+
+// The values of KuryrLoadBalancerStatus.SessionAffinity.
+const (
+	AffinityEnforced    = "Enforced"
+	AffinityNotEnforced = "NotEnforced"
+)
 
 // LoadBalancerState is the Octavia load balancer.
 type LoadBalancerState struct {

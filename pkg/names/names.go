@@ -79,6 +79,14 @@ const (
 	PeerGroupPrefix   = "kuryr-peer-"
 )
 
+// Octavia resource names.
+const (
+	// AffinityProbePool names the pool that asks a provider what it does
+	// with session persistence (a provider that takes it keeps it until
+	// the load balancer's reconcile deletes it).
+	AffinityProbePool = "kuryr-probe-session-persistence"
+)
+
 // NetworkName names a namespace's network and subnet.
 func NetworkName(cluster, ns string) string { return "kuryr-" + cluster + "-ns-" + ns }
 

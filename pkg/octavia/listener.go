@@ -20,9 +20,12 @@ type Listener struct {
 
 // Pool is what kuryr reads of a pool.
 type Pool struct {
-	ID, Name           string
-	Protocol           string
-	Algorithm          string
+	ID, Name  string
+	Protocol  string
+	Algorithm string
+	// AffinityTimeout is the pool's SOURCE_IP session persistence timeout
+	// in seconds; 0: no SOURCE_IP persistence.
+	AffinityTimeout    int32
 	ListenerIDs        []string
 	ProvisioningStatus string
 	OperatingStatus    string
@@ -52,8 +55,11 @@ type PoolSpec struct {
 	Name      string
 	Protocol  string
 	Algorithm string
-	Tags      []string
-	Members   []MemberSpec
+	// AffinityTimeout, when positive, asks for SOURCE_IP session
+	// persistence with this timeout in seconds (ClientIP affinity).
+	AffinityTimeout int32
+	Tags            []string
+	Members         []MemberSpec
 }
 
 // MemberSpec is one member.
@@ -92,10 +98,14 @@ func (c *Client) Pools(ctx context.Context, lbID string) ([]Pool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list pools of %s: %w", lbID, err)
 	}
+	aff, err := affinities(pages)
+	if err != nil {
+		return nil, fmt.Errorf("list pools of %s: %w", lbID, err)
+	}
 	out := make([]Pool, 0, len(all))
 	for _, p := range all {
 		pl := Pool{ID: p.ID, Name: p.Name, Protocol: p.Protocol, Algorithm: p.LBMethod, ProvisioningStatus: p.ProvisioningStatus,
-			OperatingStatus: p.OperatingStatus}
+			OperatingStatus: p.OperatingStatus, AffinityTimeout: aff[p.ID]}
 		for _, l := range p.Listeners {
 			pl.ListenerIDs = append(pl.ListenerIDs, l.ID)
 		}
@@ -147,7 +157,7 @@ func (c *Client) DeleteListener(ctx context.Context, id string) error {
 func (c *Client) CreatePool(ctx context.Context, listenerID string, p PoolSpec) error {
 	o := p.opts()
 	o.ListenerID, o.Members = listenerID, nil
-	if _, err := pools.Create(ctx, c.sc, o).Extract(); err != nil {
+	if _, err := pools.Create(ctx, c.sc, poolCreate{opts: o, timeout: p.AffinityTimeout}).Extract(); err != nil {
 		return fmt.Errorf("create pool %s for listener %s: %w", p.Name, listenerID, err)
 	}
 	return nil

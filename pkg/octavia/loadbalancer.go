@@ -77,10 +77,12 @@ func (c *Client) GetLoadBalancer(ctx context.Context, id string) (*LoadBalancer,
 func (c *Client) CreateLoadBalancer(ctx context.Context, s LoadBalancerSpec) (*LoadBalancer, error) {
 	opts := loadbalancers.CreateOpts{Name: s.Name, Description: s.Description, VipAddress: s.VIPAddress,
 		VipSubnetID: s.VIPSubnetID, Provider: s.Provider, ProjectID: s.ProjectID, Tags: s.Tags}
+	create := lbCreate{opts: opts}
 	for _, l := range s.Listeners {
-		opts.Listeners = append(opts.Listeners, l.opts(""))
+		create.opts.Listeners = append(create.opts.Listeners, l.opts(""))
+		create.timeout = append(create.timeout, l.Pool.AffinityTimeout)
 	}
-	l, err := loadbalancers.Create(ctx, c.sc, opts).Extract()
+	l, err := loadbalancers.Create(ctx, c.sc, create).Extract()
 	if err != nil {
 		return nil, fmt.Errorf("create load balancer %s (VIP %s): %w", s.Name, s.VIPAddress, err)
 	}

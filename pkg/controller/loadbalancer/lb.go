@@ -43,7 +43,7 @@ func (r *Reconciler) loadBalancer(ctx context.Context, klb *kuryrv1.KuryrLoadBal
 	lb, err = r.Octavia.CreateLoadBalancer(ctx, octavia.LoadBalancerSpec{
 		Name: lbName(klb.Namespace, klb.Name), Description: "kuryr: Service " + lbName(klb.Namespace, klb.Name),
 		VIPAddress: klb.Spec.IP, VIPSubnetID: klb.Spec.SubnetID, Provider: klb.Spec.Provider,
-		ProjectID: klb.Spec.ProjectID, Tags: r.tags(uid), Listeners: desiredListeners(klb, r.tags(uid)),
+		ProjectID: klb.Spec.ProjectID, Tags: r.tags(uid), Listeners: desiredListeners(klb, r.tags(uid), r.createAffinity(klb)),
 	})
 	if err != nil {
 		if octavia.Unclear(err) {

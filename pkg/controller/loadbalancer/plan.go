@@ -16,12 +16,13 @@ func listenerName(ns, name, proto string, port int32) string {
 	return fmt.Sprintf("%s/%s:%s:%d", ns, name, proto, port)
 }
 
-// desiredListeners are the listeners, pools and members a spec asks for.
-func desiredListeners(klb *kuryrv1.KuryrLoadBalancer, tags []string) []octavia.ListenerSpec {
+// desiredListeners are the listeners, pools and members a spec asks for;
+// affinity is the pools' SOURCE_IP persistence timeout (0: none).
+func desiredListeners(klb *kuryrv1.KuryrLoadBalancer, tags []string, affinity int32) []octavia.ListenerSpec {
 	out := make([]octavia.ListenerSpec, 0, len(klb.Spec.Ports))
 	for _, p := range klb.Spec.Ports {
 		name := listenerName(klb.Namespace, klb.Name, p.Protocol, p.Port)
-		pool := octavia.PoolSpec{Name: name, Protocol: p.Protocol, Algorithm: klb.Spec.Algorithm, Tags: tags}
+		pool := octavia.PoolSpec{Name: name, Protocol: p.Protocol, Algorithm: klb.Spec.Algorithm, AffinityTimeout: affinity, Tags: tags}
 		for _, m := range p.Members {
 			pool.Members = append(pool.Members, octavia.MemberSpec{Name: memberName(m), Address: m.IP, Port: m.Port, SubnetID: m.SubnetID})
 		}
@@ -51,6 +52,7 @@ const (
 	deleteListener
 	createListener
 	createPool
+	setAffinity
 	setMembers
 	deleteMember
 	createMember
@@ -83,6 +85,8 @@ func (s step) String() string {
 		return "create listener " + s.listener.Name
 	case createPool:
 		return "create pool " + s.listener.Pool.Name
+	case setAffinity:
+		return fmt.Sprintf("set SOURCE_IP session persistence (%d s) on pool %s", s.listener.Pool.AffinityTimeout, s.id)
 	case deleteMember:
 		return "remove member " + s.memberID + " from pool " + s.id
 	case createMember:
@@ -160,7 +164,15 @@ func plan(want []octavia.ListenerSpec, obs observed) []step {
 		case p.Algorithm != w.Pool.Algorithm:
 			dropPool(p.ID, "algorithm "+p.Algorithm+" is not "+w.Pool.Algorithm)
 			creations = append(creations, step{kind: createPool, id: l.ID, listener: w})
+		case p.AffinityTimeout > 0 && w.Pool.AffinityTimeout == 0:
+			// The ovn provider clears a pool's OVN affinity when the pool
+			// goes, not when its persistence is unset.
+			dropPool(p.ID, "session persistence is no longer wanted")
+			creations = append(creations, step{kind: createPool, id: l.ID, listener: w})
 		default:
+			if p.AffinityTimeout != w.Pool.AffinityTimeout {
+				updates = append(updates, step{kind: setAffinity, id: p.ID, listener: w})
+			}
 			updates = append(updates, memberSteps(p.ID, w, obs.members[p.ID])...)
 		}
 	}

@@ -12,6 +12,16 @@ func lspec(proto string, port int32, members ...octavia.MemberSpec) octavia.List
 		Pool: octavia.PoolSpec{Name: proto, Protocol: proto, Algorithm: "SOURCE_IP_PORT", Members: members}}
 }
 
+func affinity(l octavia.ListenerSpec, timeout int32) octavia.ListenerSpec {
+	l.Pool.AffinityTimeout = timeout
+	return l
+}
+
+func withAffinity(p octavia.Pool, timeout int32) octavia.Pool {
+	p.AffinityTimeout = timeout
+	return p
+}
+
 func m(ip string) octavia.MemberSpec { return octavia.MemberSpec{Address: ip, Port: 8080} }
 
 func om(ip string) octavia.Member {
@@ -82,6 +92,17 @@ func TestPlan(t *testing.T) {
 			[]s{{deleteMember, "p-tcp"}, {createMember, "p-tcp"}}},
 		{"new UDP port beside TCP", []octavia.ListenerSpec{lspec("TCP", 80), lspec("UDP", 80)},
 			observed{listeners: []octavia.Listener{tcp}, pools: []octavia.Pool{ptcp}}, []s{{createListener, ""}}},
+		{"affinity asked: the pool updated, then its members", []octavia.ListenerSpec{affinity(lspec("TCP", 80, m("10.0.0.1")), 30)},
+			observed{listeners: []octavia.Listener{tcp}, pools: []octavia.Pool{ptcp}},
+			[]s{{setAffinity, "p-tcp"}, {createMember, "p-tcp"}}},
+		{"affinity timeout changed: the pool updated", []octavia.ListenerSpec{affinity(lspec("TCP", 80), 30)},
+			observed{listeners: []octavia.Listener{tcp}, pools: []octavia.Pool{withAffinity(ptcp, 60)}},
+			[]s{{setAffinity, "p-tcp"}}},
+		{"affinity in sync: nothing", []octavia.ListenerSpec{affinity(lspec("TCP", 80), 30)},
+			observed{listeners: []octavia.Listener{tcp}, pools: []octavia.Pool{withAffinity(ptcp, 30)}}, nil},
+		{"affinity dropped: pool replaced (the provider keeps it otherwise)", []octavia.ListenerSpec{lspec("TCP", 80)},
+			observed{listeners: []octavia.Listener{tcp}, pools: []octavia.Pool{withAffinity(ptcp, 30)}},
+			[]s{{deletePool, "p-tcp"}, {createPool, "l-tcp"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []s

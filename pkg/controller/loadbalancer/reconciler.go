@@ -42,6 +42,8 @@ type loadBalancers interface {
 	DeleteListener(ctx context.Context, id string) error
 	CreatePool(ctx context.Context, listenerID string, p octavia.PoolSpec) error
 	DeletePool(ctx context.Context, id string) error
+	SetAffinity(ctx context.Context, poolID string, timeout int32) error
+	ProbeAffinity(ctx context.Context, lbID, algorithm string, tags []string) (octavia.AffinityProbe, error)
 	SetMembers(ctx context.Context, poolID string, ms []octavia.MemberSpec) error
 	CreateMember(ctx context.Context, poolID string, m octavia.MemberSpec) error
 	DeleteMember(ctx context.Context, poolID, memberID string) error
@@ -95,6 +97,7 @@ type Reconciler struct {
 	unanswered     openstack.Unanswered
 	unansweredInit sync.Once
 	progress       progress
+	probes         affinityProbes
 }
 
 // Requeue intervals: Octavia objects are immutable while PENDING_*, and a
@@ -198,7 +201,14 @@ func (r *Reconciler) ensure(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer,
 	if child := pendingChild(obs); child != "" {
 		return r.stuck(ctx, klb, lb, uid, child)
 	}
-	if steps := plan(desiredListeners(klb, r.tags(uid)), obs); len(steps) > 0 {
+	affinity, probed, err := r.affinity(ctx, klb, lb, uid)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if probed {
+		return ctrl.Result{RequeueAfter: stepRequeue}, nil
+	}
+	if steps := plan(desiredListeners(klb, r.tags(uid), affinity), obs); len(steps) > 0 {
 		return r.step(ctx, klb, lb, uid, steps)
 	}
 	// The external address first: the source group opens the member pods
@@ -284,6 +294,8 @@ func (r *Reconciler) apply(ctx context.Context, lbID string, s step) error {
 		return r.Octavia.CreateListener(ctx, lbID, s.listener)
 	case createPool:
 		return r.Octavia.CreatePool(ctx, s.id, s.listener.Pool)
+	case setAffinity:
+		return r.Octavia.SetAffinity(ctx, s.id, s.listener.Pool.AffinityTimeout)
 	case deleteMember:
 		return r.Octavia.DeleteMember(ctx, s.id, s.memberID)
 	case createMember:

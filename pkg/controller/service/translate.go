@@ -82,6 +82,7 @@ func Desired(svc *corev1.Service, eps []discoveryv1.EndpointSlice, s Settings, s
 	} else if s.ExternalIPs {
 		spec.ExternalIPs = slices.Clone(svc.Spec.ExternalIPs)
 	}
+	spec.AffinityTimeoutSeconds = affinityTimeout(&svc.Spec)
 	family := discoveryv1.AddressTypeIPv4
 	if ip, err := netip.ParseAddr(svc.Spec.ClusterIP); err == nil && ip.Is6() {
 		family = discoveryv1.AddressTypeIPv6
@@ -109,6 +110,18 @@ func Desired(svc *corev1.Service, eps []discoveryv1.EndpointSlice, s Settings, s
 		return cmpPort(a.Protocol, a.Port, b.Protocol, b.Port)
 	})
 	return spec, unplaced
+}
+
+// affinityTimeout is a ClientIP affinity's timeout in seconds (the API
+// server defaults it to 10800), 0 without affinity.
+func affinityTimeout(sp *corev1.ServiceSpec) int32 {
+	if sp.SessionAffinity != corev1.ServiceAffinityClientIP {
+		return 0
+	}
+	if c := sp.SessionAffinityConfig; c != nil && c.ClientIP != nil && c.ClientIP.TimeoutSeconds != nil && *c.ClientIP.TimeoutSeconds > 0 {
+		return *c.ClientIP.TimeoutSeconds
+	}
+	return corev1.DefaultClientIPServiceAffinitySeconds
 }
 
 func cmpPort(pa string, a int32, pb string, b int32) int {
@@ -186,9 +199,6 @@ func Warnings(svc *corev1.Service, s Settings) []string {
 	}
 	if len(sp.ClusterIPs) > 1 {
 		w = append(w, "dual-stack: only the first ClusterIP ("+sp.ClusterIP+") is served")
-	}
-	if sp.SessionAffinity == corev1.ServiceAffinityClientIP && s.Provider == "ovn" {
-		w = append(w, "sessionAffinity ClientIP is not enforced: the ovn provider accepts but ignores session persistence")
 	}
 	if sp.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal {
 		w = append(w, externalLocal(sp, s.NodePorts)...)

@@ -162,6 +162,33 @@ func TestDesiredLoadBalancer(t *testing.T) {
 	}
 }
 
+func TestDesiredAffinity(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		mut  func(*corev1.Service)
+		want int32
+	}{
+		{"none", nil, 0},
+		{"ClientIP, the API server's default timeout", func(s *corev1.Service) {
+			s.Spec.SessionAffinity = corev1.ServiceAffinityClientIP
+		}, 10800},
+		{"ClientIP with a timeout", func(s *corev1.Service) {
+			s.Spec.SessionAffinity = corev1.ServiceAffinityClientIP
+			s.Spec.SessionAffinityConfig = &corev1.SessionAffinityConfig{ClientIP: &corev1.ClientIPConfig{TimeoutSeconds: ptr.To[int32](30)}}
+		}, 30},
+		{"a timeout without ClientIP", func(s *corev1.Service) {
+			s.Spec.SessionAffinityConfig = &corev1.SessionAffinityConfig{ClientIP: &corev1.ClientIPConfig{TimeoutSeconds: ptr.To[int32](30)}}
+		}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, _ := Desired(svc(tc.mut), nil, settings, podSubnet)
+			if got.AffinityTimeoutSeconds != tc.want {
+				t.Fatalf("affinityTimeoutSeconds = %d, want %d", got.AffinityTimeoutSeconds, tc.want)
+			}
+		})
+	}
+}
+
 func TestMembersWithoutSubnet(t *testing.T) {
 	eps := []discoveryv1.EndpointSlice{slice(map[string]int32{"http": 8080}, corev1.ProtocolTCP,
 		ep{ip: "10.10.0.5", ready: yes}, ep{ip: "192.168.1.9", ready: yes})}
@@ -200,7 +227,9 @@ func TestWarnings(t *testing.T) {
 		{"plain", true, nil, ""},
 		{"nodePort served", true, nodePort, ""},
 		{"nodePort not served", false, nodePort, "node ports are not served"},
-		{"affinity", true, func(s *corev1.Service) { s.Spec.SessionAffinity = corev1.ServiceAffinityClientIP }, "sessionAffinity"},
+		// Whether the provider enforces it is the load balancer
+		// reconciler's to find out and say.
+		{"affinity", true, func(s *corev1.Service) { s.Spec.SessionAffinity = corev1.ServiceAffinityClientIP }, ""},
 		{"etp local, node port", true, both(nodePort, etpLocal), "node ports send only to the node's own endpoints but masquerade (client addresses are not preserved on node ports)"},
 		{"etp local, load balancer", true, both(lb, etpLocal), "client addresses are not preserved on node ports); the load balancer's floating IP reaches the endpoints on every node directly, with client addresses preserved"},
 		{"etp local, load balancer without node ports", true, both(lb, etpLocal, func(s *corev1.Service) { s.Spec.Ports[0].NodePort = 0 }),

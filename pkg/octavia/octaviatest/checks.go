@@ -138,13 +138,25 @@ func ovnListener(o Object) *reply {
 	return nil
 }
 
-func ovnPool(o Object) *reply {
+func (f *Fake) ovnPool(o Object) *reply {
 	if p := str(o, "protocol"); !contains(ovnProtocols, p) {
 		r := unsupported("OVN provider does not support %s protocol", p)
 		return &r
 	}
 	if a := str(o, "lb_algorithm"); a != "SOURCE_IP_PORT" {
 		r := unsupported("OVN provider does not support %s algorithm", a)
+		return &r
+	}
+	return f.ovnPersistence(o)
+}
+
+// ovnPersistence is ovn-octavia-provider's check of a pool's session
+// persistence from 5.0 (SessionPersistence); before 5.0 it takes any type
+// and ignores it.
+func (f *Fake) ovnPersistence(o Object) *reply {
+	sp, _ := o["session_persistence"].(Object)
+	if t := str(sp, "type"); f.SessionPersistence && sp != nil && t != "SOURCE_IP" {
+		r := unsupported("OVN provider does not support %s session persistence. Only SOURCE_IP type is supported.", t)
 		return &r
 	}
 	return nil

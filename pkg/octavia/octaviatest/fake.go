@@ -27,8 +27,9 @@
 // network is not derived from its subnet, a VIP address is allocated from
 // 10.0.0.0/16); project_id is optional (under noauth Octavia wants it);
 // WSME's input errors (400) are approximated; no pagination or sorting
-// (lists come oldest first), no PUT of load balancers, listeners, pools or
-// single members, no health monitors, L7 policies, quotas, statistics or
+// (lists come oldest first), no PUT of load balancers, listeners or single
+// members (a pool PUT changes its name, admin state and session
+// persistence), no health monitors, L7 policies, quotas, statistics or
 // failover.
 package octaviatest
 
@@ -79,6 +80,11 @@ type Fake struct {
 	// ACTIVE. While PENDING_*, writes to the load balancer or its children
 	// answer 409.
 	ActiveAfterGets int
+	// SessionPersistence makes the provider ovn-octavia-provider 5.0 or
+	// later, which maps SOURCE_IP session persistence to its OVN load
+	// balancer's affinity and refuses other types (501); without it the
+	// provider is 3.0, which takes any type and ignores it.
+	SessionPersistence bool
 	// Instant makes every write settle at once: the write's own answer
 	// still shows PENDING_* (as Octavia's does), the next request sees
 	// ACTIVE.
@@ -224,6 +230,8 @@ func (f *Fake) dispatch(method string, rt route, q map[string][]string, body Obj
 		case Pools:
 			return f.createPool(body)
 		}
+	case method == http.MethodPut && one && rt.coll == Pools:
+		return f.updatePool(rt.id, body)
 	case method == http.MethodDelete && one:
 		switch rt.coll {
 		case LoadBalancers:

@@ -37,7 +37,7 @@ func (f *Fake) createLB(body Object) reply {
 	lb["vip_address"] = addr
 	g, r := f.graph(lb, listeners, pools)
 	if r == nil {
-		r = g.ovnChecks()
+		r = f.ovnChecks(g)
 	}
 	if r != nil {
 		f.leaked[addr] = "ovn-lb-vip-" + str(lb, "id")
@@ -144,7 +144,7 @@ func fullSpec(p Object) bool {
 }
 
 // ovnChecks is the ovn driver's loadbalancer_create: listeners, then pools.
-func (g graph) ovnChecks() *reply {
+func (f *Fake) ovnChecks(g graph) *reply {
 	for _, l := range g[Listeners] {
 		if r := ovnListener(l["_req"].(Object)); r != nil {
 			return r
@@ -152,7 +152,7 @@ func (g graph) ovnChecks() *reply {
 		delete(l, "_req")
 	}
 	for _, p := range g[Pools] {
-		if r := ovnPool(p["_req"].(Object)); r != nil {
+		if r := f.ovnPool(p["_req"].(Object)); r != nil {
 			return r
 		}
 		delete(p, "_req")

@@ -46,7 +46,7 @@ func (f *Fake) createPool(body Object) reply {
 	if _, hm := req["healthmonitor"].(Object); hm || len(objects(req["members"])) > 0 {
 		return unhandled("'dict' object has no attribute '_sa_instance_state'")
 	}
-	if r := ovnPool(req); r != nil {
+	if r := f.ovnPool(req); r != nil {
 		return *r
 	}
 	p := f.newPool(req, f.objects[LoadBalancers][lbID])
@@ -57,6 +57,34 @@ func (f *Fake) createPool(body Object) reply {
 	}
 	f.touch(lbID)
 	return reply{201, Object{"pool": f.view(Pools, p, false)}}
+}
+
+// updatePool is PUT /lbaas/pools/{id}: its name, admin state and session
+// persistence (null removes it), checked by the provider.
+func (f *Fake) updatePool(id string, body Object) reply {
+	req, _ := body["pool"].(Object)
+	if req == nil {
+		return *wsmeInvalid("pool", nil, "Mandatory field missing.")
+	}
+	p := f.objects[Pools][id]
+	if p == nil {
+		return notFound("Pool", id)
+	}
+	lbID := str(p, "_lb")
+	if r := f.mutable(lbID); r != nil {
+		return *r
+	}
+	if r := f.ovnPersistence(req); r != nil {
+		return *r
+	}
+	for _, k := range []string{"name", "admin_state_up", "session_persistence"} {
+		if v, ok := req[k]; ok {
+			p[k] = v
+		}
+	}
+	pend(p)
+	f.touch(lbID)
+	return reply{200, Object{"pool": f.view(Pools, p, false)}}
 }
 
 // deletePool is DELETE /lbaas/pools/{id}: the pool and its members are

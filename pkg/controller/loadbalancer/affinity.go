@@ -1,0 +1,85 @@
+package loadbalancer
+
+import (
+	"context"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/octavia"
+)
+
+// A Service's ClientIP affinity becomes SOURCE_IP session persistence on
+// its pools where the provider enforces it. Whether it does is asked of the
+// provider itself (octavia.ProbeAffinity), once per provider and process,
+// on the first load balancer that needs to know, never inferred from the
+// provider's name: ovn-octavia-provider takes SOURCE_IP from every release
+// but maps it to OVN affinity only from 5.0.
+
+// affinityProbes holds what each provider showed; workers share it.
+type affinityProbes struct {
+	mu   sync.Mutex
+	seen map[string]octavia.AffinityProbe
+}
+
+func (a *affinityProbes) get(provider string) (octavia.AffinityProbe, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	p, ok := a.seen[provider]
+	return p, ok
+}
+
+func (a *affinityProbes) set(provider string, p octavia.AffinityProbe) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.seen == nil {
+		a.seen = map[string]octavia.AffinityProbe{}
+	}
+	a.seen[provider] = p
+}
+
+// affinity is the persistence timeout the pools get (the spec's where the
+// provider enforces it, else 0) and records in the status whether it is in
+// force, warning the user once when it is not. probed: a probe was made
+// (one write; a pool it left behind has no listener and goes with the
+// plan), look again.
+func (r *Reconciler) affinity(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, lb *octavia.LoadBalancer, uid string) (timeout int32, probed bool, err error) {
+	want := klb.Spec.AffinityTimeoutSeconds
+	if want <= 0 {
+		klb.Status.SessionAffinity = ""
+		return 0, false, nil
+	}
+	p, ok := r.probes.get(lb.Provider)
+	if !ok {
+		if p, err = r.Octavia.ProbeAffinity(ctx, lb.ID, klb.Spec.Algorithm, r.tags(uid)); err != nil {
+			return 0, false, err
+		}
+		r.probes.set(lb.Provider, p)
+		log.FromContext(ctx).Info("octavia provider probed", "provider", lb.Provider, "feature", "SOURCE_IP session persistence",
+			"enforced", p.Enforced, "why", p.Why, "loadBalancer", lb.ID)
+		return 0, true, nil
+	}
+	if p.Enforced {
+		klb.Status.SessionAffinity = kuryrv1.AffinityEnforced
+		return want, false, nil
+	}
+	if klb.Status.SessionAffinity != kuryrv1.AffinityNotEnforced {
+		r.event(ctx, klb, corev1.EventTypeWarning, "NotEnforced", "Ensure",
+			"sessionAffinity ClientIP is not enforced: the %s provider does not implement SOURCE_IP session persistence: %s", lb.Provider, p.Why)
+	}
+	klb.Status.SessionAffinity = kuryrv1.AffinityNotEnforced
+	return 0, false, nil
+}
+
+// createAffinity is the persistence a new load balancer's pools are created
+// with: the spec's where the provider is known to enforce it, else none
+// (an unprobed provider is probed once the load balancer is ACTIVE, and
+// the pools follow).
+func (r *Reconciler) createAffinity(klb *kuryrv1.KuryrLoadBalancer) int32 {
+	if p, ok := r.probes.get(klb.Spec.Provider); ok && p.Enforced {
+		return klb.Spec.AffinityTimeoutSeconds
+	}
+	return 0
+}
