@@ -155,7 +155,7 @@ func wire(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients, hs *heal
 	if policies != nil {
 		sweeper.Policies, sweeper.Peers = nc, policies
 	}
-	runnables := []manager.Runnable{start, sweeper}
+	runnables := []manager.Runnable{start, sweeper, recoveryWatch(cfg, osc, nc)}
 	if cfg.Controller.ActivePoll > 0 {
 		runnables = append(runnables, &kuryrport.ActivityWatcher{
 			Client: mgr.GetClient(), Neutron: nc, Cluster: cluster, Interval: cfg.Controller.ActivePoll})
@@ -167,6 +167,35 @@ func wire(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients, hs *heal
 	}
 	return addReadiness(mgr, hs, start)
 }
+
+// recoveryWatch probes every OpenStack service kuryr has seen down, every
+// 2 s, so that the objects waiting on it are retried as soon as it answers
+// (kit.Retry) even when all of them are in a long backoff.
+func recoveryWatch(cfg *config.Config, osc *openstack.Clients, nc *neutron.Client) manager.Runnable {
+	network := func(ctx context.Context) error {
+		_, err := nc.ListNetworks(ctx, []string{names.ProbeTag})
+		return err
+	}
+	probes := map[string]openstack.Probe{openstack.ServiceNetwork: network, openstack.ServiceIdentity: network}
+	if cfg.Services() {
+		oc := octavia.New(osc.LoadBalancer)
+		probes[openstack.ServiceLoadBalancer] = func(ctx context.Context) error {
+			_, err := oc.FindLoadBalancers(ctx, []string{names.ProbeTag})
+			return err
+		}
+	}
+	return manager.RunnableFunc(func(ctx context.Context) error {
+		h := openstack.Availability()
+		h.OnRecovery(func(service string, downFor time.Duration) {
+			ctrl.Log.Info("OpenStack service answers again: the objects waiting on it are retried now",
+				"service", service, "unavailableFor", downFor.Round(time.Second).String())
+		})
+		h.Watch(ctx, recoveryProbeInterval, probes)
+		return nil
+	})
+}
+
+const recoveryProbeInterval = 2 * time.Second
 
 // targets says where pods' ports go, and where each node's pooled ports
 // go (nil: pools are not possible, in namespace mode): the default subnet,

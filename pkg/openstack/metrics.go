@@ -21,10 +21,14 @@ var (
 		Help:    "OpenStack API request latency by service and method.",
 		Buckets: []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 	}, []string{"service", "method"})
+	available = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "kuryr_openstack_service_available",
+		Help: "1 while an OpenStack service answers kuryr's requests, 0 from a request it left unanswered (or a gateway's 502/503/504) until it answers again.",
+	}, []string{"service"})
 )
 
 // MustRegister adds the OpenStack client metrics to a registry.
-func MustRegister(r prometheus.Registerer) { r.MustRegister(requests, latency) }
+func MustRegister(r prometheus.Registerer) { r.MustRegister(requests, latency, available) }
 
 type instrumented struct{ next http.RoundTripper }
 
@@ -40,16 +44,17 @@ func (t instrumented) RoundTrip(req *http.Request) (*http.Response, error) {
 		code = strconv.Itoa(resp.StatusCode)
 	}
 	requests.WithLabelValues(svc, req.Method, code).Inc()
+	health.observe(svc, req, resp, err)
 	return resp, err
 }
 
 func serviceOf(path string) string {
 	switch {
 	case strings.Contains(path, "/lbaas/") || strings.Contains(path, "/octavia/"):
-		return "load-balancer"
+		return ServiceLoadBalancer
 	case strings.Contains(path, "/auth/tokens"):
-		return "identity"
+		return ServiceIdentity
 	default:
-		return "network"
+		return ServiceNetwork
 	}
 }

@@ -11,7 +11,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -85,10 +84,9 @@ func (r *Nodes) SetupWithManager(mgr ctrl.Manager) error {
 		UpdateFunc:  func(event.UpdateEvent) bool { return false },
 		GenericFunc: func(event.GenericEvent) bool { return false },
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	return kit.Controller(ctrl.NewControllerManagedBy(mgr).
 		Named("nodenetwork").
 		For(&corev1.Node{}, builder.WithPredicates(kit.SpecOrResync)).
-		Owns(&kuryrv1.KuryrNetwork{}, builder.WithPredicates(deleted)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: 2, RateLimiter: kit.RateLimiter()}).
+		Owns(&kuryrv1.KuryrNetwork{}, builder.WithPredicates(deleted)), 2).
 		Complete(r)
 }

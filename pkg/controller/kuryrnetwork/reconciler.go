@@ -13,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
@@ -157,9 +156,8 @@ func (r *Reconciler) fail(ctx context.Context, kn, orig *kuryrv1.KuryrNetwork, a
 
 // SetupWithManager registers the reconciler.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
-	return ctrl.NewControllerManagedBy(mgr).
+	return kit.Controller(ctrl.NewControllerManagedBy(mgr).
 		Named("kuryrnetwork").
-		For(&kuryrv1.KuryrNetwork{}).
-		WithOptions(controller.Options{MaxConcurrentReconciles: workers, RateLimiter: kit.RateLimiter()}).
+		For(&kuryrv1.KuryrNetwork{}), workers).
 		Complete(r)
 }

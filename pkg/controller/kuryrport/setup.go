@@ -6,7 +6,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -27,8 +26,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	for _, w := range r.Watches {
 		b = b.Watches(w.Object, w.Handler)
 	}
-	return b.WithOptions(controller.Options{MaxConcurrentReconciles: workers, RateLimiter: kit.RateLimiter()}).
-		Complete(r)
+	return kit.Controller(b, workers).Complete(r)
 }
 
 // waitingOn are the KuryrPorts without a port that a KuryrNetwork serves:

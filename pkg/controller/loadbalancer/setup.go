@@ -3,7 +3,6 @@ package loadbalancer
 import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/kit"
@@ -12,9 +11,8 @@ import (
 // SetupWithManager registers the reconciler; workers bounds concurrent
 // Octavia conversations.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
-	return ctrl.NewControllerManagedBy(mgr).
+	return kit.Controller(ctrl.NewControllerManagedBy(mgr).
 		Named("kuryrloadbalancer").
-		For(&kuryrv1.KuryrLoadBalancer{}, builder.WithPredicates(kit.SpecOrResync)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: workers, RateLimiter: kit.RateLimiter()}).
+		For(&kuryrv1.KuryrLoadBalancer{}, builder.WithPredicates(kit.SpecOrResync)), workers).
 		Complete(r)
 }

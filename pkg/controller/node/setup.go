@@ -4,7 +4,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
@@ -25,9 +24,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			return !e.ObjectNew.GetDeletionTimestamp().IsZero()
 		},
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	return kit.Controller(ctrl.NewControllerManagedBy(mgr).
 		Named("node").
-		For(&corev1.Node{}, builder.WithPredicates(annotation)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: 2, RateLimiter: kit.RateLimiter()}).
+		For(&corev1.Node{}, builder.WithPredicates(annotation)), 2).
 		Complete(r)
 }

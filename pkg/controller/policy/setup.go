@@ -8,7 +8,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/kit"
@@ -17,24 +16,22 @@ import (
 // SetupWithManager registers the NetworkPolicy reconciler.
 func (r *SpecReconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	c := mgr.GetClient()
-	return ctrl.NewControllerManagedBy(mgr).
+	return kit.Controller(ctrl.NewControllerManagedBy(mgr).
 		Named("networkpolicy").
 		For(&networkingv1.NetworkPolicy{}, builder.WithPredicates(kit.SpecOrResync)).
 		Owns(&kuryrv1.KuryrNetworkPolicy{}, builder.WithPredicates(kit.SpecOrResync)).
 		Watches(&corev1.Pod{}, onChange(policiesReadingPods(c), labelsOrIPsChanged)).
 		Watches(&corev1.Namespace{}, onChange(policiesReadingPods(c), labelsChanged)).
-		Watches(&kuryrv1.KuryrLoadBalancer{}, onChange(policiesReadingPods(c), generationChanged)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: workers, RateLimiter: kit.RateLimiter()}).
+		Watches(&kuryrv1.KuryrLoadBalancer{}, onChange(policiesReadingPods(c), generationChanged)), workers).
 		Complete(r)
 }
 
 // SetupWithManager registers the KuryrNetworkPolicy reconciler: its
 // Neutron objects depend on its spec alone.
 func (r *GroupReconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
-	return ctrl.NewControllerManagedBy(mgr).
+	return kit.Controller(ctrl.NewControllerManagedBy(mgr).
 		Named("kuryrnetworkpolicy").
-		For(&kuryrv1.KuryrNetworkPolicy{}, builder.WithPredicates(kit.SpecOrResync)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: workers, RateLimiter: kit.RateLimiter()}).
+		For(&kuryrv1.KuryrNetworkPolicy{}, builder.WithPredicates(kit.SpecOrResync)), workers).
 		Complete(r)
 }
 

@@ -8,7 +8,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -20,14 +19,13 @@ import (
 // SetupWithManager watches Services, their EndpointSlices (by the
 // kubernetes.io/service-name label) and the KuryrLoadBalancers they own.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
-	return ctrl.NewControllerManagedBy(mgr).
+	return kit.Controller(ctrl.NewControllerManagedBy(mgr).
 		Named("service").
 		// Every Service event: a reconcile reads only the cache and writes
 		// only when the spec it computes changed.
 		For(&corev1.Service{}).
 		Owns(&kuryrv1.KuryrLoadBalancer{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Watches(&discoveryv1.EndpointSlice{}, handler.EnqueueRequestsFromMapFunc(sliceService)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: workers, RateLimiter: kit.RateLimiter()}).
+		Watches(&discoveryv1.EndpointSlice{}, handler.EnqueueRequestsFromMapFunc(sliceService)), workers).
 		Complete(r)
 }
 
