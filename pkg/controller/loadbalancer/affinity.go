@@ -83,3 +83,43 @@ func (r *Reconciler) createAffinity(klb *kuryrv1.KuryrLoadBalancer) int32 {
 	}
 	return 0
 }
+
+// reasserts are the load balancers whose pools' persistence must be set
+// again: the ovn provider keeps one affinity timeout per OVN load balancer
+// (one per protocol), shared by the pools of that protocol, and removes it
+// when any of them is deleted. After a pool of a load balancer with
+// affinity goes, each remaining pool with persistence is written again
+// (one write each, in turn). Kept in memory: a controller restarted
+// between the delete and the rewrite leaves the other ports without
+// affinity until their pools are next written.
+type reasserts struct {
+	mu   sync.Mutex
+	todo map[string]map[string]bool // service uid -> pools done
+}
+
+func (r *reasserts) mark(uid string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.todo == nil {
+		r.todo = map[string]map[string]bool{}
+	}
+	r.todo[uid] = map[string]bool{}
+}
+
+// next is the next pool to write again ("" when none is left).
+func (r *reasserts) next(uid string, pools []octavia.Pool) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	done, ok := r.todo[uid]
+	if !ok {
+		return ""
+	}
+	for _, p := range pools {
+		if p.AffinityTimeout > 0 && !done[p.ID] {
+			done[p.ID] = true
+			return p.ID
+		}
+	}
+	delete(r.todo, uid)
+	return ""
+}

@@ -149,3 +149,35 @@ func TestAffinityNotEnforced(t *testing.T) {
 		t.Fatalf("Warnings %v, want still one", w)
 	}
 }
+
+// TestAffinityReassertedAfterPoolDelete: the ovn provider keeps one
+// affinity timeout per protocol and drops it when any pool of that
+// protocol goes: removing one TCP port of a Service with affinity writes
+// the other TCP pool's persistence again.
+func TestAffinityReassertedAfterPoolDelete(t *testing.T) {
+	e := newEnv(t, "ClusterIP")
+	e.oct.SessionPersistence = true
+	klb := e.klb(t)
+	klb.Spec.AffinityTimeoutSeconds = 300
+	klb.Spec.Ports = append(klb.Spec.Ports, kuryrv1.LoadBalancerPort{Name: "https", Protocol: "TCP", Port: 443, Members: members("10.10.0.4")})
+	if err := e.cl.Update(context.Background(), klb); err != nil {
+		t.Fatal(err)
+	}
+	e.converge(t)
+	klb = e.klb(t)
+	klb.Spec.Ports = klb.Spec.Ports[:2] // the https port goes
+	if err := e.cl.Update(context.Background(), klb); err != nil {
+		t.Fatal(err)
+	}
+	puts := e.oct.Requests["PUT pools"]
+	e.converge(t)
+	if n := e.oct.Requests["DELETE pools"]; n != 1 {
+		t.Fatalf("%d pool deletes, want 1", n)
+	}
+	if n := e.oct.Requests["PUT pools"] - puts; n != 2 {
+		t.Fatalf("%d pool updates after the delete, want 2 (each remaining pool with persistence)", n)
+	}
+	if got, pools := e.affinities(t); got["TCP"] != 300 || got["UDP"] != 300 || len(pools) != 2 {
+		t.Fatalf("pools %v, affinity %v", pools, got)
+	}
+}

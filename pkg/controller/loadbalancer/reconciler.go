@@ -98,6 +98,7 @@ type Reconciler struct {
 	unansweredInit sync.Once
 	progress       progress
 	probes         affinityProbes
+	reasserts      reasserts
 }
 
 // Requeue intervals: Octavia objects are immutable while PENDING_*, and a
@@ -209,7 +210,14 @@ func (r *Reconciler) ensure(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer,
 		return ctrl.Result{RequeueAfter: stepRequeue}, nil
 	}
 	if steps := plan(desiredListeners(klb, r.tags(uid), affinity), obs); len(steps) > 0 {
+		if steps[0].kind == deletePool && affinity > 0 {
+			r.reasserts.mark(uid)
+		}
 		return r.step(ctx, klb, lb, uid, steps)
+	}
+	if id := r.reasserts.next(uid, obs.pools); id != "" {
+		return r.step(ctx, klb, lb, uid, []step{{kind: setAffinity, id: id,
+			listener: octavia.ListenerSpec{Pool: octavia.PoolSpec{AffinityTimeout: affinity}}}})
 	}
 	// The external address first: the source group opens the member pods
 	// only for an address that is served.
