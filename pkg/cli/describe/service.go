@@ -125,7 +125,8 @@ func (r *ServiceReport) table(w io.Writer) error {
 		}
 		_ = output.Section(w, "KuryrLoadBalancer", "IP", k.Spec.IP, "Type", k.Spec.Type, "Provider", k.Spec.Provider,
 			"Algorithm", k.Spec.Algorithm, "Subnet", k.Spec.SubnetID, "Load balancer", lbID,
-			"Members", strconv.Itoa(k.Status.Members), "Security group", k.Status.SecurityGroup)
+			"Members", strconv.Itoa(k.Status.Members), "Security group", k.Status.SecurityGroup,
+			"Session affinity", affinity(k))
 		_ = output.Indented(w, "KuryrLoadBalancer conditions", conditionRows(k.Conditions))
 	}
 	problem(w, "OpenStack", r.OpenStackError)
@@ -152,11 +153,27 @@ func (r *ServiceReport) listenerRows() *output.Rows {
 }
 
 func (r *ServiceReport) poolRows() *output.Rows {
-	t := output.NewRows("id", "protocol", "algorithm", "provisioning", "operating")
+	t := output.NewRows("id", "protocol", "algorithm", "persistence", "provisioning", "operating")
 	for _, p := range r.Pools {
-		t.Add(p.ID, p.Protocol, p.Algorithm, p.ProvisioningStatus, p.OperatingStatus)
+		persistence := ""
+		if p.AffinityTimeout > 0 {
+			persistence = fmt.Sprintf("SOURCE_IP %ds", p.AffinityTimeout)
+		}
+		t.Add(p.ID, p.Protocol, p.Algorithm, persistence, p.ProvisioningStatus, p.OperatingStatus)
 	}
 	return t
+}
+
+// affinity is the ClientIP affinity asked for and whether it is in force.
+func affinity(k *KuryrLoadBalancerView) string {
+	if k.Spec.AffinityTimeoutSeconds == 0 {
+		return ""
+	}
+	st := k.Status.SessionAffinity
+	if st == "" {
+		st = "not known yet"
+	}
+	return fmt.Sprintf("ClientIP %ds: %s", k.Spec.AffinityTimeoutSeconds, st)
 }
 
 func (r *ServiceReport) memberRows() *output.Rows {
