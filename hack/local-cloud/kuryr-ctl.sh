@@ -14,6 +14,9 @@
 #                                      container), NODE-kuryr-daemon, or a
 #                                      supervised process as in _output/logs
 #                                      (kuryr-node-1-vswitchd, neutron-server...)
+#   kuryr-ctl.sh freeze|thaw NAME      SIGSTOP (SIGCONT) a supervised process
+#                                      and its workers: a hung service
+#   kuryr-ctl.sh hangs                 the processes restarted as hung
 #   kuryr-ctl.sh crash kuryr-controller SIGNAL POD
 #                                      signal that controller pod's container
 #                                      (STOP freezes a leader, CONT resumes it)
@@ -99,6 +102,16 @@ case "${1:-}" in
       *) crash_child "$2" "${3:-KILL}" || die "$2 is not running" ;;
     esac
     exit 0 ;;
+  freeze|thaw)
+    # A supervised process and its workers stopped (SIGSTOP: alive,
+    # answering nothing) or resumed.
+    sig=STOP; [ "$1" = thaw ] && sig=CONT
+    signal_tree "${2:?usage: $0 freeze|thaw NAME}" "$sig" || die "$2 is not running"
+    exit 0 ;;
+  hangs)
+    # The processes the supervisors restarted as hung (supervise.sh).
+    cat "$CLOUD_RUN/hangs.log" 2>/dev/null || true
+    exit 0 ;;
   pid)
     case "${2:?usage: $0 pid NAME}" in
       *-kuryr-daemon) kuryr_pid daemon "${2%-kuryr-daemon}" || die "$2 is not running" ;;
@@ -133,7 +146,7 @@ case "${1:-}" in
     wait_for "a ready kuryr-controller leader" 60 leader_ready
     exit 0 ;;
   controller) ;;
-  *) die "usage: $0 controller|daemons|upgrade|leader|metrics|crash|pid|sql|nbctl ..." ;;
+  *) die "usage: $0 controller|daemons|upgrade|leader|metrics|crash|freeze|thaw|hangs|pid|sql|nbctl ..." ;;
 esac
 action=${2:-}
 shift 2 || true

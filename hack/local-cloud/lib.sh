@@ -53,6 +53,10 @@ CLOUD_LOG_DIR=$CLOUD_OUT/logs
 CLOUD_ENV_FILE=$CLOUD_OUT/local-cloud.env
 
 K8S_BIN=$CLOUD_CACHE/k8s/$K8S_VERSION/bin
+# The nodes' container runtime: containerd 2.x and the runc it pins, built
+# from the Go module proxy (build-containerd.sh), cached per version.
+CONTAINERD_VERSION=${CONTAINERD_VERSION:-v2.4.2}
+CONTAINERD_BIN=$CLOUD_CACHE/containerd/$CONTAINERD_VERSION/bin
 # ovs-vswitchd, patched (build-ovs.sh); the other OVS programs are Debian's.
 # KURYR_CLOUD_OVS_VSWITCHD=/usr/sbin/ovs-vswitchd runs Debian's own instead,
 # e.g. to see it abort in TestConntrackTupleReuse.
@@ -169,6 +173,22 @@ crash_child() {
   [ -n "$pid" ] || return 1
   touch "$CLOUD_RUN/sup/$1.expected"
   kill "-${2:-KILL}" "$pid" 2>/dev/null || { rm -f "$CLOUD_RUN/sup/$1.expected"; return 1; }
+}
+
+# signal_tree NAME SIGNAL: signals the supervised process and every process
+# under it (an API's workers): STOP freezes a service (alive, answering
+# nothing, as when all its workers block), CONT resumes it. Its supervisor's
+# hang detector keeps probing: a freeze longer than HANG_PROBES x
+# HANG_EVERY (40 s) is killed and restarted as hung.
+signal_tree() {
+  local pid; pid=$(child_pid "$1") || return 1
+  local all=() todo=("$pid") p
+  while [ ${#todo[@]} -gt 0 ]; do
+    p=${todo[0]}; todo=("${todo[@]:1}")
+    all+=("$p")
+    mapfile -t -O "${#todo[@]}" todo < <(pgrep -P "$p")
+  done
+  kill "-$2" "${all[@]}" 2>/dev/null
 }
 
 # stop_child NAME [SIGNAL]: stops the process (SIGTERM by default; SIGKILL

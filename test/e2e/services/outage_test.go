@@ -1,0 +1,91 @@
+//go:build e2e
+
+package services
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kuryr-k8s/kuryr/test/e2e/framework"
+)
+
+// outage is how long Neutron and Octavia stay frozen: long enough for the
+// objects made meanwhile to back off past 10 s, short of the local cloud's
+// hang detection (4 missed probes 10 s apart), which would restart them.
+const outage = 25 * time.Second
+
+// TestOpenStackOutage: neutron-server and octavia-api are frozen (alive,
+// answering nothing, as when every worker blocks) while pods and Services
+// are created; once they answer again, kuryr retries what waited at once
+// instead of at the end of a backoff grown during the outage: every new
+// pod's KuryrPort carries its port within 10 s, and the Services' load
+// balancers are Ready as fast as Octavia makes them.
+func TestOpenStackOutage(t *testing.T) {
+	c, k, ns := framework.Setup(t, "e2e-outage")
+	createBackends(t, c, ns, "before", 0, 2)
+	createService(t, c, webService(ns, "before", "before"))
+	waitKLB(t, k, ns, "before", 2, 3*time.Minute)
+
+	frozen := []string{"neutron-server", "octavia-api"}
+	for _, s := range frozen {
+		k.Ctl(t, "freeze", s)
+	}
+	thawed := false
+	thaw := func() {
+		if !thawed {
+			thawed = true
+			for _, s := range frozen {
+				k.Ctl(t, "thaw", s)
+			}
+		}
+	}
+	t.Cleanup(thaw)
+	start := time.Now()
+	var pods []*corev1.Pod
+	for i := range 6 {
+		p, err := c.Kube.CoreV1().Pods(ns).Create(context.Background(),
+			backend(c, ns, fmt.Sprintf("during-%d", i), c.Nodes[i%len(c.Nodes)], "during"), metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pods = append(pods, p)
+	}
+	var services []string
+	for i := range 3 {
+		name := fmt.Sprintf("during-%d", i)
+		createService(t, c, webService(ns, name, "during"))
+		services = append(services, name)
+	}
+	time.Sleep(outage - time.Since(start))
+	thaw()
+	back := time.Now()
+	t.Logf("neutron-server and octavia-api frozen for %s while 6 pods and 3 Services were created", time.Since(start).Round(time.Second))
+
+	k.WaitKuryrPorts(t, pods, time.Minute)
+	ports := time.Since(back)
+	for _, s := range services {
+		waitKLB(t, k, ns, s, 6, 3*time.Minute)
+	}
+	lbs := time.Since(back)
+	ready := c.WaitReady(t, pods, 3*time.Minute)
+	t.Logf("after they answered again: the 6 KuryrPorts carried their ports in %s, the 3 load balancers were Ready in %s, the pods in %s",
+		ports.Round(100*time.Millisecond), lbs.Round(100*time.Millisecond), time.Since(back).Round(100*time.Millisecond))
+	if ports > 10*time.Second {
+		t.Errorf("the KuryrPorts waiting on Neutron took %s after it answered again, want at most 10 s", ports)
+	}
+	svc, err := c.Kube.CoreV1().Services(ns).Get(context.Background(), services[0], metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := clientPod(t, c, ns, "client", c.Nodes[0])
+	reachesAll(t, cl, httpCmd(svc.Spec.ClusterIP, 80), podNames(ready), time.Minute)
+	if hung := k.Ctl(t, "hangs"); strings.Contains(hung, "neutron-server") || strings.Contains(hung, "octavia-api") {
+		t.Errorf("a frozen service was restarted as hung, the test froze it too long: %s", hung)
+	}
+}
