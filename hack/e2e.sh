@@ -12,7 +12,9 @@ if ! bash hack/local-cloud/status.sh >/dev/null 2>&1; then
   owned=1
   trap 'log "e2e: tearing the local cloud down"; bash hack/local-cloud/down.sh >/dev/null 2>&1 || true' EXIT
   bash hack/local-cloud/down.sh >/dev/null 2>&1 || true # leftovers of a crashed run
-  bash hack/local-cloud/up.sh >/dev/null
+  # Keystone tokens live 5 minutes: every client (kuryr's, the tests') has
+  # to renew its token many times during the run, as it must in production.
+  KURYR_CLOUD_TOKEN_LIFETIME=${KURYR_CLOUD_TOKEN_LIFETIME:-300} bash hack/local-cloud/up.sh >/dev/null
 fi
 # shellcheck disable=SC1090
 . "$CLOUD_ENV_FILE"
