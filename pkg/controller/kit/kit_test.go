@@ -12,6 +12,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/kuryr-k8s/kuryr/pkg/controller/kit/kittest"
 )
 
 const finalizer = "kuryr.openstack.org/test"
@@ -40,28 +42,21 @@ func TestFinalizerPair(t *testing.T) {
 	}
 }
 
-type events struct{ reasons, notes []string }
-
-func (e *events) Eventf(_, _ runtime.Object, _, reason, _, note string, args ...any) {
-	e.reasons = append(e.reasons, reason)
-	e.notes = append(e.notes, note)
-}
-
 func TestFail(t *testing.T) {
 	cause := errors.New("subnet full")
 	var ready []string
-	rec := &events{}
+	rec := &kittest.Events{}
 	f := Failure{Kind: "SubnetFull", Action: "CreatePort",
 		SetReady: func(reason, msg string) error { ready = append(ready, reason+": "+msg); return nil }}
 	if err := Fail(context.Background(), rec, f, cause); err != cause {
 		t.Errorf("returned %v, want the cause", err)
 	}
-	if len(ready) != 1 || ready[0] != "SubnetFull: subnet full" || len(rec.reasons) != 1 || rec.reasons[0] != "SubnetFull" {
-		t.Errorf("ready %v, events %v: want one of each", ready, rec.reasons)
+	if len(ready) != 1 || ready[0] != "SubnetFull: subnet full" || len(rec.Reasons()) != 1 || rec.Reasons()[0] != "SubnetFull" {
+		t.Errorf("ready %v, events %v: want one of each", ready, rec.Reasons())
 	}
 	stopping, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := Fail(stopping, rec, f, context.Canceled); err != context.Canceled || len(ready) != 1 || len(rec.reasons) != 1 {
-		t.Errorf("stopping: %v, ready %v, events %v: want nothing told", err, ready, rec.reasons)
+	if err := Fail(stopping, rec, f, context.Canceled); err != context.Canceled || len(ready) != 1 || len(rec.Reasons()) != 1 {
+		t.Errorf("stopping: %v, ready %v, events %v: want nothing told", err, ready, rec.Reasons())
 	}
 }

@@ -16,15 +16,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/kit/kittest"
 	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron/neutrontest"
 	"github.com/kuryr-k8s/kuryr/pkg/openstack"
 )
-
-type noEvents struct{}
-
-func (noEvents) Eventf(_, _ runtime.Object, _, _, _, _ string, _ ...any) {}
 
 func scheme() *runtime.Scheme {
 	s := runtime.NewScheme()
@@ -45,7 +42,7 @@ func newEnv(t *testing.T, objs ...client.Object) *env {
 	t.Helper()
 	c := fake.NewClientBuilder().WithScheme(scheme()).WithObjects(objs...).WithStatusSubresource(&kuryrv1.KuryrNetwork{}).Build()
 	fn := neutrontest.New(t)
-	r := &Reconciler{Client: c, Neutron: neutron.New(fn.Client(t)), Recorder: noEvents{},
+	r := &Reconciler{Client: c, Neutron: neutron.New(fn.Client(t)), Recorder: kittest.None{},
 		Settings: Settings{Cluster: "c1", Router: "router-1", SubnetPool: "pool-1", Namespaces: true, Nodes: true}}
 	return &env{r: r, c: c, fake: fn}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,26 +16,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/kit/kittest"
 	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron/neutrontest"
 )
 
-type events struct {
-	mu      sync.Mutex
-	reasons []string
-}
-
-func (e *events) Eventf(_, _ runtime.Object, _, reason, _, _ string, _ ...any) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.reasons = append(e.reasons, reason)
-}
-
 type env struct {
 	r       *Reconciler
 	fake    *neutrontest.Fake
-	events  *events
+	events  *kittest.Events
 	subnet  string
 	started bool
 }
@@ -61,7 +50,7 @@ func newEnv(t *testing.T, objs ...client.Object) *env {
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).WithStatusSubresource(&kuryrv1.KuryrPort{}).Build()
 	nc := neutron.New(fn.Client(t))
 	info := neutron.NewInfo(nc, time.Minute)
-	ev := &events{}
+	ev := &kittest.Events{}
 	r := &Reconciler{
 		Client: c, Neutron: nc, Info: info, Ledger: NewLedger(), Recorder: ev, Started: started{},
 		Target:   DefaultTarget(info, sub),
@@ -219,8 +208,8 @@ func TestSubnetFullIsVisibleAndRetried(t *testing.T) {
 	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != string(neutron.KindSubnetFull) {
 		t.Errorf("condition %+v", c)
 	}
-	if len(e.events.reasons) != 1 || e.events.reasons[0] != string(neutron.KindSubnetFull) {
-		t.Errorf("events %v", e.events.reasons)
+	if len(e.events.Reasons()) != 1 || e.events.Reasons()[0] != string(neutron.KindSubnetFull) {
+		t.Errorf("events %v", e.events.Reasons())
 	}
 	e.fake.Fail = nil
 	if err := e.reconcile(t, "web"); err != nil {
@@ -270,8 +259,8 @@ func TestBindingFailedIsReplacedAndVisible(t *testing.T) {
 	if e.fake.Get("ports", id) != nil {
 		t.Error("the unbound port was not deleted")
 	}
-	if len(e.events.reasons) != 1 {
-		t.Errorf("events %v", e.events.reasons)
+	if len(e.events.Reasons()) != 1 {
+		t.Errorf("events %v", e.events.Reasons())
 	}
 	if err := e.reconcile(t, "web"); err != nil {
 		t.Fatalf("retry: %v", err)
@@ -414,8 +403,8 @@ func TestStoppingIsNotAFailure(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("reconcile: %v, want the cancellation", err)
 	}
-	if len(e.events.reasons) != 0 {
-		t.Errorf("events %v", e.events.reasons)
+	if len(e.events.Reasons()) != 0 {
+		t.Errorf("events %v", e.events.Reasons())
 	}
 	if c := meta.FindStatusCondition(e.get(t, "web").Status.Conditions, kuryrv1.ConditionReady); c != nil && c.Status == metav1.ConditionFalse {
 		t.Errorf("condition %+v", c)

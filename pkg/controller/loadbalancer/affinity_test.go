@@ -2,40 +2,13 @@ package loadbalancer
 
 import (
 	"context"
-	"fmt"
 	"strings"
-	"sync"
 	"testing"
 
-	"k8s.io/apimachinery/pkg/runtime"
-
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/kit/kittest"
 	"github.com/kuryr-k8s/kuryr/pkg/names"
 )
-
-// events records the Events' reasons and notes.
-type events struct {
-	mu  sync.Mutex
-	all []string
-}
-
-func (e *events) Eventf(_, _ runtime.Object, _, reason, _, note string, args ...any) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.all = append(e.all, reason+": "+fmt.Sprintf(note, args...))
-}
-
-func (e *events) with(reason string) []string {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	var out []string
-	for _, s := range e.all {
-		if strings.HasPrefix(s, reason+": ") {
-			out = append(out, s)
-		}
-	}
-	return out
-}
 
 // affinities are the SOURCE_IP persistence timeouts of the load
 // balancer's pools, by protocol, and the names of all its pools.
@@ -69,7 +42,7 @@ func (e *env) setAffinity(t *testing.T, timeout int32) {
 func TestAffinityEnforced(t *testing.T) {
 	e := newEnv(t, "ClusterIP")
 	e.oct.SessionPersistence = true
-	ev := &events{}
+	ev := &kittest.Events{}
 	e.r.Recorder = ev
 	e.setAffinity(t, 10800)
 	e.converge(t)
@@ -80,7 +53,7 @@ func TestAffinityEnforced(t *testing.T) {
 	if st := e.klb(t).Status.SessionAffinity; st != kuryrv1.AffinityEnforced {
 		t.Fatalf("status.sessionAffinity %q", st)
 	}
-	if w := ev.with("NotEnforced"); len(w) != 0 {
+	if w := ev.Notes("NotEnforced"); len(w) != 0 {
 		t.Fatalf("Warnings %v", w)
 	}
 	// The create, the refused probe, then one update per pool (the
@@ -118,7 +91,7 @@ func TestAffinityEnforced(t *testing.T) {
 // Service is not probed again.
 func TestAffinityNotEnforced(t *testing.T) {
 	e := newEnv(t, "ClusterIP")
-	ev := &events{}
+	ev := &kittest.Events{}
 	e.r.Recorder = ev
 	e.setAffinity(t, 10800)
 	e.converge(t)
@@ -134,7 +107,7 @@ func TestAffinityNotEnforced(t *testing.T) {
 	if st := e.klb(t).Status.SessionAffinity; st != kuryrv1.AffinityNotEnforced {
 		t.Fatalf("status.sessionAffinity %q", st)
 	}
-	w := ev.with("NotEnforced")
+	w := ev.Notes("NotEnforced")
 	if len(w) != 1 || !strings.Contains(w[0], "takes any session persistence type") {
 		t.Fatalf("Warnings %v, want one saying why", w)
 	}
@@ -145,7 +118,7 @@ func TestAffinityNotEnforced(t *testing.T) {
 	if n := e.oct.Requests["POST pools"]; n != probes {
 		t.Fatalf("probed again: %v", e.oct.Requests)
 	}
-	if w := ev.with("NotEnforced"); len(w) != 1 {
+	if w := ev.Notes("NotEnforced"); len(w) != 1 {
 		t.Fatalf("Warnings %v, want still one", w)
 	}
 }

@@ -20,14 +20,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/kit/kittest"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/octavia"
 	"github.com/kuryr-k8s/kuryr/pkg/octavia/octaviatest"
 )
-
-type noEvents struct{}
-
-func (noEvents) Eventf(_, _ runtime.Object, _, _, _, _ string, _ ...any) {}
 
 // fips is an in-memory floating IP service.
 type fips struct {
@@ -142,7 +139,7 @@ func newEnv(t *testing.T, typ string) *env {
 	oct := octaviatest.New(t)
 	f := &fips{all: map[string]*neutron.FloatingIP{}}
 	return &env{oct: oct, fip: f, cl: cl, r: &Reconciler{Client: cl, Octavia: octavia.New(oct.Client(t)), Neutron: f,
-		Info: external{}, Recorder: noEvents{}, Settings: Settings{Cluster: "c1", ExternalNetwork: "public"}}}
+		Info: external{}, Recorder: kittest.None{}, Settings: Settings{Cluster: "c1", ExternalNetwork: "public"}}}
 }
 
 func ptrTrue() *bool { b := true; return &b }
@@ -198,7 +195,7 @@ func TestRestartAdoptsWithoutWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := e.oct.Writes()
-	e.r = &Reconciler{Client: e.cl, Octavia: e.r.Octavia, Neutron: e.fip, Info: external{}, Recorder: noEvents{}, Settings: e.r.Settings}
+	e.r = &Reconciler{Client: e.cl, Octavia: e.r.Octavia, Neutron: e.fip, Info: external{}, Recorder: kittest.None{}, Settings: e.r.Settings}
 	e.converge(t)
 	if w := e.oct.Writes() - before; w != 0 {
 		t.Fatalf("%d Octavia writes after the restart, want 0", w)

@@ -18,14 +18,11 @@ import (
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/clusternet"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/kit/kittest"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron/neutrontest"
 	"github.com/kuryr-k8s/kuryr/pkg/openstack"
 )
-
-type noEvents struct{}
-
-func (noEvents) Eventf(_, _ runtime.Object, _, _, _, _ string, _ ...any) {}
 
 type env struct {
 	r    *Reconciler
@@ -44,7 +41,7 @@ func newEnv(t *testing.T, objs ...client.Object) *env {
 	nc := neutron.New(fn.Client(t))
 	r := &Reconciler{
 		Client: fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).Build(), Neutron: nc,
-		Info: neutron.NewInfo(nc, time.Minute), Recorder: noEvents{},
+		Info: neutron.NewInfo(nc, time.Minute), Recorder: kittest.None{},
 		Settings: Settings{Cluster: "c1", ProjectID: "p", Subnet: sub},
 	}
 	src := &clusternet.Source{Neutron: nc, Info: r.Info.(*neutron.Info), Subnets: []string{pods, sub}, Pools: []string{pool}}

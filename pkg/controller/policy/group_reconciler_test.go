@@ -14,13 +14,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/kit/kittest"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron/neutrontest"
 )
-
-type noEvents struct{}
-
-func (noEvents) Eventf(_, _ runtime.Object, _, _, _, _ string, _ ...any) {}
 
 // knpFor is a KuryrNetworkPolicy owned by a policy, admitting the peer
 // key on TCP 8080 and egress to a prefix.
@@ -46,7 +43,7 @@ func newGroupEnv(t *testing.T, objs ...client.Object) (*GroupReconciler, *neutro
 	_ = networkingv1.AddToScheme(s)
 	cl := fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).WithStatusSubresource(&kuryrv1.KuryrNetworkPolicy{}).Build()
 	f := neutrontest.New(t)
-	return &GroupReconciler{Client: cl, Neutron: neutron.New(f.Client(t)), Recorder: noEvents{},
+	return &GroupReconciler{Client: cl, Neutron: neutron.New(f.Client(t)), Recorder: kittest.None{},
 		Settings: Settings{Cluster: "c1", ProjectID: "p"}}, f
 }
 

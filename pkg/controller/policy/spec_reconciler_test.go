@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/kit/kittest"
 )
 
 // TestSpecReconciler: a policy gets its KuryrNetworkPolicy (owned by it,
@@ -38,7 +39,7 @@ func TestSpecReconciler(t *testing.T) {
 	_ = clientgoscheme.AddToScheme(s)
 	_ = kuryrv1.AddToScheme(s)
 	cl := fake.NewClientBuilder().WithScheme(s).WithObjects(np, pod, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop"}}).Build()
-	r := &SpecReconciler{Client: cl, Recorder: noEvents{}}
+	r := &SpecReconciler{Client: cl, Recorder: kittest.None{}}
 	reconcile := func() {
 		t.Helper()
 		if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "shop", Name: "web"}}); err != nil {
