@@ -43,7 +43,7 @@ type check func(ctx context.Context, e *env.Env) []Finding
 func Checks(ctx context.Context, e *env.Env) []Finding {
 	var out []Finding
 	for _, c := range []check{controller, leader, daemons, nodes, crds, configuration, openStack, permissions, neutronObjects,
-		reach, orphans, podsWithoutPorts, notReady} {
+		reach, orphans, podsWithoutPorts, notReady, features} {
 		out = append(out, c(ctx, e)...)
 	}
 	return out

@@ -112,6 +112,16 @@ func TestProblems(t *testing.T) {
 			net := f.Neutron.Add("networks", neutrontest.Object{"name": "public", "subnets": []string{ext}})
 			f.Overrides = []string{"neutron_defaults.external_svc_net=" + net, "network_policy.unrestricted_ingress_cidrs=0.0.0.0/0"}
 		}, "reachability", Warn, "loadBalancerSourceRanges restrict nothing: [network_policy] unrestricted_ingress_cidrs 0.0.0.0/0"},
+		{"affinity not enforced", func(f *clitest.Fixture) {
+			f.Objects = append(f.Objects, &kuryrv1.KuryrLoadBalancer{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "sticky"},
+				Spec:   kuryrv1.KuryrLoadBalancerSpec{AffinityTimeoutSeconds: 60},
+				Status: kuryrv1.KuryrLoadBalancerStatus{SessionAffinity: kuryrv1.AffinityNotEnforced}})
+		}, "session affinity", Warn, "1 of 1 Services with ClientIP affinity have it NOT enforced"},
+		{"affinity enforced", func(f *clitest.Fixture) {
+			f.Objects = append(f.Objects, &kuryrv1.KuryrLoadBalancer{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "sticky"},
+				Spec:   kuryrv1.KuryrLoadBalancerSpec{AffinityTimeoutSeconds: 60},
+				Status: kuryrv1.KuryrLoadBalancerStatus{SessionAffinity: kuryrv1.AffinityEnforced}})
+		}, "session affinity", OK, "the 1 Services with ClientIP affinity have it enforced"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
