@@ -10,7 +10,7 @@ STATICCHECK := $(CACHE)/bin/staticcheck-$(STATICCHECK_VERSION)
 CONTROLLER_GEN_VERSION := v0.23.0
 CONTROLLER_GEN := $(CACHE)/bin/controller-gen-$(CONTROLLER_GEN_VERSION)
 
-.PHONY: up down status test lint layout unit e2e generate verify-generated build image bench
+.PHONY: up down status deps test lint layout unit e2e generate verify-generated build image bench
 
 up:
 	@bash $(CLOUD)/up.sh
@@ -64,7 +64,12 @@ $(STATICCHECK):
 layout:
 	@bash hack/check-layout.sh
 
-unit:
+# The Debian packages the tests and the local cloud use (ovsdb-server for
+# pkg/ovs's tests, iproute2 and nftables for the netns tests, ...).
+deps:
+	@bash $(CLOUD)/install-packages.sh
+
+unit: deps
 	go test -count=1 ./...
 
 e2e:

@@ -85,9 +85,11 @@ type KuryrLoadBalancerStatus struct {
 	// +optional
 	ExternalIPsNotServed []string `json:"externalIPsNotServed,omitempty"`
 	// SessionAffinity says whether the ClientIP affinity the spec asks for
-	// is in force: Enforced (SOURCE_IP session persistence on every pool,
-	// which the provider was seen to implement) or NotEnforced (the
-	// provider does not: a Warning Event on the Service says so).
+	// is in force: Enforced (SOURCE_IP session persistence with the
+	// timeout on every pool, which the provider was seen to implement),
+	// Partial (on the UDP and SCTP ports only: Octavia takes a persistence
+	// timeout on no other pool) or NotEnforced (on no port); a Warning
+	// Event on the Service says why.
 	// +optional
 	SessionAffinity string `json:"sessionAffinity,omitempty"`
 	// SecurityGroup lets the Service's external clients (its
@@ -105,6 +107,7 @@ type KuryrLoadBalancerStatus struct {
 const (
 	AffinityEnforced    = "Enforced"
 	AffinityNotEnforced = "NotEnforced"
+	AffinityPartial     = "Partial"
 )
 
 // LoadBalancerState is the Octavia load balancer.

@@ -8,11 +8,6 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 BINARIES=(kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl)
-STAGING=(api apiextensions-apiserver apimachinery apiserver cli-runtime client-go
-  cloud-provider cluster-bootstrap code-generator component-base component-helpers
-  controller-manager cri-api cri-client csi-translation-lib dynamic-resource-allocation
-  endpointslice kms kube-aggregator kube-controller-manager kube-proxy kube-scheduler
-  kubectl kubelet metrics mount-utils pod-security-admission sample-apiserver)
 
 need=()
 for b in "${BINARIES[@]}"; do [ -x "$K8S_BIN/$b" ] || need+=("$b"); done
@@ -28,11 +23,17 @@ mkdir -p "$work" "$K8S_BIN" "$CLOUD_LOG_DIR"
 export GOMODCACHE=$CLOUD_CACHE/gomod GOCACHE=$CLOUD_CACHE/gocache GOFLAGS=-mod=mod
 export CGO_ENABLED=0 GOTOOLCHAIN=local
 
+# The staging modules are the ones the release's own go.mod replaces with
+# ./staging (each release adds some: cri-streaming, externaljwt, ...).
+kmod=$(cd "$work" && go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",*$/\1/p') || true
+[ -f "$kmod" ] || die "kubernetes $K8S_VERSION: its go.mod could not be downloaded"
+mapfile -t staging < <(sed -n 's#^[[:space:]]*\(k8s.io/[^[:space:]]*\) => ./staging/.*#\1#p' "$kmod")
+[ ${#staging[@]} -gt 0 ] || die "kubernetes $K8S_VERSION: no staging modules in $kmod"
 {
   echo "module kuryr.local/k8s-build"
   echo "go 1.22"
   echo "require k8s.io/kubernetes $K8S_VERSION"
-  for m in "${STAGING[@]}"; do echo "replace k8s.io/$m => k8s.io/$m $staging_version"; done
+  for m in "${staging[@]}"; do echo "replace $m => $m $staging_version"; done
 } >"$work/go.mod"
 printf 'package main\n\nimport _ "k8s.io/kubernetes/cmd/kubelet/app"\n\nfunc main() {}\n' >"$work/main.go"
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds the root the local cloud's OpenStack runs from when its release is
-# newer than the machine's own Debian: a Debian $CLOUD_SUITE tree made with
+# Builds the root the local cloud's OpenStack runs from (a release newer than
+# the machine's own Debian carries): a Debian $CLOUD_SUITE tree made with
 # mmdebstrap (from Debian's own registry, with the keyrings the machine
 # already has), holding OpenStack (Keystone, Neutron ML2/OVN, Octavia with
 # the OVN provider), OVN, Open vSwitch, MariaDB, etcd and HAProxy (the TLS
@@ -11,8 +11,6 @@
 # (≈ 4–8 min, mostly download), reused by every later `up` and by CI.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-
-[ -n "$CLOUD_SUITE" ] || { log "root: the machine's own packages (release $CLOUD_RELEASE)"; exit 0; }
 
 ROOT_PACKAGES=(
   keystone python3-keystone

@@ -8,21 +8,17 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 PACKAGES=(
-  # Kubernetes side
-  etcd-server containerd runc
-  # OpenStack side
-  mariadb-server python3-pymysql
-  neutron-server python3-neutron
-  ovn-central ovn-host openvswitch-switch openvswitch-common
-  # ovs-vswitchd is rebuilt from Debian's own source, patched (build-ovs.sh)
-  openvswitch-source make python3
-  octavia-api octavia-driver-agent python3-ovn-octavia-provider uwsgi-core uwsgi-plugin-python3
+  # Kubernetes side (containerd and runc are built: build-containerd.sh;
+  # runc with seccomp needs libseccomp-dev and pkg-config)
+  libseccomp-dev pkg-config
   # images and plumbing
   busybox-static libc6-dev gcc
   iproute2 ethtool iptables conntrack jq curl procps psmisc socat openssl
   containernetworking-plugins util-linux
-  # builds the root newer OpenStack releases run from (build-root.sh)
+  # builds the root the cloud's OpenStack runs from (build-root.sh)
   mmdebstrap
+  # ovsdb-server and the Open_vSwitch schema for the unit tests of pkg/ovs
+  openvswitch-switch openvswitch-common
 )
 
 mkdir -p "$CLOUD_LOG_DIR"
@@ -55,9 +51,7 @@ apt-get install -y -qq --no-install-recommends \
   tail -30 "$CLOUD_LOG_DIR/apt.log" >&2
   die "apt-get install failed (full log: $CLOUD_LOG_DIR/apt.log)"
 }
-# Some post-install scripts start daemons despite policy-rc.d (e.g. via their
-# own init helpers); stop anything not started by us.
-for svc in mariadb openvswitch-switch ovn-central ovn-host neutron-server octavia-api octavia-driver-agent etcd containerd; do
-  service "$svc" stop >/dev/null 2>&1 || true
-done
+# Open vSwitch's post-install script starts its daemons despite policy-rc.d:
+# the host's own are not the cloud's (those run in the root).
+service openvswitch-switch stop >/dev/null 2>&1 || true
 log "packages: done"

@@ -5,10 +5,10 @@
 REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 CLOUD_SCRIPTS="$REPO_ROOT/hack/local-cloud"
 
-# Pinned Kubernetes release. 1.31 is the newest line that still runs on
-# cgroup v1 hosts without opting out of the v1 deprecation, and that speaks
-# to Debian's etcd 3.4 and containerd 1.6.
-K8S_VERSION=${K8S_VERSION:-v1.31.4}
+# Pinned Kubernetes release, built from the Go module proxy (build-k8s.sh)
+# and run on containerd 2 (build-containerd.sh). These machines have cgroup
+# v1: the kubelet runs on it with failCgroupV1 false (node-kube.sh).
+K8S_VERSION=${K8S_VERSION:-v1.37.2}
 
 # Build cache survives `down`, so a second `up` does not rebuild.
 CLOUD_CACHE=${KURYR_CLOUD_CACHE:-/var/cache/kuryr-cloud}
@@ -16,34 +16,19 @@ CLOUD_CACHE=${KURYR_CLOUD_CACHE:-/var/cache/kuryr-cloud}
 CLOUD_STATE=${KURYR_CLOUD_STATE:-/var/lib/kuryr-cloud}
 CLOUD_RUN=$CLOUD_STATE/run
 
-# The OpenStack release the cloud runs (KURYR_CLOUD_RELEASE=...; a running
-# cloud keeps the one it was brought up with):
-#   2025.1  Epoxy from Debian trixie: Keystone 27, Neutron 26, Octavia 16 and
-#           ovn-octavia-provider 8, OVN 25.03, Open vSwitch 3.5, MariaDB 11.8,
-#           etcd 3.5, run chrooted into a root build-root.sh makes.
-#   zed     the machine's own Debian bookworm: Neutron 21, Octavia 11 and
-#           ovn-octavia-provider 3, OVN 23.03, Open vSwitch 3.1 (patched,
-#           build-ovs.sh), etcd 3.4; no Keystone (noauth).
-if [ -f "$CLOUD_STATE/release" ]; then
-  CLOUD_RELEASE=$(cat "$CLOUD_STATE/release")
-else
-  CLOUD_RELEASE=${KURYR_CLOUD_RELEASE:-zed}
-fi
-case "$CLOUD_RELEASE" in
-  2025.1) CLOUD_SUITE=trixie ;;
-  zed) CLOUD_SUITE= ;;
-  *) printf 'unknown KURYR_CLOUD_RELEASE %s (2025.1 or zed)\n' "$CLOUD_RELEASE" >&2; exit 1 ;;
-esac
+# The OpenStack release the cloud runs: 2025.1 (Epoxy) from Debian trixie:
+# Keystone 27, Neutron 26, Octavia 16 and ovn-octavia-provider 8, OVN 25.03,
+# Open vSwitch 3.5, MariaDB 11.8, etcd 3.5, run chrooted into a root
+# build-root.sh makes. (Zed, from the machine's own bookworm, is no longer
+# offered: it ran without Keystone, needed a patched ovs-vswitchd, and its
+# etcd 3.4.23 is older than Kubernetes 1.31+ supports.)
+CLOUD_RELEASE=2025.1
+CLOUD_SUITE=trixie
 CLOUD_ROOTS=$CLOUD_CACHE/roots
 # IN_ROOT: the prefix that runs a command of the release's OpenStack, OVN and
-# OVS (chroot into its root, or nothing for the machine's own packages).
-if [ -n "$CLOUD_SUITE" ]; then
-  CLOUD_ROOT=$CLOUD_ROOTS/$CLOUD_SUITE
-  IN_ROOT=(chroot "$CLOUD_ROOT")
-else
-  CLOUD_ROOT=
-  IN_ROOT=()
-fi
+# OVS (chroot into its root).
+CLOUD_ROOT=$CLOUD_ROOTS/$CLOUD_SUITE
+IN_ROOT=(chroot "$CLOUD_ROOT")
 # The cloud's private CA and the certificates it signs (components/pki.sh).
 CLOUD_PKI=$CLOUD_STATE/pki
 CLOUD_CA=$CLOUD_PKI/ca.crt
@@ -56,17 +41,10 @@ K8S_BIN=$CLOUD_CACHE/k8s/$K8S_VERSION/bin
 # The nodes' container runtime: containerd 2.x and the runc it pins, built
 # from the Go module proxy (build-containerd.sh), cached per version.
 CONTAINERD_VERSION=${CONTAINERD_VERSION:-v2.4.2}
-CONTAINERD_BIN=$CLOUD_CACHE/containerd/$CONTAINERD_VERSION/bin
-# ovs-vswitchd, patched (build-ovs.sh); the other OVS programs are Debian's.
-# KURYR_CLOUD_OVS_VSWITCHD=/usr/sbin/ovs-vswitchd runs Debian's own instead,
-# e.g. to see it abort in TestConntrackTupleReuse.
-# Open vSwitch 3.5 (2025.1) needs no patch: its own ovs-vswitchd runs.
-OVS_BUILD_DIR=$CLOUD_CACHE/ovs
-if [ -n "$CLOUD_SUITE" ]; then
-  OVS_VSWITCHD=${KURYR_CLOUD_OVS_VSWITCHD:-/usr/sbin/ovs-vswitchd}
-else
-  OVS_VSWITCHD=${KURYR_CLOUD_OVS_VSWITCHD:-$OVS_BUILD_DIR/current/ovs-vswitchd}
-fi
+CONTAINERD_BIN=$CLOUD_CACHE/containerd/$CONTAINERD_VERSION-$(sha256sum "$CLOUD_SCRIPTS/build-containerd.sh" | cut -c1-12)/bin
+# ovs-vswitchd: the root's (Open vSwitch 3.5, unpatched: it passes
+# TestConntrackTupleReuse); KURYR_CLOUD_OVS_VSWITCHD runs another one.
+OVS_VSWITCHD=${KURYR_CLOUD_OVS_VSWITCHD:-/usr/sbin/ovs-vswitchd}
 IMAGES_DIR=$CLOUD_CACHE/images
 # Cluster DNS: CoreDNS from the Go module proxy (build-coredns.sh), cached
 # per version.
@@ -100,18 +78,13 @@ OCTAVIA_PORT=9876
 KEYSTONE_PORT=5000
 KUBELET_BASE_PORT=10250        # node i listens on KUBELET_BASE_PORT+i
 
-# How OpenStack is reached: Keystone and TLS (2025.1: the endpoints are
-# https through the TLS front, tls-front.sh), or noauth over plain HTTP (zed).
-if [ -n "$CLOUD_SUITE" ]; then CLOUD_AUTH=keystone OS_SCHEME=https; else CLOUD_AUTH=noauth OS_SCHEME=http; fi
-NEUTRON_URL=$OS_SCHEME://127.0.0.1:$NEUTRON_PORT
-OCTAVIA_URL=$OS_SCHEME://127.0.0.1:$OCTAVIA_PORT
-# The project owning the cloud's networks: Keystone's "kuryr" project
-# (keystone.sh), or under noauth a fixed id that every body carries.
-if [ -f "$CLOUD_STATE/keystone/kuryr-project.id" ]; then
-  PROJECT_ID=$(cat "$CLOUD_STATE/keystone/kuryr-project.id")
-else
-  PROJECT_ID=${KURYR_CLOUD_PROJECT:-5ab7e0b5a1e14d6c9c1a6e0f0c0a1d01}
-fi
+# How OpenStack is reached: Keystone tokens, over https through the TLS
+# front (tls-front.sh).
+NEUTRON_URL=https://127.0.0.1:$NEUTRON_PORT
+OCTAVIA_URL=https://127.0.0.1:$OCTAVIA_PORT
+# The project owning the cloud's networks: Keystone's "kuryr" project (made
+# by keystone.sh; empty until then).
+PROJECT_ID=$(cat "$CLOUD_STATE/keystone/kuryr-project.id" 2>/dev/null || true)
 CLUSTER_NAME=kuryr-local
 
 log() { printf '%s %s\n' "$(date +%H:%M:%S)" "$*" >&2; }

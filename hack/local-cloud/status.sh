@@ -30,7 +30,7 @@ health() {
     *-ovn-controller) node=${1%-ovn-controller}
       [ "$("${IN_ROOT[@]}" ovn-appctl -t "$(node_ovn_ctl "$node")" connection-status 2>/dev/null)" = connected ] \
         && echo ok || echo FAIL ;;
-    *-containerd) node=${1%-containerd}; check ctr --address "$(node_run "$node")/containerd.sock" version ;;
+    *-containerd) node=${1%-containerd}; check ctr_node "$node" version ;;
     *-kubelet) node=${1%-kubelet}; check nsenter --net="/run/netns/$(node_ns "$node")" curl -fsS http://127.0.0.1:10248/healthz ;;
     *) echo ok ;;
   esac

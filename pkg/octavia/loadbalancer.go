@@ -23,6 +23,9 @@ type LoadBalancer struct {
 	OperatingStatus    string
 	Tags               []string
 	CreatedAt          time.Time
+	// UpdatedAt: the last change of the load balancer (its status
+	// included); zero when Octavia never updated it.
+	UpdatedAt time.Time
 }
 
 // LoadBalancerSpec is a whole load balancer, created in one call.
@@ -39,7 +42,7 @@ type LoadBalancerSpec struct {
 func lbOf(l *loadbalancers.LoadBalancer) LoadBalancer {
 	return LoadBalancer{ID: l.ID, Name: l.Name, VIPAddress: l.VipAddress, VIPPortID: l.VipPortID,
 		VIPSubnetID: l.VipSubnetID, Provider: l.Provider, ProvisioningStatus: l.ProvisioningStatus,
-		OperatingStatus: l.OperatingStatus, Tags: l.Tags, CreatedAt: l.CreatedAt}
+		OperatingStatus: l.OperatingStatus, Tags: l.Tags, CreatedAt: l.CreatedAt, UpdatedAt: l.UpdatedAt}
 }
 
 // FindLoadBalancers lists the load balancers carrying all of tags.

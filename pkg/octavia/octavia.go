@@ -8,6 +8,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
 
@@ -21,6 +22,16 @@ const (
 	// Objects in PENDING_CREATE, PENDING_UPDATE or PENDING_DELETE are
 	// immutable: a write is refused (409) until they are ACTIVE again.
 	statusPendingPrefix = "PENDING_"
+)
+
+// StuckDelete: a load balancer still PENDING_DELETE this long after its
+// delete is stuck (the provider lost the delete; a delete it applies takes
+// seconds), and Octavia refuses every write to it. StuckDeleteRemedy is
+// what an operator then does, in the words kuryr says it to users.
+const (
+	StuckDelete       = 5 * time.Minute
+	StuckDeleteRemedy = "an operator must set its provisioning_status to ERROR in Octavia's database, " +
+		"then delete it (openstack loadbalancer delete --cascade)"
 )
 
 // Pending reports whether an object is being provisioned.

@@ -135,23 +135,69 @@ type AffinityProbe struct {
 // SOURCE_IP as well and leaves its OVN load balancer without affinity).
 // Octavia's API takes HTTP_COOKIE on a TCP pool. A refused probe changes
 // nothing; a taken one leaves a pool without a listener (PoolID).
+//
+// ovn-octavia-provider 8.0.0 fails while it refuses (Octavia answers 500
+// "Provider 'ovn' reports error: ..."): a provider that raises the same
+// error on HTTP_COOKIE twice is asked for a SOURCE_IP pool, and one that
+// takes it while refusing HTTP_COOKIE tells the types apart, so it
+// implements SOURCE_IP (the second pool is left behind as PoolID).
 func (c *Client) ProbeAffinity(ctx context.Context, lbID, algorithm string, tags []string) (AffinityProbe, error) {
-	o := pools.CreateOpts{LoadbalancerID: lbID, Name: names.AffinityProbePool, Protocol: pools.ProtocolTCP,
-		LBMethod: pools.LBMethod(algorithm), Tags: tags, Persistence: &pools.SessionPersistence{Type: "HTTP_COOKIE"}}
-	p, err := pools.Create(ctx, c.sc, o).Extract()
+	p, err := c.probePool(ctx, lbID, algorithm, tags, "HTTP_COOKIE")
 	if err == nil {
-		return AffinityProbe{PoolID: p.ID, Why: "the provider takes any session persistence type without checking it " +
-			"(ovn-octavia-provider before 5.0 ignores them all)"}, nil
+		return ignored(p), nil
 	}
 	var ue gophercloud.ErrUnexpectedResponseCode
-	if errors.As(err, &ue) && ue.Actual == http.StatusNotImplemented {
-		msg := faultString(ue.Body)
-		if strings.Contains(msg, persistenceSourceIP) {
-			return AffinityProbe{Enforced: true, Why: "the provider implements SOURCE_IP session persistence (" + msg + ")"}, nil
-		}
+	if !errors.As(err, &ue) {
+		return AffinityProbe{}, fmt.Errorf("probe session persistence on load balancer %s: %w", lbID, err)
+	}
+	msg := faultString(ue.Body)
+	switch {
+	case ue.Actual == http.StatusNotImplemented && strings.Contains(msg, persistenceSourceIP):
+		return AffinityProbe{Enforced: true, Why: "the provider implements SOURCE_IP session persistence (" + msg + ")"}, nil
+	case ue.Actual == http.StatusNotImplemented:
 		return AffinityProbe{Why: "the provider refuses session persistence (" + msg + ")"}, nil
+	case ue.Actual == http.StatusInternalServerError && strings.HasPrefix(msg, "Provider '"):
+		return c.probeAfterProviderError(ctx, lbID, algorithm, tags, msg)
 	}
 	return AffinityProbe{}, fmt.Errorf("probe session persistence on load balancer %s: %w", lbID, err)
+}
+
+// ignored is a probe whose HTTP_COOKIE pool the provider took.
+func ignored(poolID string) AffinityProbe {
+	return AffinityProbe{PoolID: poolID, Why: "the provider takes any session persistence type without checking it " +
+		"(ovn-octavia-provider before 5.0 ignores them all)"}
+}
+
+// probeAfterProviderError follows a provider error msg on HTTP_COOKIE:
+// once more (an error that is not the provider's refusal passes), then
+// SOURCE_IP.
+func (c *Client) probeAfterProviderError(ctx context.Context, lbID, algorithm string, tags []string, msg string) (AffinityProbe, error) {
+	p, err := c.probePool(ctx, lbID, algorithm, tags, "HTTP_COOKIE")
+	if err == nil {
+		return ignored(p), nil
+	}
+	var ue gophercloud.ErrUnexpectedResponseCode
+	if !errors.As(err, &ue) || ue.Actual != http.StatusInternalServerError || faultString(ue.Body) != msg {
+		return AffinityProbe{}, fmt.Errorf("probe session persistence on load balancer %s: %w", lbID, err)
+	}
+	if p, err = c.probePool(ctx, lbID, algorithm, tags, persistenceSourceIP); err != nil {
+		return AffinityProbe{}, fmt.Errorf("probe SOURCE_IP session persistence on load balancer %s "+
+			"(HTTP_COOKIE was refused: %s): %w", lbID, msg, err)
+	}
+	return AffinityProbe{Enforced: true, PoolID: p, Why: "the provider refuses HTTP_COOKIE session persistence (" +
+		msg + ") and takes SOURCE_IP"}, nil
+}
+
+// probePool creates the probe pool with a persistence type and returns its
+// id.
+func (c *Client) probePool(ctx context.Context, lbID, algorithm string, tags []string, persistence string) (string, error) {
+	o := pools.CreateOpts{LoadbalancerID: lbID, Name: names.AffinityProbePool, Protocol: pools.ProtocolTCP,
+		LBMethod: pools.LBMethod(algorithm), Tags: tags, Persistence: &pools.SessionPersistence{Type: persistence}}
+	p, err := pools.Create(ctx, c.sc, o).Extract()
+	if err != nil {
+		return "", err
+	}
+	return p.ID, nil
 }
 
 // faultString is Octavia's error message (its faultstring), or the body.

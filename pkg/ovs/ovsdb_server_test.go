@@ -23,11 +23,11 @@ func newOVSDBServer(t *testing.T) *ovsdbServer {
 	t.Helper()
 	for _, bin := range []string{"ovsdb-server", "ovsdb-tool"} {
 		if _, err := exec.LookPath(bin); err != nil {
-			t.Skipf("%s not installed: %v", bin, err)
+			t.Fatalf("%s not installed (openvswitch-switch; `make deps` installs it): %v", bin, err)
 		}
 	}
 	if _, err := os.Stat(vswitchSchema); err != nil {
-		t.Skipf("no Open_vSwitch schema: %v", err)
+		t.Fatalf("no Open_vSwitch schema (openvswitch-common; `make deps` installs it): %v", err)
 	}
 	dir := t.TempDir()
 	s := &ovsdbServer{db: filepath.Join(dir, "conf.db"), sock: filepath.Join(dir, "db.sock"),

@@ -64,7 +64,8 @@ func removeMember(ctx context.Context, oc *octavia.Client, lbID, member string) 
 			if m.Name != member {
 				continue
 			}
-			if err := oc.DeleteMember(ctx, p.ID, m.ID); err != nil {
+			err := whenMutable(time.Now().Add(2*time.Minute), func() error { return oc.DeleteMember(ctx, p.ID, m.ID) })
+			if err != nil {
 				return err
 			}
 			if err := waitActive(ctx, oc, lbID, time.Now().Add(2*time.Minute)); err != nil {
@@ -73,6 +74,19 @@ func removeMember(ctx context.Context, oc *octavia.Client, lbID, member string) 
 		}
 	}
 	return nil
+}
+
+// whenMutable makes a member write, again while Octavia answers that its
+// pool is immutable (ovn-octavia-provider 8.0 can show the load balancer
+// ACTIVE while the pool it just changed is still PENDING_UPDATE).
+func whenMutable(deadline time.Time, write func() error) error {
+	for {
+		err := write()
+		if err == nil || !octavia.Busy(err) || !time.Now().Before(deadline) {
+			return err
+		}
+		time.Sleep(changePoll)
+	}
 }
 
 func waitActive(ctx context.Context, oc *octavia.Client, lbID string, deadline time.Time) error {

@@ -39,7 +39,8 @@ func yardstickSolo(ctx context.Context, oc *octavia.Client, member string) ([]ti
 		lat = append(lat, time.Since(t))
 		t = time.Now()
 		for pool, m := range specs {
-			if err := oc.CreateMember(ctx, pool, m); err != nil {
+			err := whenMutable(time.Now().Add(2*time.Minute), func() error { return oc.CreateMember(ctx, pool, m) })
+			if err != nil {
 				return nil, err
 			}
 			if err := waitActive(ctx, oc, id, time.Now().Add(2*time.Minute)); err != nil {

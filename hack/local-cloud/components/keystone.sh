@@ -1,4 +1,4 @@
-# Keystone (releases newer than zed): fernet tokens of KEYSTONE_TOKEN_LIFETIME
+# Keystone: fernet tokens of KEYSTONE_TOKEN_LIFETIME
 # seconds (KURYR_CLOUD_TOKEN_LIFETIME; short lifetimes prove that kuryr renews
 # its tokens), under uWSGI behind the TLS front. What it holds:
 #   region RegionOne; services "network" (Neutron) and "load-balancer"
@@ -77,8 +77,8 @@ start_keystone() {
   wait_for keystone 60 curl -fsS --cacert "$CLOUD_CA" "$KEYSTONE_URL/v3"
 }
 
-# ks METHOD PATH [JSON]: Keystone's API as admin (a token per call: they are
-# cheap, and a short token lifetime never bites).
+# ks METHOD PATH [JSON]: Keystone's API as admin (os_curl: the admin token
+# it keeps for a minute).
 ks_token() { # user password project
   curl -fsS --cacert "$CLOUD_CA" -o /dev/null -D - -H 'Content-Type: application/json' \
     -d "$(jq -nc --arg u "$1" --arg p "$2" --arg pr "$3" '{auth: {identity: {methods: ["password"],
@@ -87,10 +87,9 @@ ks_token() { # user password project
     | awk 'tolower($1) == "x-subject-token:" {print $2}' | tr -d '\r'
 }
 ks() {
-  local args=(-fsS --cacert "$CLOUD_CA" -X "$1" -H 'Content-Type: application/json'
-    -H "X-Auth-Token: $(ks_token admin "$ADMIN_PASSWORD" admin)" "$KEYSTONE_URL/v3$2")
+  local args=(-fsS -X "$1" -H 'Content-Type: application/json' "$KEYSTONE_URL/v3$2")
   [ -n "${3:-}" ] && args+=(-d "$3")
-  curl "${args[@]}" || die "keystone $1 $2 failed"
+  os_curl "${args[@]}" || die "keystone $1 $2 failed"
 }
 
 # ks_ensure COLLECTION NAME BODY [FILTER]: the id of the named resource,
@@ -153,9 +152,8 @@ kuryr_application_credential() {
 
 # keystone_client_conf USER: the sections with which a service (neutron,
 # octavia) validates tokens and reaches other services as USER of the
-# service project; nothing under noauth.
+# service project.
 keystone_client_conf() {
-  [ "$CLOUD_AUTH" = keystone ] || return 0
   local s
   for s in keystone_authtoken service_auth; do
     cat <<EOF
@@ -180,9 +178,8 @@ EOF
 }
 
 # os_curl CURL-ARGS...: curl to an OpenStack API as the cloud's admin: with
-# an admin token (reused for a minute) and the cloud's CA under Keystone.
+# an admin token (reused for a minute) and the cloud's CA.
 os_curl() {
-  [ "$CLOUD_AUTH" = keystone ] || { curl "$@"; return; }
   local f=$KEYSTONE_DIR/admin.token
   if [ -z "$(find "$f" -mmin -1 2>/dev/null)" ]; then
     ks_token admin "$ADMIN_PASSWORD" admin >"$f.tmp.$$" && mv "$f.tmp.$$" "$f"

@@ -35,7 +35,7 @@ build_kuryr() {
 import_kuryr_images() {
   local n
   for n in "${NODES[@]}"; do
-    ctr --address "$(node_run "$n")/containerd.sock" -n k8s.io images import --no-unpack=false \
+    ctr_node "$n" -n k8s.io images import --no-unpack=false \
       "$KURYR_IMAGE_TAR" >/dev/null || die "importing the kuryr image into $n failed"
   done
   mkdir -p "$(dirname "$KURYR_DEPLOYED_REF")"
@@ -110,7 +110,7 @@ kuryr_pid() {
   local pod node cid
   while read -r pod node cid; do
     [ "$node" = "$2" ] && [ -n "$cid" ] || continue
-    ctr --address "$(node_run "$node")/containerd.sock" -n k8s.io tasks ls \
+    ctr_node "$node" -n k8s.io tasks ls \
       | awk -v id="${cid#containerd://}" '$1 == id && $3 == "RUNNING" {print $2; f=1} END {exit !f}'
     return
   done < <(kuryr_pods "$1")
@@ -127,7 +127,7 @@ kuryr_leader() {
 # crash_container NODE CONTAINER_ID [SIGNAL]: kills a container's process as
 # a crash would (SIGKILL by default); the kubelet restarts it.
 crash_container() {
-  ctr --address "$(node_run "$1")/containerd.sock" -n k8s.io tasks kill -s "${3:-KILL}" "${2#containerd://}" >/dev/null
+  ctr_node "$1" -n k8s.io tasks kill -s "${3:-KILL}" "${2#containerd://}" >/dev/null
 }
 
 # save_kuryr_logs: the kuryr pods' container logs (the kubelets' files, one

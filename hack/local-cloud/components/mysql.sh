@@ -12,8 +12,7 @@ DB_URL_BASE="mysql+pymysql://cloud:$MYSQL_PASSWORD@127.0.0.1:$MYSQL_PORT"
 # project) cannot retry: concurrent member deletions then leave load
 # balancers PENDING_UPDATE for good. OpenStack is written for the classic
 # behaviour, as its deployment tools configure it.
-MYSQL_RELEASE_OPTS=()
-[ -z "$CLOUD_SUITE" ] || MYSQL_RELEASE_OPTS=(--innodb-snapshot-isolation=OFF)
+MYSQL_RELEASE_OPTS=(--innodb-snapshot-isolation=OFF)
 
 mysql_cli() { "${IN_ROOT[@]}" mariadb --no-defaults -uroot -S "$MYSQL_SOCK" "$@"; }
 

@@ -82,11 +82,26 @@ bootstrap_neutron() {
   for s in "$podsub" "$svcsub" "$nodesub" "$vmsub"; do
     router_has_interface "$router" "$s" || neutron PUT "/routers/$router/add_router_interface" "{\"subnet_id\": \"$s\"}" >/dev/null
   done
+  router_commit_all "$router"
   sg=$(ensure security-groups kuryr-pods-default '{"description": "kuryr pods: reached by the nodes (health checks) and by their own Services (hairpin)"}')
   ensure_pod_sg_rules "$sg"
   declare -g BS_PUBLIC_NET=$pub BS_PUBLIC_SUBNET=$pubsub BS_POD_POOL=$pool BS_POD_NET=$podnet \
     BS_POD_SUBNET=$podsub BS_SERVICE_NET=$svcnet BS_SERVICE_SUBNET=$svcsub BS_NODE_SUBNET=$nodesub BS_ROUTER=$router BS_POD_SG=$sg \
     BS_VM_NET=$vmnet BS_VM_SUBNET=$vmsub
+}
+
+# router_commit_all ROUTER: OVN commits every connection through the router
+# to conntrack (options:ct-commit-all, OVN >= 25.03). Without it, OVN 24.09+
+# on the userspace datapath commits the un-SNATed reply of a pod -> Service
+# VIP -> external member connection in the router's SNAT zone as a
+# connection of its own, and the pod's next packets leave without SNAT: a
+# Service whose endpoints are outside the cloud (CoreDNS forwarding to the
+# host's resolver) answers once, then never. Neutron writes a router's
+# options only when it creates it, so the option stays. OVN releases that
+# do not know it ignore it.
+router_commit_all() {
+  "${IN_ROOT[@]}" ovn-nbctl --db="unix:$OVN_NB_SOCK" --timeout=10 \
+    set Logical_Router "neutron-$1" options:ct-commit-all=true
 }
 
 # ensure_pod_sg_rules SG: exactly the base group's rules (a cloud made by an

@@ -1,6 +1,6 @@
 # neutron-server with ML2/OVN: geneve tenant networks, a flat "public"
 # provider network, ovn-router and trunk service plugins, behind Keystone
-# and the TLS front (noauth and plain HTTP on zed). No RabbitMQ and no
+# and the TLS front. No RabbitMQ and no
 # agents: with OVN the server talks to the OVN databases directly, and a fake
 # transport satisfies oslo.messaging.
 
@@ -13,7 +13,7 @@ write_neutron_conf() {
 [DEFAULT]
 core_plugin = ml2
 service_plugins = ovn-router,trunk,segments
-auth_strategy = $([ "$CLOUD_AUTH" = keystone ] && echo keystone || echo noauth)
+auth_strategy = keystone
 transport_url = fake://
 bind_host = 127.0.0.1
 bind_port = $(listen_port "$NEUTRON_PORT")
@@ -77,10 +77,9 @@ $(neutron_policy_conf)
 EOF
 }
 
-# With Keystone, the rules kuryr needs beyond a member's, as an operator
-# installs them (deploy/openstack-policy), for the role kuryr's credential has.
+# The rules kuryr needs beyond a member's, as an operator installs them
+# (deploy/openstack-policy), for the role kuryr's credential has.
 neutron_policy_conf() {
-  [ "$CLOUD_AUTH" = keystone ] || return 0
   mkdir -p "$NEUTRON_DIR/policy.d"
   cp "$REPO_ROOT/deploy/openstack-policy/neutron-kuryr.yaml" "$NEUTRON_DIR/policy.d/"
   printf '\n[oslo_policy]\npolicy_dirs = %s\n' "$NEUTRON_DIR/policy.d"

@@ -27,7 +27,7 @@ start_control_relays() {
   relay_unix_to_root apiserver "$APISERVER_PORT"
   relay_unix_to_root neutron "$NEUTRON_PORT"
   relay_unix_to_root octavia "$OCTAVIA_PORT"
-  [ "$CLOUD_AUTH" != keystone ] || relay_unix_to_root keystone "$KEYSTONE_PORT"
+  relay_unix_to_root keystone "$KEYSTONE_PORT"
   start_apiserver_outside_relay
 }
 
@@ -56,7 +56,7 @@ start_node_relays() {
   relay_tcp_to_unix "$node-relay-apiserver" "$ns" "$APISERVER_PORT" "$RELAY_DIR/apiserver.sock"
   relay_tcp_to_unix "$node-relay-neutron" "$ns" "$NEUTRON_PORT" "$RELAY_DIR/neutron.sock"
   relay_tcp_to_unix "$node-relay-octavia" "$ns" "$OCTAVIA_PORT" "$RELAY_DIR/octavia.sock"
-  [ "$CLOUD_AUTH" != keystone ] || relay_tcp_to_unix "$node-relay-keystone" "$ns" "$KEYSTONE_PORT" "$RELAY_DIR/keystone.sock"
+  relay_tcp_to_unix "$node-relay-keystone" "$ns" "$KEYSTONE_PORT" "$RELAY_DIR/keystone.sock"
   start_bg "$node-relay-kubelet-in" "$ns" -- socat \
     "UNIX-LISTEN:$r/kubelet.sock,fork,unlink-early,mode=600" "TCP:127.0.0.1:$port"
   relay_tcp_to_unix "$node-relay-kubelet" "" "$port" "$r/kubelet.sock"
@@ -67,47 +67,72 @@ write_containerd_conf() {
   local r; r=$(node_run "$node")
   mkdir -p "$d/containerd" "$d/cni/bin" "$d/cni/net.d"
   cp /usr/lib/cni/loopback "$d/cni/bin/loopback"
+  # containerd 2.x (build-containerd.sh), configuration version 3.
   cat >"$d/containerd/config.toml" <<EOF
-version = 2
+version = 3
 root = "$d/containerd/root"
 state = "$r/containerd"
 [grpc]
   address = "$r/containerd.sock"
-[plugins."io.containerd.internal.v1.opt"]
-  path = "$d/containerd/opt"
-[plugins."io.containerd.grpc.v1.cri"]
-  sandbox_image = "$(cat "$IMAGES_DIR/pause.ref")"
-  # The VM lacks CAP_SYS_RESOURCE: without this every sandbox fails with
-  # "can't get final child's PID from pipe: EOF".
-  restrict_oom_score_adj = true
-  disable_tcp_service = true
-  stream_server_address = "127.0.0.1"
-  stream_server_port = "0"
-  enable_selinux = false
-  [plugins."io.containerd.grpc.v1.cri".containerd]
+[ttrpc]
+  address = "$r/containerd.sock.ttrpc"
+[debug]
+  address = "$r/containerd-debug.sock"
+[plugins]
+  # containerd's own /opt (binaries and libraries it would put first on
+  # its PATH), in the node's directory rather than the host's /opt.
+  [plugins.'io.containerd.internal.v1.opt']
+    path = "$d/containerd/opt"
+  # NRI's socket is one per host (/var/run/nri/nri.sock): two nodes'
+  # containerds would take it from each other.
+  [plugins.'io.containerd.nri.v1.nri']
+    disable = true
+  [plugins.'io.containerd.grpc.v1.cri']
+    disable_tcp_service = true
+    stream_server_address = "127.0.0.1"
+    stream_server_port = "0"
+  [plugins.'io.containerd.cri.v1.images']
     snapshotter = "overlayfs"
-    default_runtime_name = "runc"
-    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
-      runtime_type = "io.containerd.runc.v2"
-      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
-        SystemdCgroup = false
-        Root = "$r/runc"
-  [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir = "$d/cni/bin"
-    conf_dir = "$d/cni/net.d"
-    max_conf_num = 1
+    [plugins.'io.containerd.cri.v1.images'.pinned_images]
+      sandbox = "$(cat "$IMAGES_DIR/pause.ref")"
+  [plugins.'io.containerd.cri.v1.runtime']
+    # The VM lacks CAP_SYS_RESOURCE: without this every sandbox fails with
+    # "can't get final child's PID from pipe: EOF".
+    restrict_oom_score_adj = true
+    enable_selinux = false
+    [plugins.'io.containerd.cri.v1.runtime'.containerd]
+      default_runtime_name = "runc"
+      [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]
+        runtime_type = "io.containerd.runc.v2"
+        [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
+          SystemdCgroup = false
+          BinaryName = "$CONTAINERD_BIN/runc"
+          Root = "$r/runc"
+    [plugins.'io.containerd.cri.v1.runtime'.cni]
+      bin_dirs = ["$d/cni/bin"]
+      conf_dir = "$d/cni/net.d"
+      max_conf_num = 1
 EOF
+}
+
+# ctr_node NODE ARGS...: the node's containerd client.
+ctr_node() {
+  local r; r=$(node_run "$1"); shift
+  # ctr warns on every call that cgroup v1 is deprecated: these machines
+  # have no other.
+  CONTAINERD_SUPPRESS_DEPRECATION_WARNINGS=1 "$CONTAINERD_BIN/ctr" --address "$r/containerd.sock" "$@"
 }
 
 start_node_containerd() {
   local node=$1 ns; ns=$(node_ns "$1")
-  local r; r=$(node_run "$node")
   write_containerd_conf "$node"
-  start_bg "$node-containerd" "$ns" -- containerd --config "$(node_dir "$node")/containerd/config.toml"
-  wait_for "$node containerd" 20 ctr --address "$r/containerd.sock" version
+  # The shim is found on PATH.
+  start_bg "$node-containerd" "$ns" -- env PATH="$CONTAINERD_BIN:$PATH" \
+    "$CONTAINERD_BIN/containerd" --config "$(node_dir "$node")/containerd/config.toml"
+  wait_for "$node containerd" 20 ctr_node "$node" version
   local img
   for img in pause test-app coredns; do
-    ctr --address "$r/containerd.sock" -n k8s.io images import --no-unpack=false \
+    ctr_node "$node" -n k8s.io images import --no-unpack=false \
       "$IMAGES_DIR/$img.tar" >/dev/null || die "importing $img into $node failed"
   done
 }
@@ -145,6 +170,9 @@ authentication:
 authorization: {mode: AlwaysAllow}
 containerRuntimeEndpoint: unix://$r/containerd.sock
 cgroupDriver: cgroupfs
+# These machines have cgroup v1 (deprecated): since 1.35 the kubelet
+# refuses it unless told not to.
+failCgroupV1: false
 cgroupRoot: /kc-$node
 cgroupsPerQOS: true
 enforceNodeAllocatable: [pods]

@@ -109,21 +109,7 @@ start_node_ovn_controller() {
     --log-file="$CLOUD_LOG_DIR/$node-ovn-controller.log" -vconsole:off -vfile:info
 }
 
-# Neutron 21 reads a chassis' gateway flag and bridge mappings from the SB
-# Chassis external_ids, where OVN before 22.09 published them; OVN 23.03 only
-# writes other_config. Mirror them, or Neutron never schedules a router
-# gateway (it stays on "neutron-ovn-invalid-chassis") nor binds to "public".
-sbctl() { "${IN_ROOT[@]}" ovn-sbctl --timeout=10 --db="unix:$OVN_SB_SOCK" "$@"; }
-chassis_exists() { [ -n "$(sbctl --bare --columns=name find Chassis name="$1")" ]; }
-publish_chassis_compat() {
-  local node=$1 cms maps
-  wait_for "$node chassis" 20 chassis_exists "$node"
-  cms=$(node_vsctl "$node" --if-exists get Open_vSwitch . external_ids:ovn-cms-options | tr -d '"')
-  maps=$(node_vsctl "$node" --if-exists get Open_vSwitch . external_ids:ovn-bridge-mappings | tr -d '"')
-  sbctl set Chassis "$node" external_ids:ovn-cms-options="\"$cms\"" external_ids:ovn-bridge-mappings="\"$maps\""
-}
-
-# ovn-controller (23.03) has no --unixctl: its socket is named after its pid.
+# ovn-controller is started without --unixctl: its socket is named after its pid.
 node_ovn_ctl() { echo "$(node_run "$1")/ovn-controller.$(cat "$(node_run "$1")/ovn-controller.pid" 2>/dev/null).ctl"; }
 
 start_node_net() {
@@ -141,5 +127,4 @@ start_node_net() {
   setup_node_bridges "$node"
   [ "$i" = 1 ] && setup_gateway "$node"
   start_node_ovn_controller "$node"
-  publish_chassis_compat "$node"
 }

@@ -18,7 +18,7 @@ use_stderr = true
 [api_settings]
 bind_host = 127.0.0.1
 bind_port = $(listen_port "$OCTAVIA_PORT")
-auth_strategy = $([ "$CLOUD_AUTH" = keystone ] && echo keystone || echo noauth)
+auth_strategy = keystone
 enabled_provider_drivers = ovn:Octavia OVN driver
 default_provider_driver = ovn
 allow_tls_terminated_listeners = false
@@ -45,25 +45,10 @@ EOF
 }
 
 # Octavia and its OVN provider read Neutron through keystoneauth: as the
-# octavia service user, Neutron's endpoint from the catalog; under noauth
-# the "none" plugin plus an explicit endpoint, and (no project owns the VIP
-# subnet) subnets Octavia cannot "see".
+# octavia service user, Neutron's endpoint from the catalog.
 octavia_neutron_conf() {
-  if [ "$CLOUD_AUTH" = keystone ]; then
-    keystone_client_conf octavia
-    printf '\n[neutron]\nregion_name = %s\nvalid_interfaces = internal\ncafile = %s\n' "$REGION" "$CLOUD_CA"
-    return
-  fi
-  cat <<EOF
-[service_auth]
-auth_type = none
-
-[neutron]
-endpoint = http://127.0.0.1:$NEUTRON_PORT
-
-[networking]
-allow_invisible_resource_usage = true
-EOF
+  keystone_client_conf octavia
+  printf '\n[neutron]\nregion_name = %s\nvalid_interfaces = internal\ncafile = %s\n' "$REGION" "$CLOUD_CA"
 }
 
 start_octavia() {

@@ -47,28 +47,15 @@ pod_subnet_pool = $BS_POD_POOL
 EOF
 }
 
-# kuryr_conf_openstack: how kuryr reaches OpenStack. With Keystone, as in
-# production: the entry "kuryr" of the clouds.yaml in the Secret
-# kuryr-openstack (an application credential, the cloud's CA, region and
-# interface), endpoints from the catalog (each node's loopback relays).
-# noauth (zed): plain endpoints.
+# kuryr_conf_openstack: how kuryr reaches OpenStack, as in production: the
+# entry "kuryr" of the clouds.yaml in the Secret kuryr-openstack (an
+# application credential, the cloud's CA, region and interface), endpoints
+# from the catalog (each node's loopback relays).
 kuryr_conf_openstack() {
-  if [ "$CLOUD_AUTH" = keystone ]; then
-    cat <<EOF
+  cat <<EOF
 [neutron]
 cloud = kuryr
 clouds_file = /etc/kuryr/openstack/clouds.yaml
-EOF
-    return
-  fi
-  cat <<EOF
-[neutron]
-# noauth: no Keystone, plain endpoints (each node's loopback relays).
-auth_type = none
-endpoint_override = http://127.0.0.1:$NEUTRON_PORT
-
-[octavia]
-endpoint_override = http://127.0.0.1:$OCTAVIA_PORT
 EOF
 }
 
@@ -86,11 +73,6 @@ clouds_entry() { # name cacert auth-type auth-json
 
 write_clouds_yaml() {
   mkdir -p "$(dirname "$KURYR_CLOUDS_YAML")"
-  if [ "$CLOUD_AUTH" != keystone ]; then
-    echo 'clouds: {}' >"$KURYR_CLOUDS_YAML"
-    rm -f "$CLOUDS_YAML"
-    return
-  fi
   local ac admin kuryr
   ac=$(jq -c --arg u "$KEYSTONE_URL/v3" '{auth_url: $u, application_credential_id: .id, application_credential_secret: .secret}' \
     "$KEYSTONE_DIR/kuryr-appcred.json")
@@ -112,7 +94,9 @@ export KUBECONFIG=$ADMIN_KUBECONFIG
 export NEUTRON_URL=$NEUTRON_URL
 export OCTAVIA_URL=$OCTAVIA_URL
 export KURYR_CLOUD_RELEASE=$CLOUD_RELEASE
-$( [ "$CLOUD_AUTH" = keystone ] && printf 'export OS_CLIENT_CONFIG_FILE=%s\nexport OS_CLOUD=admin\nexport KURYR_CLOUD_CA=%s\n' "$CLOUDS_YAML" "$CLOUD_CA")
+export OS_CLIENT_CONFIG_FILE=$CLOUDS_YAML
+export OS_CLOUD=admin
+export KURYR_CLOUD_CA=$CLOUD_CA
 export KURYR_CONFIG=$KURYR_CONF
 export TEST_IMAGE=$(cat "$IMAGES_DIR/test-app.ref")
 export KURYR_CLOUD_PROJECT=$PROJECT_ID

@@ -1,4 +1,4 @@
-# The root a newer OpenStack release runs from (build-root.sh): its daemons
+# The root the cloud's OpenStack release runs from (build-root.sh): its daemons
 # run chrooted into it, in the host's or a node's network namespace. They see
 # the kernel's /proc, /sys and /dev, and, at the same paths as on the host,
 # the cloud's state (databases, sockets, certificates), its logs and the
@@ -10,11 +10,9 @@ root_mounts() { # the host paths bound at the same path inside the root
 }
 
 mount_root() {
-  [ -n "$CLOUD_SUITE" ] || return 0
   local r p
   r=$(readlink -f "$CLOUD_ROOT")
   [ -e "$r/.complete" ] || die "the $CLOUD_SUITE root is missing: run build-root.sh"
-  echo "$CLOUD_RELEASE" >"$CLOUD_STATE/release"
   mountpoint -q "$r/proc" || mount -t proc proc "$r/proc"
   # Made slaves every time: a run interrupted between the bind and the
   # rslave must not leave a shared mount whose unmount reaches the host.

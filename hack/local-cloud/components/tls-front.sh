@@ -2,8 +2,7 @@
 # of the cloud's CA, pki.sh) on the public ports and forwards to the services
 # on their backend ports, as production deployments put their APIs behind a
 # load balancer. The services parse X-Forwarded-Proto, so the links they
-# return (pagination, version documents) are https. Only with Keystone
-# (releases newer than zed); zed's services answer plain HTTP themselves.
+# return (pagination, version documents) are https.
 
 TLS_FRONT_DIR=$CLOUD_STATE/tls-front
 OPENSTACK_SANS="DNS:localhost,IP:127.0.0.1"
@@ -46,7 +45,6 @@ EOF2
 }
 
 start_tls_front() {
-  [ "$CLOUD_AUTH" = keystone ] || return 0
   serving_cert openstack "$OPENSTACK_SANS"
   write_tls_front_conf
   start_bg tls-front -- "${IN_ROOT[@]}" haproxy -W -db -f "$TLS_FRONT_DIR/haproxy.cfg"
@@ -57,6 +55,5 @@ start_tls_front() {
 # port, unauthenticated), for its supervisor: a hung one is restarted.
 api_health() { echo "curl -fsS -m 10 -o /dev/null http://127.0.0.1:$(listen_port "$1")$2"; }
 
-# listen_port PUBLIC-PORT: where a service listens: behind the front, or on
-# the public port itself without one.
-listen_port() { if [ "$CLOUD_AUTH" = keystone ]; then backend_port "$1"; else echo "$1"; fi; }
+# listen_port PUBLIC-PORT: where a service listens, behind the front.
+listen_port() { backend_port "$1"; }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"github.com/kuryr-k8s/kuryr/pkg/cli/output"
 	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron/neutrontest"
+	"github.com/kuryr-k8s/kuryr/pkg/octavia"
 	"github.com/kuryr-k8s/kuryr/pkg/openstack/openstacktest"
 )
 
@@ -116,7 +118,7 @@ func TestProblems(t *testing.T) {
 			f.Objects = append(f.Objects, &kuryrv1.KuryrLoadBalancer{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "sticky"},
 				Spec:   kuryrv1.KuryrLoadBalancerSpec{AffinityTimeoutSeconds: 60},
 				Status: kuryrv1.KuryrLoadBalancerStatus{SessionAffinity: kuryrv1.AffinityNotEnforced}})
-		}, "session affinity", Warn, "1 of 1 Services with ClientIP affinity have it NOT enforced"},
+		}, "session affinity", Warn, "of 1 Services with ClientIP affinity, 1 have it NOT enforced"},
 		{"affinity enforced", func(f *clitest.Fixture) {
 			f.Objects = append(f.Objects, &kuryrv1.KuryrLoadBalancer{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "sticky"},
 				Spec:   kuryrv1.KuryrLoadBalancerSpec{AffinityTimeoutSeconds: 60},
@@ -251,5 +253,18 @@ func TestNeutronObjectsPerMode(t *testing.T) {
 			}
 			t.Error("no neutron objects finding")
 		})
+	}
+}
+
+func TestStuckDeleting(t *testing.T) {
+	now := time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC)
+	lbs := []octavia.LoadBalancer{
+		{ID: "deleting", ProvisioningStatus: "PENDING_DELETE", UpdatedAt: now.Add(-time.Minute)},
+		{ID: "stuck", ProvisioningStatus: "PENDING_DELETE", UpdatedAt: now.Add(-6 * time.Minute)},
+		{ID: "error", ProvisioningStatus: "ERROR", UpdatedAt: now.Add(-time.Hour)},
+		{ID: "never-updated", ProvisioningStatus: "PENDING_DELETE"},
+	}
+	if got := stuckDeleting(lbs, now); !slices.Equal(got, []string{"stuck"}) {
+		t.Fatalf("stuck %v, want [stuck]", got)
 	}
 }

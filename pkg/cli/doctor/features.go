@@ -18,7 +18,7 @@ func features(ctx context.Context, e *env.Env) []Finding {
 		return []Finding{fail(c, "list KuryrLoadBalancers: %v", err)}
 	}
 	var asked, enforced int
-	var notEnforced []string
+	var notEnforced, partial []string
 	for _, k := range klbs.Items {
 		if k.Spec.AffinityTimeoutSeconds == 0 {
 			continue
@@ -29,15 +29,17 @@ func features(ctx context.Context, e *env.Env) []Finding {
 			enforced++
 		case kuryrv1.AffinityNotEnforced:
 			notEnforced = append(notEnforced, k.Namespace+"/"+k.Name)
+		case kuryrv1.AffinityPartial:
+			partial = append(partial, k.Namespace+"/"+k.Name)
 		}
 	}
 	out := []Finding{}
 	switch {
 	case asked == 0:
 		out = append(out, ok(c, "no Service asks for ClientIP affinity (the provider is asked whether it implements SOURCE_IP persistence when one does)"))
-	case len(notEnforced) > 0:
-		out = append(out, warn(c, "%d of %d Services with ClientIP affinity have it NOT enforced (the provider does not implement SOURCE_IP persistence; see their NotEnforced Events): %s",
-			len(notEnforced), asked, list(notEnforced)))
+	case len(notEnforced)+len(partial) > 0:
+		out = append(out, warn(c, "of %d Services with ClientIP affinity, %d have it NOT enforced and %d on their UDP/SCTP ports only "+
+			"(see their NotEnforced Events): %s", asked, len(notEnforced), len(partial), list(append(notEnforced, partial...))))
 	case enforced == asked:
 		out = append(out, ok(c, "the %d Services with ClientIP affinity have it enforced (SOURCE_IP session persistence)", asked))
 	default:

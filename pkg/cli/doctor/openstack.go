@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/kuryr-k8s/kuryr/pkg/cli/env"
 	"github.com/kuryr-k8s/kuryr/pkg/config"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/cleanup"
 	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+	"github.com/kuryr-k8s/kuryr/pkg/octavia"
 	"github.com/kuryr-k8s/kuryr/pkg/openstack"
 )
 
@@ -158,8 +161,30 @@ func orphans(ctx context.Context, e *env.Env) []Finding {
 	if o.Count() == 0 {
 		return []Finding{ok(c, "no leaked kuryr-tagged objects")}
 	}
-	return []Finding{warn(c, "%d leaked kuryr-tagged objects: %s; the controller's sweep deletes them "+
-		"(every [controller] cleanup_period; objects younger than %s are spared)", o.Count(), describeOrphans(o), cleanup.MinAge)}
+	var out []Finding
+	stuck := stuckDeleting(o.LoadBalancers, time.Now())
+	if len(stuck) > 0 {
+		out = append(out, fail(c, "%d load balancers stuck PENDING_DELETE (%s): Octavia refuses every write to them, "+
+			"so the sweep cannot delete them; %s", len(stuck), list(stuck), octavia.StuckDeleteRemedy))
+		o.LoadBalancers = slices.DeleteFunc(o.LoadBalancers, func(lb octaviaLB) bool { return slices.Contains(stuck, lb.ID) })
+	}
+	if o.Count() > 0 {
+		out = append(out, warn(c, "%d leaked kuryr-tagged objects: %s; the controller's sweep deletes them "+
+			"(every [controller] cleanup_period; objects younger than %s are spared)", o.Count(), describeOrphans(o), cleanup.MinAge))
+	}
+	return out
+}
+
+// stuckDeleting lists the load balancers PENDING_DELETE for longer than
+// octavia.StuckDelete since their last change.
+func stuckDeleting(lbs []octaviaLB, now time.Time) []string {
+	var ids []string
+	for _, lb := range lbs {
+		if lb.ProvisioningStatus == "PENDING_DELETE" && !lb.UpdatedAt.IsZero() && now.Sub(lb.UpdatedAt) > octavia.StuckDelete {
+			ids = append(ids, lb.ID)
+		}
+	}
+	return ids
 }
 
 func describeOrphans(o cleanup.Orphans) string {

@@ -117,19 +117,22 @@ func (r *Reconciler) recordGroups(ctx context.Context, kp *kuryrv1.KuryrPort, gr
 // poolable says whether a port the pod releases may go back to the pool:
 // one the pool does not record as this pod's is left to Release to judge
 // (never touched: another pod may hold it now); one it does is first
-// given back pod_security_groups, the groups it was created with, when
-// sources give ports other groups (false: it cannot be; it is deleted).
-func (r *Reconciler) poolable(ctx context.Context, podUID, portID string) bool {
-	if r.Groups == nil || !r.Pool.Holds(portID, podUID) {
+// given back the groups pooled ports are made with (Pool.Groups), when
+// sources give ports other groups, and port records them (false: it
+// cannot be; it is deleted).
+func (r *Reconciler) poolable(ctx context.Context, podUID string, port *neutron.Port) bool {
+	if r.Groups == nil || !r.Pool.Holds(port.ID, podUID) {
 		return true
 	}
-	if len(r.Settings.SecurityGroups) == 0 {
+	groups := r.Pool.Groups(ctx)
+	if len(groups) == 0 {
 		return false
 	}
-	if err := r.GroupPorts.SetPortSecurityGroups(ctx, portID, r.Settings.SecurityGroups); err != nil {
-		log.FromContext(ctx).Info("port not pooled: its groups could not be reset", "port", portID, "error", err.Error())
+	if err := r.GroupPorts.SetPortSecurityGroups(ctx, port.ID, groups); err != nil {
+		log.FromContext(ctx).Info("port not pooled: its groups could not be reset", "port", port.ID, "error", err.Error())
 		return false
 	}
+	port.SecurityGroups = groups
 	return true
 }
 

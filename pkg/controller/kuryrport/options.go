@@ -54,6 +54,9 @@ func New(o Options) (*Reconciler, *Startup) {
 	}
 	if o.Pool != nil {
 		r.Pool = NewPool(o.Pool.Neutron, o.Pool.Targets, o.Pool.Settings, o.Settings)
+		// A pooled port handed to a pod nothing selects then needs no
+		// write of its groups.
+		r.Pool.Defaults, _ = o.Groups.(portgroups.Defaults)
 	}
 	start := NewStartup(Startup{Client: o.Startup.Client, Cache: o.Startup.Cache, Neutron: o.Startup.Neutron,
 		Cluster: o.Settings.Cluster, Ledger: r.Ledger, Pool: r.Pool})

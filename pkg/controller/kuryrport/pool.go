@@ -1,9 +1,11 @@
 package kuryrport
 
 import (
+	"slices"
 	"sync"
 	"time"
 
+	"github.com/kuryr-k8s/kuryr/pkg/controller/portgroups"
 	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/openstack"
@@ -42,6 +44,9 @@ type Pool struct {
 	// Settings are the pool's bounds, Spec what its ports are created with.
 	Settings PoolSettings
 	Spec     Settings
+	// Defaults, when set, gives the groups a pod that nothing selects
+	// carries beyond Spec's: ports are created with them too.
+	Defaults portgroups.Defaults
 }
 
 type portState int
@@ -120,7 +125,8 @@ func (p *Pool) Holds(portID, podUID string) bool {
 	return ok && e.state == stateHeld && e.holder == podUID
 }
 
-// Release takes back a port the pod podUID held.
+// Release takes back a port the pod podUID held; port carries the groups
+// it has now (its holder, not the pool, wrote them last).
 func (p *Pool) Release(port neutron.Port, podUID string) Release {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -141,6 +147,7 @@ func (p *Pool) Release(port neutron.Port, podUID string) Release {
 		e.state, e.holder, e.retiredAt = stateRetiring, "", time.Now()
 		return Retire
 	}
+	e.port.SecurityGroups = slices.Clone(port.SecurityGroups)
 	p.makeFree(e)
 	return Returned
 }

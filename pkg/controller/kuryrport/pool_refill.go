@@ -169,7 +169,7 @@ func (p *Pool) refill(ctx context.Context, node string, n int) error {
 		}
 		p.unclear.GiveUp(node)
 	}
-	ports, err := p.Neutron.CreatePorts(ctx, p.specs(target, node, n))
+	ports, err := p.Neutron.CreatePorts(ctx, p.specs(target, node, n, p.Groups(ctx)))
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if err != nil && len(ports) == 0 {
@@ -213,13 +213,30 @@ func (p *Pool) adopt(ctx context.Context, node string) (int, error) {
 	return n, nil
 }
 
-func (p *Pool) specs(target Target, node string, n int) []neutron.PortSpec {
+// Groups are the groups pooled ports are made with, and given back when a
+// pod releases one: pod_security_groups and the Defaults (those of a pod
+// nothing selects), or pod_security_groups alone while the Defaults cannot
+// be told (a port taken then gets its groups written, as any other).
+func (p *Pool) Groups(ctx context.Context) []string {
+	if p.Defaults == nil {
+		return p.Spec.SecurityGroups
+	}
+	extra, err := p.Defaults.DefaultGroups(ctx)
+	if err != nil {
+		log.FromContext(ctx).Info("pooled ports made without the default groups", "error", err.Error())
+		return p.Spec.SecurityGroups
+	}
+	return union(p.Spec.SecurityGroups, extra)
+}
+
+// specs are n ports for node on target, with groups.
+func (p *Pool) specs(target Target, node string, n int, groups []string) []neutron.PortSpec {
 	specs := make([]neutron.PortSpec, n)
 	for i := range specs {
 		specs[i] = neutron.PortSpec{
 			Name: names.PoolPortName, NetworkID: target.NetworkID, SubnetID: target.SubnetID,
 			ProjectID: p.Spec.ProjectID, HostID: node, DeviceOwner: DeviceOwner,
-			SecurityGroups: p.Spec.SecurityGroups,
+			SecurityGroups: groups,
 			Tags:           append([]string{names.ClusterTag(p.Spec.Cluster), names.PoolTag(node)}, p.Spec.ExtraTags...),
 		}
 	}

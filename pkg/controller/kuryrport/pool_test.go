@@ -2,9 +2,11 @@ package kuryrport
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
+	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron/neutrontest"
@@ -310,5 +312,68 @@ func TestPoolRefillAnsweredClearsStrikes(t *testing.T) {
 	pool.unclear.Mark("node-a")
 	if _, left := pool.unclear.Pending("node-a"); left > openstack.UnclearSettle {
 		t.Errorf("settle %s after an answered refill, want at most %s", left, openstack.UnclearSettle)
+	}
+}
+
+// defaultGroups gives every pod the same groups, and can tell them
+// without a pod (as the open groups of NetworkPolicies).
+type defaultGroups []string
+
+func (d defaultGroups) Groups(context.Context, *kuryrv1.KuryrPort) ([]string, error) { return d, nil }
+func (d defaultGroups) DefaultGroups(context.Context) ([]string, error)              { return d, nil }
+
+// A pool whose ports are made with the groups a pod nothing selects
+// carries hands such a pod its port without a write; without them, the
+// port's groups are written when it is taken.
+func TestPooledPortCarriesDefaultGroups(t *testing.T) {
+	for _, withDefaults := range []bool{false, true} {
+		e := newEnv(t, kp("web", "uid-1"))
+		src := defaultGroups{"sg-open-egress", "sg-open-ingress"}
+		e.r.Groups, e.r.GroupPorts = src, e.r.Neutron.(*neutron.Client)
+		pool := newTestPool(t, e, PoolSettings{Min: 1, Batch: 1})
+		if withDefaults {
+			pool.Defaults = src
+		}
+		pool.fillResolved(t, "node-a")
+		if err := pool.refill(context.Background(), "node-a", 1); err != nil {
+			t.Fatal(err)
+		}
+		e.r.Pool = pool
+		writes := e.fake.Writes()
+		if err := e.reconcile(t, "web"); err != nil {
+			t.Fatal(err)
+		}
+		v, _ := e.get(t, "web").Status.DefaultVIF()
+		if got := portGroups(t, e, v.PortID); !slices.Equal(got, []string{"sg", "sg-open-egress", "sg-open-ingress"}) {
+			t.Errorf("defaults %v: port groups %v", withDefaults, got)
+		}
+		want := 1
+		if withDefaults {
+			want = 0
+		}
+		if n := e.fake.Writes() - writes; n != want {
+			t.Errorf("defaults %v: %d writes taking the pooled port, want %d: %v", withDefaults, n, want, e.fake.Requests)
+		}
+		// Released and taken again by another pod: the pool's copy says
+		// what the port carries, so the second pod gets its groups too.
+		if err := e.r.Delete(context.Background(), e.get(t, "web")); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.reconcile(t, "web"); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.r.Create(context.Background(), kp("web2", "uid-2")); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.reconcile(t, "web2"); err != nil {
+			t.Fatal(err)
+		}
+		v2, _ := e.get(t, "web2").Status.DefaultVIF()
+		if v2.PortID != v.PortID {
+			t.Fatalf("defaults %v: second pod got port %s, want the released %s", withDefaults, v2.PortID, v.PortID)
+		}
+		if got := portGroups(t, e, v2.PortID); !slices.Equal(got, []string{"sg", "sg-open-egress", "sg-open-ingress"}) {
+			t.Errorf("defaults %v: port groups %v after release and retake", withDefaults, got)
+		}
 	}
 }

@@ -241,9 +241,8 @@ func (r *Reconciler) finalize(ctx context.Context, kp *kuryrv1.KuryrPort) (time.
 	}
 	for _, p := range r.portsOf(kp) {
 		// A port given up is not pooled, nor one whose groups cannot be
-		// taken back to pod_security_groups first (the next pod would
-		// inherit them).
-		if r.Pool != nil && !r.Ledger.Doomed(p.ID) && r.poolable(ctx, kp.Spec.PodUID, p.ID) &&
+		// taken back to the pool's first (the next pod would inherit them).
+		if r.Pool != nil && !r.Ledger.Doomed(p.ID) && r.poolable(ctx, kp.Spec.PodUID, &p) &&
 			r.Pool.Release(p, kp.Spec.PodUID) != Retire {
 			continue // back in its node's pool, or another pod's now
 		}

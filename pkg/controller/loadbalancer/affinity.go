@@ -2,6 +2,8 @@ package loadbalancer
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -17,6 +19,67 @@ import (
 // on the first load balancer that needs to know, never inferred from the
 // provider's name: ovn-octavia-provider takes SOURCE_IP from every release
 // but maps it to OVN affinity only from 5.0.
+
+// affinityProtocol: Octavia takes a persistence timeout on a pool's POST
+// and PUT only for UDP and SCTP pools (400 "persistence_timeout and
+// persistence_granularity is only for UDP and SCTP protocol pools" on
+// TCP), and without one the ovn provider gives a TCP pool no OVN affinity
+// on create and its own 360 s on update: a TCP port cannot have the
+// Service's timeout, so it gets no affinity, and says so.
+func affinityProtocol(protocol string) bool {
+	return protocol == "UDP" || protocol == "SCTP"
+}
+
+// withoutAffinity are the Service's ports that cannot have affinity.
+func withoutAffinity(klb *kuryrv1.KuryrLoadBalancer) []string {
+	var out []string
+	for _, p := range klb.Spec.Ports {
+		if !affinityProtocol(p.Protocol) {
+			out = append(out, fmt.Sprintf("%d/%s", p.Port, p.Protocol))
+		}
+	}
+	return out
+}
+
+// affinityPool: the pool id is a UDP or SCTP pool of the observed ones
+// (the ovn provider keeps one affinity per protocol: a TCP pool's delete
+// leaves the others' alone).
+func affinityPool(pools []octavia.Pool, id string) bool {
+	for _, p := range pools {
+		if p.ID == id {
+			return affinityProtocol(p.Protocol)
+		}
+	}
+	return false
+}
+
+// warnings are the last affinity Warning given for each Service, in this
+// process: a Warning is given when what it would say changes.
+type warnings struct {
+	mu   sync.Mutex
+	last map[string]string
+}
+
+// changed records note for uid and says whether it differs from the last.
+func (w *warnings) changed(uid, note string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.last == nil {
+		w.last = map[string]string{}
+	}
+	if w.last[uid] == note {
+		return false
+	}
+	w.last[uid] = note
+	return true
+}
+
+// forget drops a Service that is gone.
+func (w *warnings) forget(uid string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.last, uid)
+}
 
 // affinityProbes holds what each provider showed; workers share it.
 type affinityProbes struct {
@@ -49,6 +112,13 @@ func (r *Reconciler) affinity(ctx context.Context, klb *kuryrv1.KuryrLoadBalance
 	want := klb.Spec.AffinityTimeoutSeconds
 	if want <= 0 {
 		klb.Status.SessionAffinity = ""
+		r.warned.forget(uid)
+		return 0, false, nil
+	}
+	tcp := withoutAffinity(klb)
+	if len(tcp) == len(klb.Spec.Ports) { // nothing a probe could change
+		r.affinityStatus(ctx, klb, uid, kuryrv1.AffinityNotEnforced, fmt.Sprintf("sessionAffinity ClientIP is not enforced "+
+			"on ports %s: Octavia takes a persistence timeout only on UDP and SCTP pools", strings.Join(tcp, ", ")))
 		return 0, false, nil
 	}
 	p, ok := r.probes.get(lb.Provider)
@@ -61,16 +131,28 @@ func (r *Reconciler) affinity(ctx context.Context, klb *kuryrv1.KuryrLoadBalance
 			"enforced", p.Enforced, "why", p.Why, "loadBalancer", lb.ID)
 		return 0, true, nil
 	}
-	if p.Enforced {
-		klb.Status.SessionAffinity = kuryrv1.AffinityEnforced
+	if !p.Enforced {
+		r.affinityStatus(ctx, klb, uid, kuryrv1.AffinityNotEnforced, fmt.Sprintf("sessionAffinity ClientIP is not enforced: "+
+			"the %s provider does not implement SOURCE_IP session persistence: %s", lb.Provider, p.Why))
+		return 0, false, nil
+	}
+	if len(tcp) == 0 {
+		r.affinityStatus(ctx, klb, uid, kuryrv1.AffinityEnforced, "")
 		return want, false, nil
 	}
-	if klb.Status.SessionAffinity != kuryrv1.AffinityNotEnforced {
-		r.event(ctx, klb, corev1.EventTypeWarning, "NotEnforced", "Ensure",
-			"sessionAffinity ClientIP is not enforced: the %s provider does not implement SOURCE_IP session persistence: %s", lb.Provider, p.Why)
+	r.affinityStatus(ctx, klb, uid, kuryrv1.AffinityPartial, fmt.Sprintf("sessionAffinity ClientIP is enforced on the "+
+		"UDP and SCTP ports only, not on %s: Octavia takes a persistence timeout only on UDP and SCTP pools",
+		strings.Join(tcp, ", ")))
+	return want, false, nil
+}
+
+// affinityStatus records whether the affinity is in force, with a Warning
+// (note, when not wholly) each time what it says changes.
+func (r *Reconciler) affinityStatus(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, uid, status, note string) {
+	if r.warned.changed(uid, status+": "+note) && note != "" {
+		r.event(ctx, klb, corev1.EventTypeWarning, "NotEnforced", "Ensure", "%s", note)
 	}
-	klb.Status.SessionAffinity = kuryrv1.AffinityNotEnforced
-	return 0, false, nil
+	klb.Status.SessionAffinity = status
 }
 
 // createAffinity is the persistence a new load balancer's pools are created
@@ -104,6 +186,13 @@ func (r *reasserts) mark(uid string) {
 		r.todo = map[string]map[string]bool{}
 	}
 	r.todo[uid] = map[string]bool{}
+}
+
+// forget drops a Service that is gone.
+func (r *reasserts) forget(uid string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.todo, uid)
 }
 
 // next is the next pool to write again ("" when none is left).

@@ -36,26 +36,15 @@ func (e *env) setAffinity(t *testing.T, timeout int32) {
 }
 
 // TestAffinityEnforced: a provider that implements SOURCE_IP persistence
-// (ovn-octavia-provider >= 5.0) refuses the probe, and every pool gets the
-// Service's timeout; a new timeout is one update per pool, no affinity a
-// new pool (the provider clears its OVN affinity only with the pool).
+// (ovn-octavia-provider >= 5.0) refuses the probe, and every UDP pool gets
+// the Service's timeout (Octavia takes none on a TCP pool: the status says
+// Partial, and a Warning names the TCP port); a new timeout is one update
+// per such pool, no affinity a new pool (the provider clears its OVN
+// affinity only with the pool).
 func TestAffinityEnforced(t *testing.T) {
 	e := newEnv(t, "ClusterIP")
 	e.oct.SessionPersistence = true
-	ev := &kittest.Events{}
-	e.r.Recorder = ev
-	e.setAffinity(t, 10800)
-	e.converge(t)
-	got, pools := e.affinities(t)
-	if got["TCP"] != 10800 || got["UDP"] != 10800 || len(pools) != 2 {
-		t.Fatalf("pools %v, affinity %v; want both pools at 10800 s", pools, got)
-	}
-	if st := e.klb(t).Status.SessionAffinity; st != kuryrv1.AffinityEnforced {
-		t.Fatalf("status.sessionAffinity %q", st)
-	}
-	if w := ev.Notes("NotEnforced"); len(w) != 0 {
-		t.Fatalf("Warnings %v", w)
-	}
+	e.partial(t, 10800)
 	// The create, the refused probe, then one update per pool (the
 	// provider was not known when the load balancer was created).
 	if n := e.oct.Requests["POST pools"]; n != 1 {
@@ -65,11 +54,11 @@ func TestAffinityEnforced(t *testing.T) {
 	before := e.oct.Requests["PUT pools"]
 	e.setAffinity(t, 60)
 	e.converge(t)
-	if got, _ := e.affinities(t); got["TCP"] != 60 || got["UDP"] != 60 {
-		t.Fatalf("affinity %v, want 60 s", got)
+	if got, _ := e.affinities(t); got["TCP"] != 0 || got["UDP"] != 60 {
+		t.Fatalf("affinity %v, want 60 s on UDP", got)
 	}
-	if n := e.oct.Requests["PUT pools"] - before; n != 2 {
-		t.Fatalf("%d pool updates for a new timeout, want 2", n)
+	if n := e.oct.Requests["PUT pools"] - before; n != 1 {
+		t.Fatalf("%d pool updates for a new timeout, want 1", n)
 	}
 
 	e.setAffinity(t, 0)
@@ -80,8 +69,45 @@ func TestAffinityEnforced(t *testing.T) {
 	if st := e.klb(t).Status.SessionAffinity; st != "" {
 		t.Fatalf("status.sessionAffinity %q without affinity", st)
 	}
-	if n := e.oct.Requests["DELETE pools"]; n != 2 {
-		t.Fatalf("%d pool deletes, want 2 (replaced)", n)
+	if n := e.oct.Requests["DELETE pools"]; n != 1 {
+		t.Fatalf("%d pool deletes, want 1 (the UDP pool replaced)", n)
+	}
+}
+
+// partial asks for affinity with timeout on the env's TCP and UDP ports of
+// a provider that enforces it: the UDP pool has it, the TCP pool not, the
+// status is Partial and one Warning names the TCP port.
+func (e *env) partial(t *testing.T, timeout int32) {
+	t.Helper()
+	ev := &kittest.Events{}
+	e.r.Recorder = ev
+	e.setAffinity(t, timeout)
+	e.converge(t)
+	got, pools := e.affinities(t)
+	if got["TCP"] != 0 || got["UDP"] != timeout || len(pools) != 2 {
+		t.Fatalf("pools %v, affinity %v; want the UDP pool at %d s, the TCP pool without", pools, got, timeout)
+	}
+	if st := e.klb(t).Status.SessionAffinity; st != kuryrv1.AffinityPartial {
+		t.Fatalf("status.sessionAffinity %q", st)
+	}
+	if w := ev.Notes("NotEnforced"); len(w) != 1 || !strings.Contains(w[0], "not on 80/TCP") {
+		t.Fatalf("Warnings %v, want one naming the TCP port", w)
+	}
+}
+
+// TestAffinityEnforcedRefusalCrashes: ovn-octavia-provider 8.0.0 fails
+// (500) while refusing HTTP_COOKIE, twice the same; the probe then asks
+// for a SOURCE_IP pool, which it takes: enforced, and that pool goes.
+func TestAffinityEnforcedRefusalCrashes(t *testing.T) {
+	e := newEnv(t, "ClusterIP")
+	e.oct.SessionPersistence = true
+	e.oct.RefusalCrashes = true
+	e.partial(t, 600)
+	if n := e.oct.Requests["POST pools"]; n != 3 {
+		t.Fatalf("%d pool creates, want 3 (HTTP_COOKIE refused twice, SOURCE_IP taken): %v", n, e.oct.Requests)
+	}
+	if n := e.oct.Requests["DELETE pools"]; n != 1 {
+		t.Fatalf("%d pool deletes, want 1 (the probe's)", n)
 	}
 }
 
@@ -125,20 +151,20 @@ func TestAffinityNotEnforced(t *testing.T) {
 
 // TestAffinityReassertedAfterPoolDelete: the ovn provider keeps one
 // affinity timeout per protocol and drops it when any pool of that
-// protocol goes: removing one TCP port of a Service with affinity writes
-// the other TCP pool's persistence again.
+// protocol goes: removing one UDP port of a Service with affinity writes
+// the other UDP pool's persistence again.
 func TestAffinityReassertedAfterPoolDelete(t *testing.T) {
 	e := newEnv(t, "ClusterIP")
 	e.oct.SessionPersistence = true
 	klb := e.klb(t)
 	klb.Spec.AffinityTimeoutSeconds = 300
-	klb.Spec.Ports = append(klb.Spec.Ports, kuryrv1.LoadBalancerPort{Name: "https", Protocol: "TCP", Port: 443, Members: members("10.10.0.4")})
+	klb.Spec.Ports = append(klb.Spec.Ports, kuryrv1.LoadBalancerPort{Name: "dns", Protocol: "UDP", Port: 53, Members: members("10.10.0.4")})
 	if err := e.cl.Update(context.Background(), klb); err != nil {
 		t.Fatal(err)
 	}
 	e.converge(t)
 	klb = e.klb(t)
-	klb.Spec.Ports = klb.Spec.Ports[:2] // the https port goes
+	klb.Spec.Ports = klb.Spec.Ports[:2] // the dns port goes
 	if err := e.cl.Update(context.Background(), klb); err != nil {
 		t.Fatal(err)
 	}
@@ -147,10 +173,40 @@ func TestAffinityReassertedAfterPoolDelete(t *testing.T) {
 	if n := e.oct.Requests["DELETE pools"]; n != 1 {
 		t.Fatalf("%d pool deletes, want 1", n)
 	}
-	if n := e.oct.Requests["PUT pools"] - puts; n != 2 {
-		t.Fatalf("%d pool updates after the delete, want 2 (each remaining pool with persistence)", n)
+	if n := e.oct.Requests["PUT pools"] - puts; n != 1 {
+		t.Fatalf("%d pool updates after the delete, want 1 (the remaining pool with persistence)", n)
 	}
-	if got, pools := e.affinities(t); got["TCP"] != 300 || got["UDP"] != 300 || len(pools) != 2 {
+	if got, pools := e.affinities(t); got["TCP"] != 0 || got["UDP"] != 300 || len(pools) != 2 {
 		t.Fatalf("pools %v, affinity %v", pools, got)
+	}
+}
+
+// TestAffinityTCPOnly: a Service whose ports are all TCP cannot have
+// affinity whatever the provider: NotEnforced with a Warning naming the
+// ports, and the provider is not probed.
+func TestAffinityTCPOnly(t *testing.T) {
+	e := newEnv(t, "ClusterIP")
+	e.oct.SessionPersistence = true
+	ev := &kittest.Events{}
+	e.r.Recorder = ev
+	klb := e.klb(t)
+	klb.Spec.Ports = klb.Spec.Ports[:1]
+	klb.Spec.AffinityTimeoutSeconds = 300
+	if klb.Spec.Ports[0].Protocol != "TCP" {
+		t.Fatalf("port %+v", klb.Spec.Ports[0])
+	}
+	if err := e.cl.Update(context.Background(), klb); err != nil {
+		t.Fatal(err)
+	}
+	e.converge(t)
+	if st := e.klb(t).Status.SessionAffinity; st != kuryrv1.AffinityNotEnforced {
+		t.Fatalf("status.sessionAffinity %q", st)
+	}
+	if n := e.oct.Requests["POST pools"]; n != 0 {
+		t.Fatalf("%d pool creates, want none (no probe)", n)
+	}
+	e.converge(t)
+	if w := ev.Notes("NotEnforced"); len(w) != 1 || !strings.Contains(w[0], "on ports 80/TCP") {
+		t.Fatalf("Warnings %v, want one naming the port", w)
 	}
 }

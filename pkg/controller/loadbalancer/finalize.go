@@ -3,6 +3,10 @@ package loadbalancer
 import (
 	"context"
 	"errors"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -28,6 +32,9 @@ func (r *Reconciler) finalize(ctx context.Context, klb *kuryrv1.KuryrLoadBalance
 	if err := r.releaseFloatingIPs(ctx, klb, vipPort, uid); err != nil {
 		return ctrl.Result{}, err
 	}
+	// Read before the list: a create that settles after it was listed is
+	// listed once more.
+	pending, left := r.creates().Pending(uid)
 	lbs, err := r.Octavia.FindLoadBalancers(ctx, r.tags(uid)[:2])
 	if err != nil {
 		return ctrl.Result{}, err
@@ -35,23 +42,16 @@ func (r *Reconciler) finalize(ctx context.Context, klb *kuryrv1.KuryrLoadBalance
 	if st := klb.Status.LoadBalancer; st != nil && st.ID != "" && !hasLB(lbs, st.ID) {
 		lbs = append(lbs, octavia.LoadBalancer{ID: st.ID})
 	}
-	if pending, left := r.creates().Pending(uid); pending && left > 0 && len(lbs) == 0 {
-		return ctrl.Result{RequeueAfter: left}, nil // a create may still commit
+	if res, wait, err := r.deleteLBs(ctx, klb, uid, lbs); wait || err != nil {
+		return res, err
+	}
+	// A create that went unanswered may still commit, even when another
+	// load balancer was found and deleted: the finalizer stays until its
+	// settle time is over, and what it made is then found and deleted.
+	if pending && left > 0 {
+		return ctrl.Result{RequeueAfter: left}, nil
 	}
 	r.creates().Clear(uid)
-	r.progress.done(uid)
-	for _, lb := range lbs {
-		if lb.ProvisioningStatus == "PENDING_DELETE" {
-			continue
-		}
-		if err := r.Octavia.DeleteLoadBalancer(ctx, lb.ID); err != nil {
-			if octavia.Busy(err) {
-				return ctrl.Result{RequeueAfter: pendingRequeue}, nil
-			}
-			return ctrl.Result{}, err
-		}
-		log.FromContext(ctx).Info("load balancer deleted", "loadBalancer", lb.ID)
-	}
 	if err := r.publish(ctx, klb, uid, nil, published); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -66,7 +66,53 @@ func (r *Reconciler) finalize(ctx context.Context, klb *kuryrv1.KuryrLoadBalance
 			return ctrl.Result{}, err
 		}
 	}
+	// Forgotten last: a later step that fails must not restart the wait.
+	r.progress.done(uid)
+	r.warned.forget(uid)
+	r.reasserts.forget(uid)
 	return ctrl.Result{}, kit.RemoveFinalizer(ctx, r.Client, klb, kuryrv1.KuryrLoadBalancerFinalizer)
+}
+
+// deleteLBs deletes the load balancers (cascade) and waits until Octavia
+// no longer lists them: a cascade delete the provider fails leaves the
+// load balancer in ERROR, and it is deleted again (every errorRedelete).
+// One still listed deleteWait after kuryr first deleted it (stuck
+// PENDING_DELETE: the provider lost the delete, and Octavia refuses every
+// other write to it) is given up, with a Warning that says what an
+// operator does. Only listed load balancers are waited for (the recorded
+// id alone may name one long gone); once none is, the wait starts afresh
+// for any that a late create commits.
+func (r *Reconciler) deleteLBs(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, uid string, lbs []octavia.LoadBalancer) (ctrl.Result, bool, error) {
+	var left []string
+	wait := pendingRequeue
+	for _, lb := range lbs {
+		if lb.ProvisioningStatus != "PENDING_DELETE" {
+			if err := r.Octavia.DeleteLoadBalancer(ctx, lb.ID); err != nil {
+				if octavia.Busy(err) {
+					return ctrl.Result{RequeueAfter: pendingRequeue}, true, nil
+				}
+				return ctrl.Result{}, true, err
+			}
+			log.FromContext(ctx).Info("load balancer deleted", "loadBalancer", lb.ID, "was", lb.ProvisioningStatus)
+		}
+		if lb.ProvisioningStatus == "ERROR" {
+			wait = errorRedelete
+		}
+		if lb.ProvisioningStatus != "" {
+			left = append(left, lb.ID)
+		}
+	}
+	if len(left) == 0 {
+		r.progress.deletedDone(uid)
+		return ctrl.Result{}, false, nil
+	}
+	if since := r.progress.deleted(uid); since > deleteWait {
+		r.event(ctx, klb, corev1.EventTypeWarning, "DeleteNotFinished", "Delete",
+			"load balancers %s still listed by Octavia %s after kuryr deleted them: for each still PENDING_DELETE (the "+
+				"provider lost the delete), %s", strings.Join(left, ", "), since.Round(time.Second), octavia.StuckDeleteRemedy)
+		return ctrl.Result{}, false, nil
+	}
+	return ctrl.Result{RequeueAfter: wait}, true, nil
 }
 
 func hasLB(lbs []octavia.LoadBalancer, id string) bool {

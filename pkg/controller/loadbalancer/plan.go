@@ -17,12 +17,16 @@ func listenerName(ns, name, proto string, port int32) string {
 }
 
 // desiredListeners are the listeners, pools and members a spec asks for;
-// affinity is the pools' SOURCE_IP persistence timeout (0: none).
+// affinity is the SOURCE_IP persistence timeout of the pools that can take
+// one (affinityProtocol; 0: none).
 func desiredListeners(klb *kuryrv1.KuryrLoadBalancer, tags []string, affinity int32) []octavia.ListenerSpec {
 	out := make([]octavia.ListenerSpec, 0, len(klb.Spec.Ports))
 	for _, p := range klb.Spec.Ports {
 		name := listenerName(klb.Namespace, klb.Name, p.Protocol, p.Port)
-		pool := octavia.PoolSpec{Name: name, Protocol: p.Protocol, Algorithm: klb.Spec.Algorithm, AffinityTimeout: affinity, Tags: tags}
+		pool := octavia.PoolSpec{Name: name, Protocol: p.Protocol, Algorithm: klb.Spec.Algorithm, Tags: tags}
+		if affinityProtocol(p.Protocol) {
+			pool.AffinityTimeout = affinity
+		}
 		for _, m := range p.Members {
 			pool.Members = append(pool.Members, octavia.MemberSpec{Name: memberName(m), Address: m.IP, Port: m.Port, SubnetID: m.SubnetID})
 		}

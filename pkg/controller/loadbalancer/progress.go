@@ -31,6 +31,7 @@ type tries struct {
 	repeats      int
 	pendingSince time.Time
 	stuckSince   time.Time // a child PENDING_* under an ACTIVE load balancer
+	deletedSince time.Time // kuryr's first delete of the Service's load balancers
 }
 
 func (p *progress) get(uid string) *tries {
@@ -64,13 +65,35 @@ func (p *progress) applied(uid, step string) int {
 // PENDING_* while ACTIVE itself, counted from the first such look since a
 // step was last applied.
 func (p *progress) stuck(uid string) time.Duration {
+	return p.since(uid, func(t *tries) *time.Time { return &t.stuckSince })
+}
+
+// since returns how long ago the moment at(t) of a Service was, set to now
+// the first time.
+func (p *progress) since(uid string, at func(*tries) *time.Time) time.Duration {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	t := p.get(uid)
-	if t.stuckSince.IsZero() {
-		t.stuckSince = p.clock()
+	m := at(p.get(uid))
+	if m.IsZero() {
+		*m = p.clock()
 	}
-	return p.clock().Sub(t.stuckSince)
+	return p.clock().Sub(*m)
+}
+
+// deleted returns how long ago kuryr first deleted the Service's load
+// balancers (0 the first time).
+func (p *progress) deleted(uid string) time.Duration {
+	return p.since(uid, func(t *tries) *time.Time { return &t.deletedSince })
+}
+
+// deletedDone forgets when kuryr first deleted the Service's load
+// balancers: none is listed any more.
+func (p *progress) deletedDone(uid string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if t, ok := p.by[uid]; ok {
+		t.deletedSince = time.Time{}
+	}
 }
 
 // refused records that the step last applied failed: only steps Octavia

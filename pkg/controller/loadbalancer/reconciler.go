@@ -99,6 +99,7 @@ type Reconciler struct {
 	progress       progress
 	probes         affinityProbes
 	reasserts      reasserts
+	warned         warnings
 }
 
 // Requeue intervals: Octavia objects are immutable while PENDING_*, and a
@@ -106,6 +107,12 @@ type Reconciler struct {
 const (
 	pendingRequeue = time.Second
 	stepRequeue    = 250 * time.Millisecond
+	// deleteWait: how long a deleted Service's load balancer may stay
+	// listed after kuryr's first delete before its KuryrLoadBalancer goes
+	// without it; errorRedelete: the pace of deletes of one the provider
+	// failed to delete (ERROR).
+	deleteWait    = octavia.StuckDelete
+	errorRedelete = 15 * time.Second
 	// groupInUseRequeue: a source group the pods' ports still carry.
 	groupInUseRequeue = 5 * time.Second
 	// notServedRecheck: external addresses not served are tried again this
@@ -210,7 +217,7 @@ func (r *Reconciler) ensure(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer,
 		return ctrl.Result{RequeueAfter: stepRequeue}, nil
 	}
 	if steps := plan(desiredListeners(klb, r.tags(uid), affinity), obs); len(steps) > 0 {
-		if steps[0].kind == deletePool && affinity > 0 {
+		if steps[0].kind == deletePool && affinity > 0 && affinityPool(obs.pools, steps[0].id) {
 			r.reasserts.mark(uid)
 		}
 		return r.step(ctx, klb, lb, uid, steps)

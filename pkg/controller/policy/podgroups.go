@@ -73,6 +73,16 @@ func (s PodGroups) Groups(ctx context.Context, kp *kuryrv1.KuryrPort) ([]string,
 	return groups, nil
 }
 
+// DefaultGroups implements portgroups.Defaults: a pod no policy selects
+// carries the open group of each direction.
+func (s PodGroups) DefaultGroups(ctx context.Context) ([]string, error) {
+	in, out, err := s.Open.IDs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return []string{in, out}, nil
+}
+
 // PeerGroupsOf are the groups of the peers a pod is one of, among the
 // peers of live policies whose group exists. A peer whose group is not
 // made yet leaves the pod out of it: the rules naming it are not made

@@ -21,6 +21,14 @@ type GroupSource interface {
 	Groups(ctx context.Context, kp *kuryrv1.KuryrPort) ([]string, error)
 }
 
+// Defaults is implemented by a GroupSource that can tell, without a pod,
+// the groups it gives a pod that nothing selects (NetworkPolicies: the
+// open groups). A pool creates its ports with them, so that handing one
+// to such a pod writes nothing.
+type Defaults interface {
+	DefaultGroups(ctx context.Context) ([]string, error)
+}
+
 // ErrGroupsNotReady: a source cannot tell a port's groups yet (a policy
 // that selects the pod has no security group yet). The port waits: it is
 // neither created nor changed until the source can tell.
@@ -64,4 +72,21 @@ func (s Sources) Groups(ctx context.Context, kp *kuryrv1.KuryrPort) ([]string, e
 		return nil, &GroupsNotReady{Groups: out, Cause: notReady.Cause}
 	}
 	return out, nil
+}
+
+// DefaultGroups returns the sorted union of the default groups of the
+// sources that have them.
+func (s Sources) DefaultGroups(ctx context.Context) ([]string, error) {
+	var out []string
+	for _, src := range s {
+		if d, ok := src.(Defaults); ok {
+			gs, err := d.DefaultGroups(ctx)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, gs...)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/kuryr-k8s/kuryr/pkg/openstack/openstacktest"
 )
 
-// Security groups, as Neutron (Zed, ML2/OVN) serves them:
+// Security groups, as Neutron (ML2/OVN, Zed to 2025.1) serves them:
 //
 //	GET    /v2.0/security-groups       list; filters below
 //	POST   /v2.0/security-groups       {"security_group": {...}}: 201, with two egress rules

@@ -138,6 +138,19 @@ func ovnListener(o Object) *reply {
 	return nil
 }
 
+// persistenceTimeout is Octavia's own check on a pool's POST and PUT
+// (before any provider's): a persistence timeout or granularity only on UDP
+// and SCTP pools. A load balancer created in one request is not checked.
+func persistenceTimeout(protocol string, o Object) *reply {
+	sp, _ := o["session_persistence"].(Object)
+	set := func(k string) bool { v, ok := sp[k]; return ok && v != nil && v != float64(0) && v != "" }
+	if protocol == "UDP" || protocol == "SCTP" || (!set("persistence_timeout") && !set("persistence_granularity")) {
+		return nil
+	}
+	r := fault(400, "Validation failure: %s", "persistence_timeout and persistence_granularity is only for UDP and SCTP protocol pools.")
+	return &r
+}
+
 func (f *Fake) ovnPool(o Object) *reply {
 	if p := str(o, "protocol"); !contains(ovnProtocols, p) {
 		r := unsupported("OVN provider does not support %s protocol", p)
@@ -156,6 +169,10 @@ func (f *Fake) ovnPool(o Object) *reply {
 func (f *Fake) ovnPersistence(o Object) *reply {
 	sp, _ := o["session_persistence"].(Object)
 	if t := str(sp, "type"); f.SessionPersistence && sp != nil && t != "SOURCE_IP" {
+		if f.RefusalCrashes {
+			r := fault(500, "Provider 'ovn' reports error: %s", "'dict' object has no attribute 'type'")
+			return &r
+		}
 		r := unsupported("OVN provider does not support %s session persistence. Only SOURCE_IP type is supported.", t)
 		return &r
 	}

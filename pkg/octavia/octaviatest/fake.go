@@ -85,6 +85,12 @@ type Fake struct {
 	// balancer's affinity and refuses other types (501); without it the
 	// provider is 3.0, which takes any type and ignores it.
 	SessionPersistence bool
+	// RefusalCrashes makes that check crash while it refuses a type, as
+	// ovn-octavia-provider 8.0.0 (OpenStack 2025.1) does: its message reads
+	// the persistence's type as an attribute of the dict it is given, and
+	// Octavia answers 500 "Provider 'ovn' reports error: 'dict' object has
+	// no attribute 'type'" (the pool is not created; SOURCE_IP is taken).
+	RefusalCrashes bool
 	// Instant makes every write settle at once: the write's own answer
 	// still shows PENDING_* (as Octavia's does), the next request sees
 	// ACTIVE.

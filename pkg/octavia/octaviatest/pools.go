@@ -46,6 +46,9 @@ func (f *Fake) createPool(body Object) reply {
 	if _, hm := req["healthmonitor"].(Object); hm || len(objects(req["members"])) > 0 {
 		return unhandled("'dict' object has no attribute '_sa_instance_state'")
 	}
+	if r := persistenceTimeout(str(req, "protocol"), req); r != nil {
+		return *r
+	}
 	if r := f.ovnPool(req); r != nil {
 		return *r
 	}
@@ -72,6 +75,9 @@ func (f *Fake) updatePool(id string, body Object) reply {
 	}
 	lbID := str(p, "_lb")
 	if r := f.mutable(lbID); r != nil {
+		return *r
+	}
+	if r := persistenceTimeout(str(p, "protocol"), req); r != nil {
 		return *r
 	}
 	if r := f.ovnPersistence(req); r != nil {

@@ -68,9 +68,9 @@ func TestPodsSurviveVswitchdRestart(t *testing.T) {
 // source port, closing each connection with a reset: the pattern that made
 // Debian's ovs-vswitchd 3.1.0 abort in its userspace conntrack (OVN commits
 // every connection through a security group with an all-zero SNAT, and a
-// new SYN on a just-closed NATed tuple hit the un-NAT entry). The local
-// cloud runs a patched ovs-vswitchd (hack/local-cloud/build-ovs.sh); with
-// it the node's ovs-vswitchd survives and every connection succeeds.
+// new SYN on a just-closed NATed tuple hit the un-NAT entry; the local
+// cloud then ran a patched build). Open vSwitch 3.5, which the local cloud
+// runs unpatched, survives it: every connection succeeds.
 func TestConntrackTupleReuse(t *testing.T) {
 	c, _, ns := framework.Setup(t, "e2e-ct")
 	server := c.WaitReady(t, c.CreatePods(t, ns, "server", 1), 2*time.Minute)[0]

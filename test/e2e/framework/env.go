@@ -110,22 +110,17 @@ func Load(o Options) (*Cloud, error) {
 	return c, nil
 }
 
-// openStackClients: as the cloud's admin through Keystone when the cloud
-// has it (OS_CLOUD of OS_CLIENT_CONFIG_FILE, written by make up), else the
-// noauth endpoints.
+// openStackClients: as the cloud's admin through Keystone (OS_CLOUD of
+// OS_CLIENT_CONFIG_FILE, written by make up).
 func openStackClients(timeout time.Duration) (*openstack.Clients, error) {
-	if cloud := os.Getenv("OS_CLOUD"); cloud != "" {
-		a := config.Auth{Cloud: cloud, CloudsFile: os.Getenv("OS_CLIENT_CONFIG_FILE"), EndpointType: "public", Timeout: timeout}
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
-		defer cancel()
-		return openstack.NewClients(ctx, a, "")
-	}
 	var r envReader
-	ep := openstack.Endpoints{Network: r.get("NEUTRON_URL"), LoadBalancer: r.get("OCTAVIA_URL")}
+	a := config.Auth{Cloud: r.get("OS_CLOUD"), CloudsFile: r.get("OS_CLIENT_CONFIG_FILE"), EndpointType: "public", Timeout: timeout}
 	if r.err != nil {
 		return nil, r.err
 	}
-	return openstack.NewNoAuthClients(ep, timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	return openstack.NewClients(ctx, a, "")
 }
 
 // readEnv reads the cloud's description, the clients aside.

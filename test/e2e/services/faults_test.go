@@ -91,6 +91,9 @@ func TestServiceChurnUnderOctaviaFaults(t *testing.T) {
 			[]string{names.ClusterTag(k.Cluster), names.ServiceTag(string(s.UID))})
 		if err != nil || len(lbs) != 0 {
 			t.Errorf("Service %s: %d load balancers left after its namespace went (%v)", s.Name, len(lbs), err)
+			for _, lb := range lbs {
+				t.Logf("left: load balancer %s %s, created %s", lb.ID, lb.ProvisioningStatus, lb.CreatedAt.Format(time.RFC3339Nano))
+			}
 		}
 	}
 }
