@@ -79,6 +79,12 @@ func TestSelectorlessHeadlessExternalName(t *testing.T) {
 // Services with its service-account token through https://kubernetes.default.
 func TestDNSAndAPIService(t *testing.T) {
 	c, k, ns := framework.Setup(t, "e2e-dns")
+	t.Cleanup(func() {
+		if t.Failed() {
+			c.LogServiceState(t, k, "kube-system", "kube-dns")
+			c.LogServiceState(t, k, ns, "web")
+		}
+	})
 	backends := createBackends(t, c, ns, "web", 0, 2)
 	svc := createService(t, c, webService(ns, "web", "web"))
 	waitKLB(t, k, ns, "web", 2, 2*time.Minute)
