@@ -2,6 +2,8 @@ package openstack
 
 import (
 	"net/http"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -14,8 +16,8 @@ import (
 var (
 	requests = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "kuryr_openstack_requests_total",
-		Help: "OpenStack API requests by service, method and status code.",
-	}, []string{"service", "method", "code"})
+		Help: "OpenStack API requests by service, resource (the collection asked about), method and status code.",
+	}, []string{"service", "resource", "method", "code"})
 	latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "kuryr_openstack_request_duration_seconds",
 		Help:    "OpenStack API request latency by service and method.",
@@ -43,7 +45,7 @@ func (t instrumented) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err == nil {
 		code = strconv.Itoa(resp.StatusCode)
 	}
-	requests.WithLabelValues(svc, req.Method, code).Inc()
+	requests.WithLabelValues(svc, resourceOf(req.URL.Path), req.Method, code).Inc()
 	health.observe(svc, req, resp, err)
 	return resp, err
 }
@@ -57,4 +59,37 @@ func serviceOf(path string) string {
 	default:
 		return ServiceNetwork
 	}
+}
+
+// collection is what a resource label may be: a collection's name, never
+// an id (ids have digits), so the label's values stay few.
+var collection = regexp.MustCompile(`^[a-z][a-z_-]{0,39}$`)
+
+// resourceOf names the collection a request is about, from the API's
+// path: Neutron's first segment after v2.0 (ports, security-group-rules,
+// ...; a port's tags count as ports), Octavia's after lbaas with a pool's
+// members as members, Keystone's tokens; "other" for anything else.
+func resourceOf(path string) string {
+	segs := strings.Split(strings.Trim(path, "/"), "/")
+	for i, s := range segs {
+		if i+1 >= len(segs) {
+			break
+		}
+		switch s {
+		case "v2.0", "lbaas":
+			name := strings.TrimSuffix(segs[i+1], ".json")
+			if s == "lbaas" && slices.Contains(segs[i+1:], "members") {
+				name = "members"
+			}
+			if collection.MatchString(name) {
+				return name
+			}
+			return "other"
+		case "auth":
+			if segs[i+1] == "tokens" {
+				return "tokens"
+			}
+		}
+	}
+	return "other"
 }

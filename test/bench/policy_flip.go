@@ -211,7 +211,7 @@ func (b *policyBench) writes() (float64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("controller metrics: %w", err)
 	}
-	_, w := requestCounts(mf)
+	_, w := requestCounts(mf, "network")
 	return w, nil
 }
 

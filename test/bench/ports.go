@@ -141,10 +141,11 @@ func report(n int, bulk time.Duration, created, ready map[string]time.Time, befo
 			st, secs(h.quantile(.5)), secs(h.quantile(.99)), h.total)
 	}
 	fmt.Printf("kuryr: first pod created -> all %d KuryrPorts ready     %s\n", n, secs(all))
-	r0, w0 := requestCounts(before)
-	r1, w1 := requestCounts(after)
+	r0, w0 := requestCounts(before, "network")
+	r1, w1 := requestCounts(after, "network")
 	fmt.Printf("kuryr: Neutron API calls per pod: %.2f reads, %.2f writes (whole controller, during the burst)\n",
 		(r1-r0)/float64(n), (w1-w0)/float64(n))
+	fmt.Printf("kuryr: Neutron reads per pod by resource: %s\n", readsByResource(before, after, "network", n))
 	verdict := "met"
 	if all > bulk*14/10 {
 		verdict = "MISSED"

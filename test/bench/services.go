@@ -153,10 +153,11 @@ func kuryrServices(ctx context.Context, e *env, pr *prober, ns string, n, member
 		return a, nil, err
 	}
 	a.print("kuryr", "Service created")
-	g0, w0 := octaviaCalls(before)
-	g1, w1 := octaviaCalls(after)
-	fmt.Printf("kuryr: Octavia calls per Service: %.2f GETs, %.2f writes (whole controller, until all %d Ready)\n\n",
+	g0, w0 := requestCounts(before, "load-balancer")
+	g1, w1 := requestCounts(after, "load-balancer")
+	fmt.Printf("kuryr: Octavia calls per Service: %.2f GETs, %.2f writes (whole controller, until all %d Ready)\n",
 		(g1-g0)/float64(n), (w1-w0)/float64(n), n)
+	fmt.Printf("kuryr: Octavia GETs per Service by resource: %s\n\n", readsByResource(before, after, "load-balancer", n))
 	return a, klbs, nil
 }
 
@@ -283,7 +284,7 @@ func restartController(ctx context.Context, e *env, ns string, n, members int) e
 	if err != nil {
 		return err
 	}
-	gets, writes := octaviaCalls(mf)
+	gets, writes := requestCounts(mf, "load-balancer")
 	fmt.Printf("kuryr: Octavia calls of the restarted controller after 20 s more: %.0f GETs, %.0f writes (the cluster's other Services included)\n", gets, writes)
 	fmt.Printf("target: no Octavia write after a restart: %s (%.0f)\n\n", verdict(writes == 0), writes)
 	return nil

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/containernetworking/plugins/pkg/ns"
-	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kuryr-k8s/kuryr/pkg/names"
@@ -274,22 +273,6 @@ func deleteYardstick(ctx context.Context, oc *octavia.Client) (int, time.Duratio
 		wg.Wait()
 	}
 	return found, 0, errors.New("yardstick load balancers still in Octavia after 3 minutes")
-}
-
-// octaviaCalls sums kuryr_openstack_requests_total of the load-balancer
-// service by GET and write (anything else).
-func octaviaCalls(mf map[string]*dto.MetricFamily) (gets, writes float64) {
-	for _, m := range mf["kuryr_openstack_requests_total"].GetMetric() {
-		if label(m, "service") != "load-balancer" {
-			continue
-		}
-		if label(m, "method") == "GET" {
-			gets += m.GetCounter().GetValue()
-		} else {
-			writes += m.GetCounter().GetValue()
-		}
-	}
-	return gets, writes
 }
 
 // createAll runs the n creations at once, each returning the address to

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
@@ -39,11 +40,11 @@ func label(m *dto.Metric, name string) string {
 	return ""
 }
 
-// requestCounts sums kuryr_openstack_requests_total of the network service
-// by read (GET) and write (anything else).
-func requestCounts(mf map[string]*dto.MetricFamily) (reads, writes float64) {
+// requestCounts sums kuryr_openstack_requests_total of one service
+// ("network", "load-balancer") by read (GET) and write (anything else).
+func requestCounts(mf map[string]*dto.MetricFamily, service string) (reads, writes float64) {
 	for _, m := range mf["kuryr_openstack_requests_total"].GetMetric() {
-		if label(m, "service") != "network" {
+		if label(m, "service") != service {
 			continue
 		}
 		if label(m, "method") == "GET" {
@@ -53,6 +54,42 @@ func requestCounts(mf map[string]*dto.MetricFamily) (reads, writes float64) {
 		}
 	}
 	return reads, writes
+}
+
+// readsByResource is, for one service, the GETs between two scrapes per
+// unit (pod, Service) by resource, most first: "ports 0.30, subnets 0.10".
+func readsByResource(before, after map[string]*dto.MetricFamily, service string, units int) string {
+	count := func(mf map[string]*dto.MetricFamily) map[string]float64 {
+		c := map[string]float64{}
+		for _, m := range mf["kuryr_openstack_requests_total"].GetMetric() {
+			if label(m, "service") == service && label(m, "method") == "GET" {
+				c[label(m, "resource")] += m.GetCounter().GetValue()
+			}
+		}
+		return c
+	}
+	b, a := count(before), count(after)
+	type kv struct {
+		name string
+		n    float64
+	}
+	var list []kv
+	for name, n := range a {
+		if d := n - b[name]; d > 0 {
+			list = append(list, kv{name, d / float64(units)})
+		}
+	}
+	sort.Slice(list, func(i, j int) bool {
+		return list[i].n > list[j].n || list[i].n == list[j].n && list[i].name < list[j].name
+	})
+	var out []string
+	for _, e := range list {
+		out = append(out, fmt.Sprintf("%s %.2f", e.name, e.n))
+	}
+	if len(out) == 0 {
+		return "none"
+	}
+	return strings.Join(out, ", ")
 }
 
 // histogramDelta is the histogram of one label value observed between two

@@ -1,0 +1,27 @@
+package openstack
+
+import "testing"
+
+func TestResourceOf(t *testing.T) {
+	for _, tc := range []struct{ path, want string }{
+		{"/v2.0/ports", "ports"},
+		{"/v2.0/ports.json", "ports"},
+		{"/networking/v2.0/ports/3f0c9d2e-5b1a-4c7e-9f00-1a2b3c4d5e6f", "ports"},
+		{"/v2.0/ports/3f0c9d2e-5b1a-4c7e-9f00-1a2b3c4d5e6f/tags/kuryr-x", "ports"},
+		{"/v2.0/security-group-rules", "security-group-rules"},
+		{"/v2.0/address-groups/0d2/add_addresses", "address-groups"},
+		{"/v2/lbaas/loadbalancers/1e2f/status", "loadbalancers"},
+		{"/load-balancer/v2/lbaas/pools/1e2f/members/9a8b", "members"},
+		{"/v2/lbaas/pools", "pools"},
+		{"/v3/auth/tokens", "tokens"},
+		{"/identity/v3/auth/tokens", "tokens"},
+		{"/v2.0/3f0c9d2e5b1a", "other"},
+		{"/v2.0", "other"},
+		{"/", "other"},
+		{"/v2/octavia/amphorae", "other"},
+	} {
+		if got := resourceOf(tc.path); got != tc.want {
+			t.Errorf("resourceOf(%q) = %q, want %q", tc.path, got, tc.want)
+		}
+	}
+}
