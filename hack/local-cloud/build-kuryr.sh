@@ -7,4 +7,4 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$CLOUD_SCRIPTS/components/kuryr.sh"
-timed kuryr-build build_kuryr
+timed "kuryr-build (preparing)" build_kuryr

@@ -54,7 +54,7 @@ func serviceOf(path string) string {
 	switch {
 	case strings.Contains(path, "/lbaas/") || strings.Contains(path, "/octavia/"):
 		return ServiceLoadBalancer
-	case strings.Contains(path, "/auth/tokens"):
+	case strings.Contains(path, "/auth/") || strings.Contains(path, "/v3/") || strings.HasSuffix(path, "/v3"):
 		return ServiceIdentity
 	default:
 		return ServiceNetwork
@@ -77,6 +77,9 @@ func resourceOf(path string) string {
 		}
 		switch s {
 		case "v2.0", "lbaas":
+			if s == "v2.0" && segs[i+1] == "lbaas" { // gophercloud's Octavia paths: /v2.0/lbaas/...
+				continue
+			}
 			name := strings.TrimSuffix(segs[i+1], ".json")
 			if s == "lbaas" && slices.Contains(segs[i+1:], "members") {
 				name = "members"

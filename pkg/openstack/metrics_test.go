@@ -13,6 +13,9 @@ func TestResourceOf(t *testing.T) {
 		{"/v2/lbaas/loadbalancers/1e2f/status", "loadbalancers"},
 		{"/load-balancer/v2/lbaas/pools/1e2f/members/9a8b", "members"},
 		{"/v2/lbaas/pools", "pools"},
+		{"/v2.0/lbaas/loadbalancers/1e2f/status", "loadbalancers"},
+		{"/v2.0/lbaas/pools/1e2f/members/9a8b", "members"},
+		{"/load-balancer/v2.0/lbaas/listeners", "listeners"},
 		{"/v3/auth/tokens", "tokens"},
 		{"/identity/v3/auth/tokens", "tokens"},
 		{"/v2.0/3f0c9d2e5b1a", "other"},
@@ -22,6 +25,20 @@ func TestResourceOf(t *testing.T) {
 	} {
 		if got := resourceOf(tc.path); got != tc.want {
 			t.Errorf("resourceOf(%q) = %q, want %q", tc.path, got, tc.want)
+		}
+	}
+}
+
+func TestServiceOf(t *testing.T) {
+	for _, tc := range []struct{ path, want string }{
+		{"/v2.0/ports", ServiceNetwork},
+		{"/v2.0/lbaas/loadbalancers", ServiceLoadBalancer},
+		{"/v3/auth/tokens", ServiceIdentity},
+		{"/identity/v3/users/u1/application_credentials", ServiceIdentity},
+		{"/v3", ServiceIdentity},
+	} {
+		if got := serviceOf(tc.path); got != tc.want {
+			t.Errorf("serviceOf(%q) = %q, want %q", tc.path, got, tc.want)
 		}
 	}
 }

@@ -30,33 +30,47 @@ import (
 // restarts). It reports, never fails.
 func (c *Cloud) LogServiceState(t testing.TB, k *Kuryr, ns, name string) {
 	t.Helper()
+	// Whatever is failing may be what answers: each part bounded on its
+	// own, Kubernetes first (describe goes to Keystone and Octavia).
+	var b strings.Builder
+	c.logEndpoints(&b, ns, name)
+	c.logSelectedPods(&b, ns, name)
+	k.logOVNLoadBalancer(&b, ns, name)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	var b strings.Builder
 	e := &env.Env{Client: k.Client, Namespace: ns, KuryrNamespace: KuryrNamespace}
 	if err := describe.Run(ctx, e, []string{"service", name}, output.Table, &b); err != nil {
 		fmt.Fprintf(&b, "describe: %v\n", err)
 	}
-	slices, err := c.Kube.DiscoveryV1().EndpointSlices(ns).List(ctx,
-		metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + name})
-	if err != nil {
-		fmt.Fprintf(&b, "endpointslices: %v\n", err)
-	} else {
-		for _, s := range slices.Items {
-			for _, ep := range s.Endpoints {
-				fmt.Fprintf(&b, "endpoint %v ready=%v serving=%v terminating=%v node=%v\n", ep.Addresses,
-					deref(ep.Conditions.Ready), deref(ep.Conditions.Serving), deref(ep.Conditions.Terminating), deref(ep.NodeName))
-			}
-		}
-	}
-	c.logSelectedPods(ctx, &b, ns, name)
-	k.logOVNLoadBalancer(ctx, &b, ns, name)
 	t.Logf("state of Service %s/%s:\n%s", ns, name, b.String())
 }
 
-func (c *Cloud) logSelectedPods(ctx context.Context, b *strings.Builder, ns, name string) {
+func (c *Cloud) logEndpoints(b *strings.Builder, ns, name string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	slices, err := c.Kube.DiscoveryV1().EndpointSlices(ns).List(ctx,
+		metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + name})
+	if err != nil {
+		fmt.Fprintf(b, "endpointslices: %v\n", err)
+		return
+	}
+	for _, s := range slices.Items {
+		for _, ep := range s.Endpoints {
+			fmt.Fprintf(b, "endpoint %v ready=%v serving=%v terminating=%v node=%v\n", ep.Addresses,
+				deref(ep.Conditions.Ready), deref(ep.Conditions.Serving), deref(ep.Conditions.Terminating), deref(ep.NodeName))
+		}
+	}
+}
+
+func (c *Cloud) logSelectedPods(b *strings.Builder, ns, name string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
 	svc, err := c.Kube.CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
-	if err != nil || len(svc.Spec.Selector) == 0 {
+	if err != nil {
+		fmt.Fprintf(b, "service: %v\n", err)
+		return
+	}
+	if len(svc.Spec.Selector) == 0 {
 		return
 	}
 	pods, err := c.Kube.CoreV1().Pods(ns).List(ctx,
@@ -81,13 +95,22 @@ func (c *Cloud) logSelectedPods(ctx context.Context, b *strings.Builder, ns, nam
 
 // logOVNLoadBalancer: the OVN Load_Balancer rows the provider wrote for
 // the Service's load balancer (named after it): VIPs, backends, options.
-func (k *Kuryr) logOVNLoadBalancer(ctx context.Context, b *strings.Builder, ns, name string) {
+func (k *Kuryr) logOVNLoadBalancer(b *strings.Builder, ns, name string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
 	var klb kuryrv1.KuryrLoadBalancer
-	if err := k.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &klb); err != nil || klb.Status.LoadBalancer == nil {
+	if err := k.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &klb); err != nil {
+		fmt.Fprintf(b, "kuryrloadbalancer: %v\n", err)
 		return
 	}
-	out, err := exec.CommandContext(ctx, "bash", k.ctl, "nbctl", "--columns=name,protocol,vips,options,external_ids",
-		"find", "Load_Balancer", "name="+klb.Status.LoadBalancer.ID).CombinedOutput()
+	if klb.Status.LoadBalancer == nil {
+		fmt.Fprintf(b, "kuryrloadbalancer: no load balancer in its status\n")
+		return
+	}
+	cmd := exec.CommandContext(ctx, "bash", k.ctl, "nbctl", "--timeout=10", "--columns=name,protocol,vips,options,external_ids",
+		"find", "Load_Balancer", "name="+klb.Status.LoadBalancer.ID)
+	cmd.WaitDelay = 2 * time.Second // ovn-nbctl, bash's child, may hold the output open
+	out, err := cmd.CombinedOutput()
 	if err != nil {
 		fmt.Fprintf(b, "ovn load balancer: %v: %s\n", err, out)
 		return
