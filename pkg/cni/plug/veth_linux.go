@@ -86,16 +86,37 @@ func (Kernel) CheckNetns(path string) error {
 	return n.Close()
 }
 
-// RemovePodIf deletes ifName from a pod namespace that may no longer exist.
+// RemovePodIf deletes ifName from a pod namespace that may no longer exist,
+// only if it is a veth whose other end is in the caller's (the node's)
+// namespace: what a plug of this node left. A DEL for a sandbox this node
+// never plugged must not take another node's pod off the network: runtimes
+// on one host can share a CNI cache (libcni's /var/lib/cni), and a GC that
+// lists only one node's attachments sends DELs for every other node's
+// through this node's plugin.
 func (Kernel) RemovePodIf(netnsPath, ifName string) error {
 	if netnsPath == "" {
 		return nil
 	}
-	err := ns.WithNetNSPath(netnsPath, func(ns.NetNS) error {
-		if l, err := netlink.LinkByName(ifName); err == nil {
-			return netlink.LinkDel(l)
+	hostNS, err := ns.GetCurrentNS()
+	if err != nil {
+		return fmt.Errorf("current netns: %w", err)
+	}
+	defer hostNS.Close()
+	err = ns.WithNetNSPath(netnsPath, func(ns.NetNS) error {
+		l, err := netlink.LinkByName(ifName)
+		if err != nil {
+			return nil
 		}
-		return nil
+		if _, ok := l.(*netlink.Veth); !ok {
+			return nil
+		}
+		// The node's namespace as this one numbers it (-1: none of its
+		// links has a peer there).
+		id, err := netlink.GetNetNsIdByFd(int(hostNS.Fd()))
+		if err != nil || id < 0 || l.Attrs().NetNsID != id {
+			return nil
+		}
+		return netlink.LinkDel(l)
 	})
 	var nsErr ns.NSPathNotExistErr
 	if errors.As(err, &nsErr) {

@@ -110,6 +110,30 @@ func TestRemovePodIfToleratesMissingNetns(t *testing.T) {
 	}
 }
 
+// RemovePodIf takes out a pod end whose host end is in the caller's
+// namespace (a plug of this node), and leaves one whose host end is in
+// another node's.
+func TestRemovePodIfOnlyOwnPlugs(t *testing.T) {
+	needRoot(t)
+	node, other, pod := newNS(t), newNS(t), newNS(t)
+	v := Veth{Netns: pod.Path(), IfName: "eth0", HostIf: "tap0123456789", MAC: "fa:16:3e:00:00:44", MTU: 1442, Result: result(t)}
+	if err := other.Do(func(ns.NetNS) error { return kernel.CreateVeth(v) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := node.Do(func(ns.NetNS) error { return kernel.RemovePodIf(pod.Path(), "eth0") }); err != nil {
+		t.Fatal(err)
+	}
+	if o, _ := kernel.Inspect(pod.Path(), "eth0", nil); !o.Exists {
+		t.Fatal("removed a pod end plugged by another node")
+	}
+	if err := other.Do(func(ns.NetNS) error { return kernel.RemovePodIf(pod.Path(), "eth0") }); err != nil {
+		t.Fatal(err)
+	}
+	if o, _ := kernel.Inspect(pod.Path(), "eth0", nil); o.Exists {
+		t.Error("left the pod end of its own plug")
+	}
+}
+
 func contains(list []string, s string) bool {
 	for _, l := range list {
 		if l == s {

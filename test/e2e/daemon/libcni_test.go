@@ -19,6 +19,7 @@ import (
 	"github.com/containernetworking/plugins/pkg/ns"
 	"github.com/google/uuid"
 	"github.com/vishvananda/netlink"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
@@ -129,8 +130,27 @@ func TestLibCNIProtocol(t *testing.T) {
 	}
 }
 
+// TestLibCNIGarbageCollection: GC removes the attachments the runtime does
+// not list and leaves the listed ones. libcni sends a DEL for every
+// attachment in its cache that is not listed, and the local cloud's nodes
+// share one host, so one cache (/var/lib/cni): this GC, which lists only
+// the harness node's attachments, also sends DELs for the other node's
+// pods through the harness node's plugin. Those pods must stay on the
+// network: a node takes out only what it plugged.
 func TestLibCNIGarbageCollection(t *testing.T) {
 	h := newHarness(t, "1.1.0")
+	c, _, ns := framework.Setup(t, "e2e-gc")
+	var bystanders []*corev1.Pod
+	for _, node := range c.Nodes {
+		if node != h.kp.Spec.PodNodeName {
+			p, err := c.Kube.CoreV1().Pods(ns).Create(context.Background(), c.TestPod(ns, "on-"+node, node), metav1.CreateOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			bystanders = append(bystanders, p)
+		}
+	}
+	bystanders = c.WaitReady(t, bystanders, 2*time.Minute)
 	ctx := context.Background()
 	rt := h.rt("sandbox-gc", framework.NewNetns(t, "libcni-gc"))
 	if _, err := h.cni.AddNetworkList(ctx, h.list, rt); err != nil {
@@ -138,7 +158,6 @@ func TestLibCNIGarbageCollection(t *testing.T) {
 	}
 	// The runtime lists every attachment of the node but ours: GC removes
 	// ours and leaves the others (the cloud's own pods) alone.
-	c := framework.Connect(t)
 	valid := []types.GCAttachment{}
 	var others []string
 	for _, a := range c.NodeAttachments(t, h.kp.Spec.PodNodeName) {
@@ -160,6 +179,11 @@ func TestLibCNIGarbageCollection(t *testing.T) {
 	for _, o := range others {
 		if !after[o] {
 			t.Errorf("GC removed %s, a valid attachment", o)
+		}
+	}
+	for _, p := range bystanders {
+		if out, err := framework.Exec(t, p, "cat", "/sys/class/net/eth0/address"); err != nil {
+			t.Errorf("pod %s on %s lost its interface to the GC of %s: %v %s", p.Name, p.Spec.NodeName, h.kp.Spec.PodNodeName, err, out)
 		}
 	}
 }
