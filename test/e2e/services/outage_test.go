@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	neutronports "github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -25,9 +26,9 @@ const outage = 25 * time.Second
 // answering nothing, as when every worker blocks) while pods and Services
 // are created; once they answer again, kuryr retries what waited at once
 // instead of at the end of a backoff grown during the outage: every new
-// pod's KuryrPort carries its port within 10 s, every Service's load
+// pod's port is created in Neutron within 10 s, every Service's load
 // balancer is created in Octavia within 10 s, and they are Ready as fast
-// as Octavia makes them.
+// as Neutron and Octavia make them.
 func TestOpenStackOutage(t *testing.T) {
 	c, k, ns := framework.Setup(t, "e2e-outage")
 	createBackends(t, c, ns, "before", 0, 2)
@@ -69,8 +70,17 @@ func TestOpenStackOutage(t *testing.T) {
 	back := time.Now()
 	t.Logf("neutron-server and octavia-api frozen for %s while 6 pods and 3 Services were created", time.Since(start).Round(time.Second))
 
-	k.WaitKuryrPorts(t, pods, time.Minute)
+	kps := k.WaitKuryrPorts(t, pods, time.Minute)
 	ports := time.Since(back)
+	var lastPort time.Duration // the last Neutron create, after the thaw
+	for name, kp := range kps {
+		vif, _ := kp.Status.DefaultVIF()
+		port, err := neutronports.Get(context.Background(), c.OS.Network, vif.PortID).Extract()
+		if err != nil {
+			t.Fatalf("port of %s: %v", name, err)
+		}
+		lastPort = max(lastPort, port.CreatedAt.Sub(back))
+	}
 	var latest time.Duration // the last Octavia create, after the thaw
 	for _, s := range services {
 		klb := waitKLB(t, k, ns, s, 6, 3*time.Minute)
@@ -84,8 +94,13 @@ func TestOpenStackOutage(t *testing.T) {
 	ready := c.WaitReady(t, pods, 3*time.Minute)
 	t.Logf("after they answered again: the 6 KuryrPorts carried their ports in %s, the 3 load balancers were Ready in %s, the pods in %s",
 		ports.Round(100*time.Millisecond), lbs.Round(100*time.Millisecond), time.Since(back).Round(100*time.Millisecond))
-	if ports > 10*time.Second {
-		t.Errorf("the KuryrPorts waiting on Neutron took %s after it answered again, want at most 10 s", ports)
+	// Like Octavia's below: kuryr's part is to ask again at once; the time
+	// Neutron then takes to make and bind the ports is its own (≈ 1 s per
+	// port on a busy 2-core machine), so it is logged, not bounded. The
+	// clock has whole seconds.
+	t.Logf("the last of the 6 ports was created in Neutron %s after it answered again", lastPort.Round(time.Second))
+	if lastPort > 11*time.Second {
+		t.Errorf("the ports waiting on Neutron were created %s after it answered again, want at most 10 s", lastPort)
 	}
 	// Octavia's clock has whole seconds: the last load balancer was
 	// created (what takes Octavia's own time follows) within 10 s.
