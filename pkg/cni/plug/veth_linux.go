@@ -104,8 +104,12 @@ func (Kernel) RemovePodIf(netnsPath, ifName string) error {
 	defer hostNS.Close()
 	err = ns.WithNetNSPath(netnsPath, func(ns.NetNS) error {
 		l, err := netlink.LinkByName(ifName)
-		if err != nil {
+		var notFound netlink.LinkNotFoundError
+		if errors.As(err, &notFound) {
 			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("find %s: %w", ifName, err)
 		}
 		if _, ok := l.(*netlink.Veth); !ok {
 			return nil
@@ -113,7 +117,10 @@ func (Kernel) RemovePodIf(netnsPath, ifName string) error {
 		// The node's namespace as this one numbers it (-1: none of its
 		// links has a peer there).
 		id, err := netlink.GetNetNsIdByFd(int(hostNS.Fd()))
-		if err != nil || id < 0 || l.Attrs().NetNsID != id {
+		if err != nil {
+			return fmt.Errorf("the node's netns id in %s: %w", netnsPath, err)
+		}
+		if id < 0 || l.Attrs().NetNsID != id {
 			return nil
 		}
 		return netlink.LinkDel(l)

@@ -126,6 +126,19 @@ func TestRemovePodIfOnlyOwnPlugs(t *testing.T) {
 	if o, _ := kernel.Inspect(pod.Path(), "eth0", nil); !o.Exists {
 		t.Fatal("removed a pod end plugged by another node")
 	}
+	// Still not when the node has a link into the pod's namespace too (so
+	// the pod's namespace numbers the node's).
+	extra := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: "tapextra"}, PeerName: "eth1",
+		PeerNamespace: netlink.NsFd(int(pod.Fd()))}
+	if err := node.Do(func(ns.NetNS) error { return netlink.LinkAdd(extra) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := node.Do(func(ns.NetNS) error { return kernel.RemovePodIf(pod.Path(), "eth0") }); err != nil {
+		t.Fatal(err)
+	}
+	if o, _ := kernel.Inspect(pod.Path(), "eth0", nil); !o.Exists {
+		t.Fatal("removed a pod end plugged by another node, the node having a link into the pod's namespace")
+	}
 	if err := other.Do(func(ns.NetNS) error { return kernel.RemovePodIf(pod.Path(), "eth0") }); err != nil {
 		t.Fatal(err)
 	}

@@ -139,11 +139,11 @@ func TestLibCNIProtocol(t *testing.T) {
 // network: a node takes out only what it plugged.
 func TestLibCNIGarbageCollection(t *testing.T) {
 	h := newHarness(t, "1.1.0")
-	c, _, ns := framework.Setup(t, "e2e-gc")
+	c, _, podNS := framework.Setup(t, "e2e-gc")
 	var bystanders []*corev1.Pod
 	for _, node := range c.Nodes {
 		if node != h.kp.Spec.PodNodeName {
-			p, err := c.Kube.CoreV1().Pods(ns).Create(context.Background(), c.TestPod(ns, "on-"+node, node), metav1.CreateOptions{})
+			p, err := c.Kube.CoreV1().Pods(podNS).Create(context.Background(), c.TestPod(podNS, "on-"+node, node), metav1.CreateOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -151,6 +151,16 @@ func TestLibCNIGarbageCollection(t *testing.T) {
 		}
 	}
 	bystanders = c.WaitReady(t, bystanders, 2*time.Minute)
+	if len(bystanders) == 0 {
+		t.Fatal("a cloud of one node: no other node's pod to keep")
+	}
+	// The GC is only a test of that if libcni's cache holds them (their
+	// runtime's ADD, in the host's /var/lib/cni): libcni sends them a DEL.
+	for _, p := range bystanders {
+		if !cached(t, h.cni, p.Name) {
+			t.Fatalf("libcni's cache has no attachment of %s: the GC would not send it a DEL", p.Name)
+		}
+	}
 	ctx := context.Background()
 	rt := h.rt("sandbox-gc", framework.NewNetns(t, "libcni-gc"))
 	if _, err := h.cni.AddNetworkList(ctx, h.list, rt); err != nil {
@@ -244,6 +254,23 @@ func TestCNIErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// cached: libcni's cache holds an attachment of the pod.
+func cached(t *testing.T, c *libcni.CNIConfig, pod string) bool {
+	t.Helper()
+	list, err := c.GetCachedAttachments("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range list {
+		for _, kv := range a.CniArgs {
+			if kv[0] == "K8S_POD_NAME" && kv[1] == pod {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func containsPrefix(list []string, s string) bool {
