@@ -120,10 +120,17 @@ func TestRemovePodIfOnlyOwnPlugs(t *testing.T) {
 	if err := other.Do(func(ns.NetNS) error { return kernel.CreateVeth(v) }); err != nil {
 		t.Fatal(err)
 	}
-	if err := node.Do(func(ns.NetNS) error { return kernel.RemovePodIf(pod.Path(), "eth0") }); err != nil {
-		t.Fatal(err)
+	// removeFrom runs RemovePodIf from a node's namespace and says whether
+	// the pod end is still there.
+	removeFrom := func(from ns.NetNS) bool {
+		t.Helper()
+		if err := from.Do(func(ns.NetNS) error { return kernel.RemovePodIf(pod.Path(), "eth0") }); err != nil {
+			t.Fatal(err)
+		}
+		o, _ := kernel.Inspect(pod.Path(), "eth0", nil)
+		return o.Exists
 	}
-	if o, _ := kernel.Inspect(pod.Path(), "eth0", nil); !o.Exists {
+	if !removeFrom(node) {
 		t.Fatal("removed a pod end plugged by another node")
 	}
 	// Still not when the node has a link into the pod's namespace too (so
@@ -133,16 +140,10 @@ func TestRemovePodIfOnlyOwnPlugs(t *testing.T) {
 	if err := node.Do(func(ns.NetNS) error { return netlink.LinkAdd(extra) }); err != nil {
 		t.Fatal(err)
 	}
-	if err := node.Do(func(ns.NetNS) error { return kernel.RemovePodIf(pod.Path(), "eth0") }); err != nil {
-		t.Fatal(err)
-	}
-	if o, _ := kernel.Inspect(pod.Path(), "eth0", nil); !o.Exists {
+	if !removeFrom(node) {
 		t.Fatal("removed a pod end plugged by another node, the node having a link into the pod's namespace")
 	}
-	if err := other.Do(func(ns.NetNS) error { return kernel.RemovePodIf(pod.Path(), "eth0") }); err != nil {
-		t.Fatal(err)
-	}
-	if o, _ := kernel.Inspect(pod.Path(), "eth0", nil); o.Exists {
+	if removeFrom(other) {
 		t.Error("left the pod end of its own plug")
 	}
 }
