@@ -126,7 +126,8 @@ func (p *Pool) Holds(portID, podUID string) bool {
 }
 
 // Release takes back a port the pod podUID held; port carries the groups
-// it has now (its holder, not the pool, wrote them last).
+// it has now (its holder, not the pool, wrote them last), or none if the
+// caller does not know them (the pool's record stays).
 func (p *Pool) Release(port neutron.Port, podUID string) Release {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -147,7 +148,9 @@ func (p *Pool) Release(port neutron.Port, podUID string) Release {
 		e.state, e.holder, e.retiredAt = stateRetiring, "", time.Now()
 		return Retire
 	}
-	e.port.SecurityGroups = slices.Clone(port.SecurityGroups)
+	if port.SecurityGroups != nil { // a copy that knows them (not one made from a VIF)
+		e.port.SecurityGroups = slices.Clone(port.SecurityGroups)
+	}
 	p.makeFree(e)
 	return Returned
 }
