@@ -69,11 +69,15 @@ func (c lbCreate) ToLoadBalancerCreateMap() (map[string]any, error) {
 	return m, nil
 }
 
-// persistenceUpdate is a pool PUT of its session persistence alone.
+// persistenceUpdate is a pool PUT of its session persistence. It names
+// admin_state_up too (kuryr's pools are always up): Octavia passes the
+// provider only the fields a PUT names, and ovn-octavia-provider 8.0.0's
+// pool update, having applied the affinity, reads admin_state_up from them
+// and, without it, fails and leaves the pool in ERROR.
 type persistenceUpdate struct{ timeout int32 }
 
 func (u persistenceUpdate) ToPoolUpdateMap() (map[string]any, error) {
-	return map[string]any{"pool": map[string]any{"session_persistence": persistence(u.timeout)}}, nil
+	return map[string]any{"pool": map[string]any{"session_persistence": persistence(u.timeout), "admin_state_up": true}}, nil
 }
 
 // SetAffinity gives a pool SOURCE_IP session persistence with timeout

@@ -97,12 +97,18 @@ func (e *env) partial(t *testing.T, timeout int32) {
 
 // TestAffinityEnforcedRefusalCrashes: ovn-octavia-provider 8.0.0 fails
 // (500) while refusing HTTP_COOKIE, twice the same; the probe then asks
-// for a SOURCE_IP pool, which it takes: enforced, and that pool goes.
+// for a SOURCE_IP pool, which it takes: enforced, and that pool goes. Its
+// pool update fails without admin_state_up in the request: the UDP pool
+// is updated, not left in ERROR and replaced.
 func TestAffinityEnforcedRefusalCrashes(t *testing.T) {
 	e := newEnv(t, "ClusterIP")
 	e.oct.SessionPersistence = true
 	e.oct.RefusalCrashes = true
+	e.oct.PoolUpdateCrashes = true
 	e.partial(t, 600)
+	if n := e.oct.Requests["PUT pools"]; n != 1 {
+		t.Fatalf("%d pool updates, want 1 (the UDP pool's persistence): %v", n, e.oct.Requests)
+	}
 	if n := e.oct.Requests["POST pools"]; n != 3 {
 		t.Fatalf("%d pool creates, want 3 (HTTP_COOKIE refused twice, SOURCE_IP taken): %v", n, e.oct.Requests)
 	}

@@ -91,6 +91,13 @@ type Fake struct {
 	// Octavia answers 500 "Provider 'ovn' reports error: 'dict' object has
 	// no attribute 'type'" (the pool is not created; SOURCE_IP is taken).
 	RefusalCrashes bool
+	// PoolUpdateCrashes makes a pool PUT that changes the session
+	// persistence but does not name admin_state_up end with the pool in
+	// ERROR, as with ovn-octavia-provider 8.0.0: its pool_update applies
+	// the OVN affinity, then reads the request's admin_state_up (KeyError,
+	// "Exception occurred during update of pool") and reports the pool
+	// ERROR (Octavia passes a provider only the fields a PUT names).
+	PoolUpdateCrashes bool
 	// Instant makes every write settle at once: the write's own answer
 	// still shows PENDING_* (as Octavia's does), the next request sees
 	// ACTIVE.

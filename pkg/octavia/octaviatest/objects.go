@@ -194,6 +194,10 @@ func (f *Fake) activate(lbID string) {
 				o["provisioning_status"] = "ACTIVE"
 				o["operating_status"] = f.onlineStatus(c, o)
 			}
+			if o["_crashed"] == true { // the provider reported ERROR
+				o["provisioning_status"] = "ERROR"
+				delete(o, "_crashed")
+			}
 		}
 	}
 }

@@ -89,6 +89,9 @@ func (f *Fake) updatePool(id string, body Object) reply {
 		}
 	}
 	pend(p)
+	if _, admin := req["admin_state_up"]; f.PoolUpdateCrashes && !admin && req["session_persistence"] != nil {
+		p["_crashed"] = true // ERROR once the provider is done
+	}
 	f.touch(lbID)
 	return reply{200, Object{"pool": f.view(Pools, p, false)}}
 }
