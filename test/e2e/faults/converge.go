@@ -158,7 +158,10 @@ func ownPort(pod *corev1.Pod, kps []kuryrv1.KuryrPort, byID map[string]neutron.P
 		case !ok:
 			return fmt.Errorf("pod %s: its port %s is not in Neutron", pod.Name, v.PortID)
 		case p.HostID != pod.Spec.NodeName || p.MACAddress != v.MACAddress:
-			return fmt.Errorf("pod %s: port %s bound to %s with MAC %s", pod.Name, p.ID, p.HostID, p.MACAddress)
+			return fmt.Errorf("pod %s on %s: port %s bound to %q (vif_type %q, status %s, device %s/%s, created %s, "+
+				"updated %s, tags %v) with MAC %s (KuryrPort: %s)", pod.Name, pod.Spec.NodeName, p.ID, p.HostID, p.VIFType,
+				p.Status, p.DeviceOwner, p.DeviceID, p.CreatedAt.Format(time.RFC3339), p.UpdatedAt.Format(time.RFC3339), p.Tags,
+				p.MACAddress, v.MACAddress)
 		}
 		return nil
 	}
