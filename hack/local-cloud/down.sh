@@ -71,6 +71,9 @@ for n in "${NODES[@]}"; do
 done
 
 restore_host_settings
+# libcni's cache of the nodes' attachments (the nodes share the host's
+# /var/lib/cni): the networks are the cloud's, gone with it.
+rm -f /var/lib/cni/results/kuryr-* /var/lib/cni/results/cni-loopback-*
 rm -rf "$CLOUD_STATE" /var/run/octavia/*.sock
 rm -f "$CLOUD_ENV_FILE"
 log "local cloud is down (logs kept in $CLOUD_LOG_DIR)"

@@ -48,19 +48,25 @@ func (o *OpenGroups) IDs(ctx context.Context) (in, out string, err error) {
 	if o.resolved {
 		return o.in, o.out, nil
 	}
+	if in, out, err = o.resolve(ctx); err != nil {
+		return "", "", err
+	}
+	o.in, o.out, o.resolved = in, out, true
+	return in, out, nil
+}
+
+// resolve ensures both groups with their rules; o.mu is held.
+func (o *OpenGroups) resolve(ctx context.Context) (in, out string, err error) {
 	sources, err := o.sources(ctx)
 	if err != nil {
 		return "", "", err
 	}
-	in, err = o.ensure(ctx, names.OpenIngress, OpenRules(Ingress, sources))
-	if err != nil {
+	if in, err = o.ensure(ctx, names.OpenIngress, OpenRules(Ingress, sources)); err != nil {
 		return "", "", err
 	}
-	out, err = o.ensure(ctx, names.OpenEgress, OpenRules(Egress, []string{"0.0.0.0/0", "::/0"}))
-	if err != nil {
+	if out, err = o.ensure(ctx, names.OpenEgress, OpenRules(Egress, []string{"0.0.0.0/0", "::/0"})); err != nil {
 		return "", "", err
 	}
-	o.in, o.out, o.resolved = in, out, true
 	return in, out, nil
 }
 
@@ -75,11 +81,14 @@ func (o *OpenGroups) sources(ctx context.Context) ([]string, error) {
 	return s, nil
 }
 
-// Start keeps derived sources in step with the cluster's networks (a
+// Start keeps the open groups in step, on the leader, every Refresh (it is
+// a manager.Runnable): derived sources follow the cluster's networks (a
 // tenant network attached to the router later is admitted within
-// Refresh), on the leader; it is a manager.Runnable.
+// Refresh), and a group deleted behind kuryr's back (Neutron lets one go
+// only while no port carries it) is made again and its new id served,
+// instead of an id every port create would be refused for.
 func (o *OpenGroups) Start(ctx context.Context) error {
-	if len(o.Unrestricted) > 0 || o.Derive == nil || o.Refresh <= 0 {
+	if o.Refresh <= 0 {
 		return nil
 	}
 	t := time.NewTicker(o.Refresh)
@@ -91,25 +100,29 @@ func (o *OpenGroups) Start(ctx context.Context) error {
 		case <-t.C:
 		}
 		if err := o.resync(ctx); err != nil && ctx.Err() == nil {
-			log.FromContext(ctx).Error(err, "updating the open-ingress group's sources")
+			log.FromContext(ctx).Error(err, "keeping the open groups in step")
 		}
 	}
 }
 
-// resync rewrites the open-ingress group's rules from the sources, once
-// the groups are known.
+// resync ensures the groups again, once they are known, and serves the
+// ids it finds (the ones known until then when it fails).
 func (o *OpenGroups) resync(ctx context.Context) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if !o.resolved {
 		return nil
 	}
-	sources, err := o.sources(ctx)
+	in, out, err := o.resolve(ctx)
 	if err != nil {
 		return err
 	}
-	_, err = o.ensure(ctx, names.OpenIngress, OpenRules(Ingress, sources))
-	return err
+	if in != o.in || out != o.out {
+		log.FromContext(ctx).Info("open groups made again", "openIngress", in, "openEgress", out,
+			"previousIngress", o.in, "previousEgress", o.out)
+	}
+	o.in, o.out = in, out
+	return nil
 }
 
 // OpenRules admit every protocol from (ingress) or to (egress) each CIDR;
