@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -42,7 +43,7 @@ func yardstickChange(ctx context.Context, oc *octavia.Client, member string) (ti
 		}
 	}
 	p99 := percentile(lat, 99)
-	fmt.Printf("Octavia alone: member deleted from both pools, all %d at once -> ACTIVE   p50 %s  p99 %s  max %s\n",
+	fmt.Printf("Octavia alone: member deleted from both pools, all %d at once -> ACTIVE, member gone   p50 %s  p99 %s  max %s\n",
 		len(lbs), secs(percentile(lat, 50)), secs(p99), secs(percentile(lat, 100)))
 	return p99, nil
 }
@@ -71,9 +72,28 @@ func removeMember(ctx context.Context, oc *octavia.Client, lbID, member string) 
 			if err := waitActive(ctx, oc, lbID, time.Now().Add(2*time.Minute)); err != nil {
 				return err
 			}
+			if err := waitMemberGone(ctx, oc, p.ID, m.ID, time.Now().Add(2*time.Minute)); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
+}
+
+// waitMemberGone waits until a deleted member is no longer listed: with
+// ovn-octavia-provider 8.0 the load balancer can be ACTIVE again while
+// the member is still there (PENDING_DELETE), and adding it back then is
+// refused (409 "Another member on this pool is already using ip").
+func waitMemberGone(ctx context.Context, oc *octavia.Client, poolID, memberID string, deadline time.Time) error {
+	for time.Now().Before(deadline) {
+		ms, err := oc.Members(ctx, poolID)
+		// (a transient error is read again until the deadline)
+		if err == nil && !slices.ContainsFunc(ms, func(m octavia.Member) bool { return m.ID == memberID }) {
+			return nil
+		}
+		time.Sleep(changePoll)
+	}
+	return fmt.Errorf("member %s still in pool %s 2 minutes after its delete", memberID, poolID)
 }
 
 // whenMutable makes a member write, again while Octavia answers that its
