@@ -71,9 +71,15 @@ for n in "${NODES[@]}"; do
 done
 
 restore_host_settings
-# libcni's cache of the nodes' attachments (the nodes share the host's
-# /var/lib/cni): the networks are the cloud's, gone with it.
-rm -f /var/lib/cni/results/kuryr-* /var/lib/cni/results/cni-loopback-*
+# libcni's cache of the nodes' sandboxes (the nodes share the host's
+# /var/lib/cni): those kuryr networked (their loopback entry too) are gone
+# with the cloud; other users' entries stay.
+for f in /var/lib/cni/results/kuryr-*; do
+  [ -e "$f" ] || continue
+  cid=${f#/var/lib/cni/results/kuryr-}
+  cid=${cid%-*}
+  rm -f "/var/lib/cni/results/kuryr-$cid-"* "/var/lib/cni/results/cni-loopback-$cid-"*
+done
 rm -rf "$CLOUD_STATE" /var/run/octavia/*.sock
 rm -f "$CLOUD_ENV_FILE"
 log "local cloud is down (logs kept in $CLOUD_LOG_DIR)"

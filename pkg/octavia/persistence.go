@@ -85,6 +85,9 @@ func (u persistenceUpdate) ToPoolUpdateMap() (map[string]any, error) {
 // clears its OVN affinity when a pool is deleted, not when its persistence
 // is unset.
 func (c *Client) SetAffinity(ctx context.Context, poolID string, timeout int32) error {
+	if timeout <= 0 {
+		return fmt.Errorf("set session persistence on pool %s: timeout %d s: removing it is replacing the pool", poolID, timeout)
+	}
 	if _, err := pools.Update(ctx, c.sc, poolID, persistenceUpdate{timeout}).Extract(); err != nil {
 		return fmt.Errorf("set session persistence SOURCE_IP (%d s) on pool %s: %w", timeout, poolID, err)
 	}

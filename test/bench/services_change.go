@@ -85,15 +85,16 @@ func removeMember(ctx context.Context, oc *octavia.Client, lbID, member string) 
 // the member is still there (PENDING_DELETE), and adding it back then is
 // refused (409 "Another member on this pool is already using ip").
 func waitMemberGone(ctx context.Context, oc *octavia.Client, poolID, memberID string, deadline time.Time) error {
-	for time.Now().Before(deadline) {
+	var last error
+	for time.Now().Before(deadline) && ctx.Err() == nil {
 		ms, err := oc.Members(ctx, poolID)
-		// (a transient error is read again until the deadline)
 		if err == nil && !slices.ContainsFunc(ms, func(m octavia.Member) bool { return m.ID == memberID }) {
 			return nil
 		}
+		last = err // a transient error is read again until the deadline
 		time.Sleep(changePoll)
 	}
-	return fmt.Errorf("member %s still in pool %s 2 minutes after its delete", memberID, poolID)
+	return fmt.Errorf("member %s still in pool %s 2 minutes after its delete (last error: %v)", memberID, poolID, last)
 }
 
 // whenMutable makes a member write, again while Octavia answers that its

@@ -36,6 +36,9 @@ type OpenGroups struct {
 	Derive       func(ctx context.Context) ([]string, error)
 	Refresh      time.Duration
 
+	// ensuring serialises the ensures (at most one group is ever created per
+	// name); mu guards the ids, so that IDs never waits for a resync.
+	ensuring sync.Mutex
 	mu       sync.Mutex
 	in, out  string
 	resolved bool
@@ -43,19 +46,31 @@ type OpenGroups struct {
 
 // IDs returns the ids of the open-ingress and open-egress groups.
 func (o *OpenGroups) IDs(ctx context.Context) (in, out string, err error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.resolved {
-		return o.in, o.out, nil
+	if in, out, ok := o.known(); ok {
+		return in, out, nil
+	}
+	o.ensuring.Lock()
+	defer o.ensuring.Unlock()
+	if in, out, ok := o.known(); ok { // resolved while this one waited
+		return in, out, nil
 	}
 	if in, out, err = o.resolve(ctx); err != nil {
 		return "", "", err
 	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
 	o.in, o.out, o.resolved = in, out, true
 	return in, out, nil
 }
 
-// resolve ensures both groups with their rules; o.mu is held.
+// known returns the ids once resolved.
+func (o *OpenGroups) known() (in, out string, ok bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.in, o.out, o.resolved
+}
+
+// resolve ensures both groups with their rules; o.ensuring is held.
 func (o *OpenGroups) resolve(ctx context.Context) (in, out string, err error) {
 	sources, err := o.sources(ctx)
 	if err != nil {
@@ -106,21 +121,25 @@ func (o *OpenGroups) Start(ctx context.Context) error {
 }
 
 // resync ensures the groups again, once they are known, and serves the
-// ids it finds (the ones known until then when it fails).
+// ids it finds (the ones known until then when it fails); IDs serves the
+// known ones meanwhile.
 func (o *OpenGroups) resync(ctx context.Context) error {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if !o.resolved {
+	prevIn, prevOut, ok := o.known()
+	if !ok {
 		return nil
 	}
+	o.ensuring.Lock()
+	defer o.ensuring.Unlock()
 	in, out, err := o.resolve(ctx)
 	if err != nil {
 		return err
 	}
-	if in != o.in || out != o.out {
+	if in != prevIn || out != prevOut {
 		log.FromContext(ctx).Info("open groups made again", "openIngress", in, "openEgress", out,
-			"previousIngress", o.in, "previousEgress", o.out)
+			"previousIngress", prevIn, "previousEgress", prevOut)
 	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
 	o.in, o.out = in, out
 	return nil
 }

@@ -3,6 +3,7 @@ package policy
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron/neutrontest"
@@ -41,5 +42,37 @@ func TestOpenGroupsMadeAgain(t *testing.T) {
 	}
 	if _, err := n.GetSecurityGroup(ctx, in3); err != nil {
 		t.Fatalf("the new open-ingress group: %v", err)
+	}
+}
+
+// TestOpenGroupsStartKeepsThemWithFixedSources: with configured sources
+// (nothing derived) the leader still checks the groups every Refresh: a
+// deleted open-egress group is made again and served.
+func TestOpenGroupsStartKeepsThemWithFixedSources(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	n := neutron.New(neutrontest.New(t).Client(t))
+	o := &OpenGroups{Neutron: n, Cluster: "c1", ProjectID: "p", Unrestricted: []string{"10.0.0.0/8"}, Refresh: 20 * time.Millisecond}
+	in, out, err := o.IDs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- o.Start(ctx) }()
+	if err := n.DeleteSecurityGroup(ctx, out); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		in2, out2, err := o.IDs(ctx)
+		if err == nil && out2 != out && in2 == in {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("open groups %q %q (%v) 5 s after the egress group %s was deleted", in2, out2, err, out)
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }

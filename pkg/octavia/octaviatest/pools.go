@@ -89,7 +89,8 @@ func (f *Fake) updatePool(id string, body Object) reply {
 		}
 	}
 	pend(p)
-	if _, admin := req["admin_state_up"]; f.PoolUpdateCrashes && !admin && req["session_persistence"] != nil {
+	_, admin := req["admin_state_up"]
+	if _, sp := req["session_persistence"]; f.PoolUpdateCrashes && !admin && sp { // null too
 		p["_crashed"] = true // ERROR once the provider is done
 	}
 	f.touch(lbID)
