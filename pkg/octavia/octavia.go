@@ -17,8 +17,9 @@ import (
 
 // Provisioning states of Octavia objects.
 const (
-	StatusActive = "ACTIVE"
-	StatusError  = "ERROR"
+	StatusActive        = "ACTIVE"
+	StatusError         = "ERROR"
+	StatusPendingDelete = "PENDING_DELETE"
 	// Objects in PENDING_CREATE, PENDING_UPDATE or PENDING_DELETE are
 	// immutable: a write is refused (409) until they are ACTIVE again.
 	statusPendingPrefix = "PENDING_"

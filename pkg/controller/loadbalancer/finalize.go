@@ -86,7 +86,7 @@ func (r *Reconciler) deleteLBs(ctx context.Context, klb *kuryrv1.KuryrLoadBalanc
 	var left []string
 	wait := pendingRequeue
 	for _, lb := range lbs {
-		if lb.ProvisioningStatus != "PENDING_DELETE" {
+		if lb.ProvisioningStatus != octavia.StatusPendingDelete {
 			if err := r.Octavia.DeleteLoadBalancer(ctx, lb.ID); err != nil {
 				if octavia.Busy(err) {
 					return ctrl.Result{RequeueAfter: pendingRequeue}, true, nil

@@ -17,6 +17,10 @@ type progress struct {
 	mu  sync.Mutex
 	by  map[string]*tries
 	now func() time.Time // nil: time.Now
+	// settled is when a load balancer of any Service was last seen to
+	// settle (ACTIVE, no child PENDING_*) after being PENDING: the
+	// provider was working then.
+	settled time.Time
 }
 
 func (p *progress) clock() time.Time {
@@ -32,6 +36,9 @@ type tries struct {
 	pendingSince time.Time
 	stuckSince   time.Time // a child PENDING_* under an ACTIVE load balancer
 	deletedSince time.Time // kuryr's first delete of the Service's load balancers
+	// replaced are the load balancers kuryr deleted to replace them: one
+	// listed again as anything but PENDING_DELETE is not adopted.
+	replaced map[string]bool
 }
 
 func (p *progress) get(uid string) *tries {
@@ -66,6 +73,47 @@ func (p *progress) applied(uid, step string) int {
 // step was last applied.
 func (p *progress) stuck(uid string) time.Duration {
 	return p.since(uid, func(t *tries) *time.Time { return &t.stuckSince })
+}
+
+// settle records that the Service's load balancer is ACTIVE with every
+// child settled; if it was PENDING before, the provider made progress now.
+func (p *progress) settle(uid string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	t := p.get(uid)
+	if !t.pendingSince.IsZero() || !t.stuckSince.IsZero() {
+		t.pendingSince, t.stuckSince = time.Time{}, time.Time{}
+		p.settled = p.clock()
+	}
+}
+
+// idle is how long no load balancer has been seen to settle (since the
+// process started looking, when none has).
+func (p *progress) idle() time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.settled.IsZero() {
+		p.settled = p.clock()
+	}
+	return p.clock().Sub(p.settled)
+}
+
+// replacedLB records a load balancer deleted to be replaced.
+func (p *progress) replacedLB(uid, id string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	t := p.get(uid)
+	if t.replaced == nil {
+		t.replaced = map[string]bool{}
+	}
+	t.replaced[id] = true
+}
+
+// wasReplaced says whether kuryr deleted the load balancer to replace it.
+func (p *progress) wasReplaced(uid, id string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.get(uid).replaced[id]
 }
 
 // since returns how long ago the moment at(t) of a Service was, set to now

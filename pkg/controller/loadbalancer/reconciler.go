@@ -193,6 +193,12 @@ func (r *Reconciler) ensure(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer,
 	}
 	recordLB(klb, lb)
 	switch {
+	case lb.ProvisioningStatus != octavia.StatusPendingDelete && r.progress.wasReplaced(uid, lb.ID):
+		// The provider failed the delete and Octavia took it back: what
+		// it left of the load balancer is not to be trusted.
+		r.event(ctx, klb, corev1.EventTypeWarning, "LoadBalancerError", "Replace",
+			"load balancer %s is %s again after kuryr deleted it to replace it; deleting it again", lb.ID, lb.ProvisioningStatus)
+		return r.replace(ctx, klb, lb, uid, "delete again a replaced load balancer")
 	case lb.ProvisioningStatus == octavia.StatusError:
 		r.event(ctx, klb, corev1.EventTypeWarning, "LoadBalancerError", "Replace",
 			"Octavia put load balancer %s in ERROR; replacing it", lb.ID)
@@ -209,6 +215,7 @@ func (r *Reconciler) ensure(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer,
 	if child := pendingChild(obs); child != "" {
 		return r.stuck(ctx, klb, lb, uid, child)
 	}
+	r.progress.settle(uid)
 	affinity, probed, err := r.affinity(ctx, klb, lb, uid)
 	if err != nil {
 		return ctrl.Result{}, err

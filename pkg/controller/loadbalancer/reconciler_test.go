@@ -483,3 +483,67 @@ func TestConcurrentReconciles(t *testing.T) {
 		t.Fatalf("settle %v, want the configured 7s", got)
 	}
 }
+
+// TestStuckPoolWaitsWhileProviderWorks: a pool PENDING_* under an ACTIVE
+// load balancer is not taken for lost while other load balancers keep
+// settling (the provider works through a burst one request at a time);
+// it is once the provider has been idle stuckGrace, and after stuckMax
+// whatever the others do.
+func TestStuckPoolWaitsWhileProviderWorks(t *testing.T) {
+	for _, busyAll := range []bool{false, true} {
+		e := newEnv(t, "ClusterIP")
+		now := time.Now()
+		e.r.progress.now = func() time.Time { return now }
+		e.converge(t)
+		old := e.klb(t).Status.LoadBalancer.ID
+		pool := e.oct.List(octaviatest.Pools)[0]["id"].(string)
+		e.oct.Update(octaviatest.Pools, pool, octaviatest.Object{"provisioning_status": "PENDING_CREATE"})
+		req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "demo", Name: "web"}}
+		other := func() { // another Service's load balancer settles
+			e.r.progress.pending("other")
+			e.r.progress.settle("other")
+		}
+		for elapsed := time.Duration(0); elapsed < 3*stuckGrace || (busyAll && elapsed < stuckMax); elapsed += stuckGrace / 4 {
+			other()
+			if _, err := e.r.Reconcile(context.Background(), req); err != nil {
+				t.Fatal(err)
+			}
+			if e.oct.Get(octaviatest.LoadBalancers, old) == nil {
+				t.Fatalf("replaced %s after the pool was pending, while others kept settling", elapsed)
+			}
+			now = now.Add(stuckGrace / 4)
+		}
+		if !busyAll {
+			now = now.Add(stuckGrace) // the provider idle
+		}
+		if _, err := e.r.Reconcile(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+		if e.oct.Get(octaviatest.LoadBalancers, old) != nil {
+			t.Fatalf("busy %v: not replaced", busyAll)
+		}
+	}
+}
+
+// TestReplacedLoadBalancerComingBackIsNotAdopted: a load balancer kuryr
+// deleted to replace it that Octavia shows ACTIVE again (the provider
+// failed the delete half way) is deleted again, not adopted.
+func TestReplacedLoadBalancerComingBackIsNotAdopted(t *testing.T) {
+	e := newEnv(t, "ClusterIP")
+	e.converge(t)
+	klb := e.klb(t)
+	lb, err := e.r.Octavia.GetLoadBalancer(context.Background(), klb.Status.LoadBalancer.ID)
+	if err != nil || lb == nil {
+		t.Fatal(lb, err)
+	}
+	e.r.progress.replacedLB(svcUID, lb.ID) // as replace() does after its delete
+	before := e.oct.Requests["DELETE loadbalancers"]
+	e.converge(t)
+	if n := e.oct.Requests["DELETE loadbalancers"] - before; n != 1 {
+		t.Fatalf("%d deletes of the load balancer that came back, want 1", n)
+	}
+	got := e.klb(t).Status
+	if got.LoadBalancer == nil || got.LoadBalancer.ID == lb.ID || !meta.IsStatusConditionTrue(got.Conditions, kuryrv1.ConditionReady) {
+		t.Fatalf("status %+v, want Ready on a new load balancer", got)
+	}
+}

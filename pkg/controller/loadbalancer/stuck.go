@@ -25,10 +25,18 @@ import (
 // resets a status; deleting the load balancer (cascade) is the way out.
 
 // stuckGrace: how long a listener or pool may stay PENDING_* under an
-// ACTIVE load balancer before kuryr takes its status for lost. A provider
-// reports a change at once; only reads racing its report see this, for
-// less than a second.
-const stuckGrace = time.Minute
+// ACTIVE load balancer, with no load balancer of the cluster settling
+// meanwhile, before kuryr takes its status for lost. A provider reports a
+// change at once, but works through its requests one at a time: under a
+// burst (20 load balancers created whole at once: a minute and more with
+// ovn-octavia-provider 8.0 on 2 cores) a fully populated load balancer is
+// ACTIVE long before its last pool, while the others' settle. So a child
+// is taken for lost only once the provider has been seen idle that long,
+// or after stuckMax whatever the others do.
+const (
+	stuckGrace = time.Minute
+	stuckMax   = 10 * time.Minute
+)
 
 // pendingChild says which listener or pool is PENDING_*, "" when none.
 func pendingChild(obs observed) string {
@@ -48,7 +56,7 @@ func pendingChild(obs observed) string {
 // stuck waits stuckGrace for a PENDING_* child of an ACTIVE load balancer
 // to settle, then replaces the load balancer.
 func (r *Reconciler) stuck(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, lb *octavia.LoadBalancer, uid, child string) (ctrl.Result, error) {
-	if d := r.progress.stuck(uid); d < stuckGrace {
+	if d := r.progress.stuck(uid); d < stuckGrace || (r.progress.idle() < stuckGrace && d < stuckMax) {
 		setReady(klb, metav1.ConditionFalse, kuryrv1.ReasonWaiting, child+" under an ACTIVE load balancer")
 		return ctrl.Result{RequeueAfter: stuckGrace / 6}, nil
 	}
@@ -67,6 +75,7 @@ func (r *Reconciler) replace(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer
 		r.progress.refused(uid)
 		return ctrl.Result{}, err
 	}
+	r.progress.replacedLB(uid, lb.ID)
 	klb.Status = kuryrv1.KuryrLoadBalancerStatus{Conditions: klb.Status.Conditions, SecurityGroup: klb.Status.SecurityGroup}
 	if n >= maxRepeats {
 		return ctrl.Result{}, fmt.Errorf("%s: %d load balancers in a row; retrying with backoff", why, n)
