@@ -72,13 +72,10 @@ done
 
 restore_host_settings
 # libcni's cache of the nodes' sandboxes (the nodes share the host's
-# /var/lib/cni): those kuryr networked (their loopback entry too) are gone
-# with the cloud; other users' entries stay.
-for f in /var/lib/cni/results/kuryr-*; do
-  [ -e "$f" ] || continue
-  cid=${f#/var/lib/cni/results/kuryr-}
-  cid=${cid%-*}
-  rm -f "/var/lib/cni/results/kuryr-$cid-"* "/var/lib/cni/results/cni-loopback-$cid-"*
+# /var/lib/cni): the entries of this cloud's nodes (their pods' cgroups are
+# under kc-<node>) are gone with it; other users' entries stay.
+for n in "${NODES[@]}"; do
+  grep -lF "\"cgroupPath\":\"/kc-$n/" /var/lib/cni/results/* 2>/dev/null | xargs -r rm -f || true
 done
 rm -rf "$CLOUD_STATE" /var/run/octavia/*.sock
 rm -f "$CLOUD_ENV_FILE"
