@@ -35,6 +35,7 @@ type tries struct {
 	repeats      int
 	pendingSince time.Time
 	stuckSince   time.Time // a child PENDING_* under an ACTIVE load balancer
+	stuckChild   string    // which, and in which state
 	deletedSince time.Time // kuryr's first delete of the Service's load balancers
 	// replaced are the load balancers kuryr deleted to replace them: one
 	// listed again as anything but PENDING_DELETE is not adopted.
@@ -59,7 +60,7 @@ func (p *progress) applied(uid, step string) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	t := p.get(uid)
-	t.pendingSince, t.stuckSince = time.Time{}, time.Time{}
+	t.pendingSince, t.stuckSince, t.stuckChild = time.Time{}, time.Time{}, ""
 	if t.step == step {
 		t.repeats++
 	} else {
@@ -68,11 +69,21 @@ func (p *progress) applied(uid, step string) int {
 	return t.repeats
 }
 
-// stuck returns how long a Service's load balancer has shown a child
+// stuck returns how long a Service's load balancer has shown child
 // PENDING_* while ACTIVE itself, counted from the first such look since a
-// step was last applied.
-func (p *progress) stuck(uid string) time.Duration {
-	return p.since(uid, func(t *tries) *time.Time { return &t.stuckSince })
+// step was last applied or another child was the pending one (a child
+// that settled is the provider's progress).
+func (p *progress) stuck(uid, child string) time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	t := p.get(uid)
+	if t.stuckChild != child {
+		if t.stuckChild != "" {
+			p.settled = p.clock()
+		}
+		t.stuckChild, t.stuckSince = child, p.clock()
+	}
+	return p.clock().Sub(t.stuckSince)
 }
 
 // settle records that the Service's load balancer is ACTIVE with every
@@ -82,7 +93,7 @@ func (p *progress) settle(uid string) {
 	defer p.mu.Unlock()
 	t := p.get(uid)
 	if !t.pendingSince.IsZero() || !t.stuckSince.IsZero() {
-		t.pendingSince, t.stuckSince = time.Time{}, time.Time{}
+		t.pendingSince, t.stuckSince, t.stuckChild = time.Time{}, time.Time{}, ""
 		p.settled = p.clock()
 	}
 }
@@ -139,8 +150,9 @@ func (p *progress) deleted(uid string) time.Duration {
 func (p *progress) deletedDone(uid string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if t, ok := p.by[uid]; ok {
+	if t, ok := p.by[uid]; ok && !t.deletedSince.IsZero() {
 		t.deletedSince = time.Time{}
+		p.settled = p.clock() // a delete the provider finished is progress too
 	}
 }
 

@@ -547,3 +547,35 @@ func TestReplacedLoadBalancerComingBackIsNotAdopted(t *testing.T) {
 		t.Fatalf("status %+v, want Ready on a new load balancer", got)
 	}
 }
+
+// TestProviderProgressSignals: what counts as the provider working — a
+// load balancer settling, another child of a load balancer becoming the
+// pending one (the previous settled), a deleted load balancer gone — and
+// restarts the stuck count of that load balancer where it applies.
+func TestProviderProgressSignals(t *testing.T) {
+	now := time.Now()
+	p := &progress{now: func() time.Time { return now }}
+	p.idle() // starts counting
+	if d := p.stuck("a", "pool 1 is PENDING_CREATE"); d != 0 {
+		t.Fatalf("first look: %s", d)
+	}
+	now = now.Add(50 * time.Second)
+	if d := p.stuck("a", "pool 1 is PENDING_CREATE"); d != 50*time.Second || p.idle() != 50*time.Second {
+		t.Fatalf("same child: stuck %s, idle %s", d, p.idle())
+	}
+	now = now.Add(time.Second)
+	if d := p.stuck("a", "pool 2 is PENDING_CREATE"); d != 0 || p.idle() != 0 {
+		t.Fatalf("next child pending: stuck %s, idle %s; want both restarted", d, p.idle())
+	}
+	now = now.Add(time.Minute)
+	p.deleted("b")
+	p.deletedDone("b")
+	if p.idle() != 0 {
+		t.Fatalf("a delete finished: idle %s", p.idle())
+	}
+	now = now.Add(time.Minute)
+	p.deletedDone("c") // never deleted: no progress
+	if p.idle() != time.Minute {
+		t.Fatalf("idle %s, want a minute", p.idle())
+	}
+}

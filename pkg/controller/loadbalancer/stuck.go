@@ -53,16 +53,18 @@ func pendingChild(obs observed) string {
 	return ""
 }
 
-// stuck waits stuckGrace for a PENDING_* child of an ACTIVE load balancer
-// to settle, then replaces the load balancer.
+// stuck waits for a PENDING_* child of an ACTIVE load balancer to settle
+// (stuckGrace with the provider idle, at most stuckMax), then replaces the
+// load balancer.
 func (r *Reconciler) stuck(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, lb *octavia.LoadBalancer, uid, child string) (ctrl.Result, error) {
-	if d := r.progress.stuck(uid); d < stuckGrace || (r.progress.idle() < stuckGrace && d < stuckMax) {
+	d := r.progress.stuck(uid, child)
+	if d < stuckGrace || (r.progress.idle() < stuckGrace && d < stuckMax) {
 		setReady(klb, metav1.ConditionFalse, kuryrv1.ReasonWaiting, child+" under an ACTIVE load balancer")
 		return ctrl.Result{RequeueAfter: stuckGrace / 6}, nil
 	}
 	r.event(ctx, klb, corev1.EventTypeWarning, "LoadBalancerStuck", "Replace",
 		"%s for %s while load balancer %s is ACTIVE: Octavia lost its provider's status; replacing the load balancer",
-		child, stuckGrace, lb.ID)
+		child, d.Round(time.Second), lb.ID)
 	return r.replace(ctx, klb, lb, uid, "replace a load balancer whose "+child)
 }
 
