@@ -282,13 +282,9 @@ func TestLostMemberReplacesPool(t *testing.T) {
 // ACTIVE load balancer (its provider's status lost) is waited for
 // stuckGrace, then the load balancer is replaced.
 func TestStuckPoolReplacesLoadBalancer(t *testing.T) {
-	e := newEnv(t, "ClusterIP")
-	now := time.Now()
+	e, clock, old := stuckPool(t, "PENDING_UPDATE")
+	now := *clock
 	e.r.progress.now = func() time.Time { return now }
-	e.converge(t)
-	old := e.klb(t).Status.LoadBalancer.ID
-	pool := e.oct.List(octaviatest.Pools)[0]["id"].(string)
-	e.oct.Update(octaviatest.Pools, pool, octaviatest.Object{"provisioning_status": "PENDING_UPDATE"})
 	klb := e.klb(t)
 	klb.Spec.Ports[0].Members = members("10.10.0.4", "10.10.0.5")
 	if err := e.cl.Update(context.Background(), klb); err != nil {
@@ -491,13 +487,9 @@ func TestConcurrentReconciles(t *testing.T) {
 // whatever the others do.
 func TestStuckPoolWaitsWhileProviderWorks(t *testing.T) {
 	for _, busyAll := range []bool{false, true} {
-		e := newEnv(t, "ClusterIP")
-		now := time.Now()
+		e, clock, old := stuckPool(t, "PENDING_CREATE")
+		now := *clock
 		e.r.progress.now = func() time.Time { return now }
-		e.converge(t)
-		old := e.klb(t).Status.LoadBalancer.ID
-		pool := e.oct.List(octaviatest.Pools)[0]["id"].(string)
-		e.oct.Update(octaviatest.Pools, pool, octaviatest.Object{"provisioning_status": "PENDING_CREATE"})
 		req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "demo", Name: "web"}}
 		other := func() { // another Service's load balancer settles
 			e.r.progress.pending("other")
@@ -578,4 +570,18 @@ func TestProviderProgressSignals(t *testing.T) {
 	if p.idle() != time.Minute {
 		t.Fatalf("idle %s, want a minute", p.idle())
 	}
+}
+
+// stuckPool is a converged env (its progress on a fake clock, returned)
+// whose first pool Octavia then shows in status under its ACTIVE load
+// balancer (old).
+func stuckPool(t *testing.T, status string) (e *env, clock *time.Time, old string) {
+	t.Helper()
+	e = newEnv(t, "ClusterIP")
+	now := time.Now()
+	e.r.progress.now = func() time.Time { return now }
+	e.converge(t)
+	pool := e.oct.List(octaviatest.Pools)[0]["id"].(string)
+	e.oct.Update(octaviatest.Pools, pool, octaviatest.Object{"provisioning_status": status})
+	return e, &now, e.klb(t).Status.LoadBalancer.ID
 }
