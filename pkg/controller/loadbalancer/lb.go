@@ -73,6 +73,11 @@ func (r *Reconciler) find(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, u
 		return nil, err
 	}
 	slices.SortFunc(lbs, func(a, b octavia.LoadBalancer) int { return a.CreatedAt.Compare(b.CreatedAt) })
+	// One kuryr deleted to replace it is never the one kept (ensure
+	// deletes it again when it comes back).
+	slices.SortStableFunc(lbs, func(a, b octavia.LoadBalancer) int {
+		return cmpBool(r.progress.wasReplaced(uid, a.ID), r.progress.wasReplaced(uid, b.ID))
+	})
 	for _, dup := range lbs[1:] {
 		if err := r.Octavia.DeleteLoadBalancer(ctx, dup.ID); err != nil {
 			log.FromContext(ctx).Info("duplicate load balancer not deleted yet", "loadBalancer", dup.ID, "error", err.Error())
@@ -92,4 +97,15 @@ func mismatch(klb *kuryrv1.KuryrLoadBalancer, lb *octavia.LoadBalancer) string {
 		return "its provider " + lb.Provider + " is not " + klb.Spec.Provider
 	}
 	return ""
+}
+
+// cmpBool orders false before true.
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }

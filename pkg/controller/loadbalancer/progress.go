@@ -36,6 +36,7 @@ type tries struct {
 	pendingSince time.Time
 	stuckSince   time.Time // a child PENDING_* under an ACTIVE load balancer
 	stuckChild   string    // which, and in which state
+	stuckFirst   time.Time // the first such look (stuckMax counts from it)
 	deletedSince time.Time // kuryr's first delete of the Service's load balancers
 	// replaced are the load balancers kuryr deleted to replace them: one
 	// listed again as anything but PENDING_DELETE is not adopted.
@@ -60,7 +61,7 @@ func (p *progress) applied(uid, step string) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	t := p.get(uid)
-	t.pendingSince, t.stuckSince, t.stuckChild = time.Time{}, time.Time{}, ""
+	t.pendingSince, t.stuckSince, t.stuckChild, t.stuckFirst = time.Time{}, time.Time{}, "", time.Time{}
 	if t.step == step {
 		t.repeats++
 	} else {
@@ -73,17 +74,20 @@ func (p *progress) applied(uid, step string) int {
 // PENDING_* while ACTIVE itself, counted from the first such look since a
 // step was last applied or another child was the pending one (a child
 // that settled is the provider's progress).
-func (p *progress) stuck(uid, child string) time.Duration {
+func (p *progress) stuck(uid, child string) (d, total time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	t := p.get(uid)
+	if t.stuckFirst.IsZero() {
+		t.stuckFirst = p.clock()
+	}
 	if t.stuckChild != child {
 		if t.stuckChild != "" {
 			p.settled = p.clock()
 		}
 		t.stuckChild, t.stuckSince = child, p.clock()
 	}
-	return p.clock().Sub(t.stuckSince)
+	return p.clock().Sub(t.stuckSince), p.clock().Sub(t.stuckFirst)
 }
 
 // settle records that the Service's load balancer is ACTIVE with every
@@ -93,7 +97,7 @@ func (p *progress) settle(uid string) {
 	defer p.mu.Unlock()
 	t := p.get(uid)
 	if !t.pendingSince.IsZero() || !t.stuckSince.IsZero() {
-		t.pendingSince, t.stuckSince, t.stuckChild = time.Time{}, time.Time{}, ""
+		t.pendingSince, t.stuckSince, t.stuckChild, t.stuckFirst = time.Time{}, time.Time{}, "", time.Time{}
 		p.settled = p.clock()
 	}
 }

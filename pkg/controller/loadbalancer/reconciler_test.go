@@ -548,15 +548,15 @@ func TestProviderProgressSignals(t *testing.T) {
 	now := time.Now()
 	p := &progress{now: func() time.Time { return now }}
 	p.idle() // starts counting
-	if d := p.stuck("a", "pool 1 is PENDING_CREATE"); d != 0 {
+	if d, _ := p.stuck("a", "pool 1 is PENDING_CREATE"); d != 0 {
 		t.Fatalf("first look: %s", d)
 	}
 	now = now.Add(50 * time.Second)
-	if d := p.stuck("a", "pool 1 is PENDING_CREATE"); d != 50*time.Second || p.idle() != 50*time.Second {
+	if d, _ := p.stuck("a", "pool 1 is PENDING_CREATE"); d != 50*time.Second || p.idle() != 50*time.Second {
 		t.Fatalf("same child: stuck %s, idle %s", d, p.idle())
 	}
 	now = now.Add(time.Second)
-	if d := p.stuck("a", "pool 2 is PENDING_CREATE"); d != 0 || p.idle() != 0 {
+	if d, total := p.stuck("a", "pool 2 is PENDING_CREATE"); d != 0 || p.idle() != 0 || total != 51*time.Second {
 		t.Fatalf("next child pending: stuck %s, idle %s; want both restarted", d, p.idle())
 	}
 	now = now.Add(time.Minute)

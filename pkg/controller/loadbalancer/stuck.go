@@ -57,8 +57,8 @@ func pendingChild(obs observed) string {
 // (stuckGrace with the provider idle, at most stuckMax), then replaces the
 // load balancer.
 func (r *Reconciler) stuck(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, lb *octavia.LoadBalancer, uid, child string) (ctrl.Result, error) {
-	d := r.progress.stuck(uid, child)
-	if d < stuckGrace || (r.progress.idle() < stuckGrace && d < stuckMax) {
+	d, total := r.progress.stuck(uid, child)
+	if total < stuckMax && (d < stuckGrace || r.progress.idle() < stuckGrace) {
 		setReady(klb, metav1.ConditionFalse, kuryrv1.ReasonWaiting, child+" under an ACTIVE load balancer")
 		return ctrl.Result{RequeueAfter: stuckGrace / 6}, nil
 	}
