@@ -106,6 +106,9 @@ func Unclear(err error) bool {
 // is retried once the load balancer is ACTIVE.
 func Busy(err error) bool { return Classify(err) == KindBusy }
 
+// NotFound reports an object Octavia does not have (any more).
+func NotFound(err error) bool { return gophercloud.ResponseCodeIs(err, http.StatusNotFound) }
+
 func ignoreNotFound(err error) error {
 	if gophercloud.ResponseCodeIs(err, http.StatusNotFound) {
 		return nil

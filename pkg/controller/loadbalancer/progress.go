@@ -41,6 +41,7 @@ type tries struct {
 	// replaced are the load balancers kuryr deleted to replace them: one
 	// listed again as anything but PENDING_DELETE is not adopted.
 	replaced map[string]bool
+	echo     *echo // the last write, until Octavia shows it
 }
 
 func (p *progress) get(uid string) *tries {
@@ -62,6 +63,7 @@ func (p *progress) applied(uid, step string) int {
 	defer p.mu.Unlock()
 	t := p.get(uid)
 	t.pendingSince, t.stuckSince, t.stuckChild, t.stuckFirst = time.Time{}, time.Time{}, "", time.Time{}
+	t.echo = nil // a new write supersedes the last
 	if t.step == step {
 		t.repeats++
 	} else {

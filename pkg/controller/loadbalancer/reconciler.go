@@ -216,6 +216,10 @@ func (r *Reconciler) ensure(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer,
 		return r.stuck(ctx, klb, lb, uid, child)
 	}
 	r.progress.settle(uid)
+	if w := r.progress.awaiting(uid, obs); w != "" {
+		setReady(klb, metav1.ConditionFalse, kuryrv1.ReasonWaiting, "waiting for "+w)
+		return ctrl.Result{RequeueAfter: echoRequeue}, nil
+	}
 	affinity, probed, err := r.affinity(ctx, klb, lb, uid)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -227,10 +231,10 @@ func (r *Reconciler) ensure(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer,
 		if steps[0].kind == deletePool && affinity > 0 && affinityPool(obs.pools, steps[0].id) {
 			r.reasserts.mark(uid)
 		}
-		return r.step(ctx, klb, lb, uid, steps)
+		return r.step(ctx, klb, lb, uid, obs, steps)
 	}
 	if id := r.reasserts.next(uid, obs.pools); id != "" {
-		return r.step(ctx, klb, lb, uid, []step{{kind: setAffinity, id: id,
+		return r.step(ctx, klb, lb, uid, obs, []step{{kind: setAffinity, id: id,
 			listener: octavia.ListenerSpec{Pool: octavia.PoolSpec{AffinityTimeout: affinity}}}})
 	}
 	// The external address first: the source group opens the member pods
@@ -259,7 +263,7 @@ func (r *Reconciler) ensure(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer,
 // provider answers the delete of a member it lost (an OVN write of its
 // create failed half way) and leaves it in ERROR, every time, while the
 // delete of its pool removes it.
-func (r *Reconciler) step(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, lb *octavia.LoadBalancer, uid string, steps []step) (ctrl.Result, error) {
+func (r *Reconciler) step(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, lb *octavia.LoadBalancer, uid string, obs observed, steps []step) (ctrl.Result, error) {
 	s := steps[0]
 	n := r.progress.applied(uid, s.String())
 	if n >= maxRepeats && s.changesMembers() {
@@ -274,6 +278,7 @@ func (r *Reconciler) step(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, l
 		r.progress.refused(uid)
 		return ctrl.Result{}, err
 	}
+	r.progress.sent(uid, s, echoWait(s, obs))
 	if n >= maxRepeats {
 		return ctrl.Result{}, fmt.Errorf("%s: applied %d times without Octavia showing it; retrying with backoff", s, n)
 	}
@@ -292,17 +297,28 @@ func (r *Reconciler) observe(ctx context.Context, lbID string) (observed, error)
 		return obs, err
 	}
 	members := make([][]octavia.Member, len(obs.pools))
+	gone := make([]bool, len(obs.pools))
 	g, gctx = errgroup.WithContext(ctx)
 	g.SetLimit(4)
 	for i, p := range obs.pools {
-		g.Go(func() (err error) { members[i], err = r.Octavia.Members(gctx, p.ID); return err })
+		g.Go(func() (err error) {
+			members[i], err = r.Octavia.Members(gctx, p.ID)
+			if octavia.NotFound(err) { // its delete finished after the list
+				gone[i], err = true, nil
+			}
+			return err
+		})
 	}
 	if err := g.Wait(); err != nil {
 		return obs, err
 	}
+	pools := obs.pools[:0:0]
 	for i, p := range obs.pools {
-		obs.members[p.ID] = members[i]
+		if !gone[i] {
+			pools, obs.members[p.ID] = append(pools, p), members[i]
+		}
 	}
+	obs.pools = pools
 	return obs, nil
 }
 

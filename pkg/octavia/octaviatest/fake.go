@@ -69,6 +69,7 @@ type Fake struct {
 	left    map[string]int      // pending load balancer -> GETs before ACTIVE
 	leaked  map[string]string   // VIP address -> leaked Neutron port name
 	lost    map[string]bool     // members the provider has no record of
+	queue   map[string][]func() // load balancer -> the provider's requests to come (MemberByMember)
 
 	// Faults: Requests ("POST loadbalancers", "PUT members", "GET
 	// status"), Fail and Unanswered.
@@ -98,6 +99,11 @@ type Fake struct {
 	// "Exception occurred during update of pool") and reports the pool
 	// ERROR (Octavia passes a provider only the fields a PUT names).
 	PoolUpdateCrashes bool
+	// MemberByMember makes the provider work through a pool delete and the
+	// member deletes of a batch update one member at a time, the load
+	// balancer ACTIVE in between, as ovn-octavia-provider 8.0.0 does (see
+	// queue.go).
+	MemberByMember bool
 	// Instant makes every write settle at once: the write's own answer
 	// still shows PENDING_* (as Octavia's does), the next request sees
 	// ACTIVE.
@@ -112,6 +118,7 @@ func New(t testing.TB) *Fake {
 		left:            map[string]int{},
 		leaked:          map[string]string{},
 		lost:            map[string]bool{},
+		queue:           map[string][]func(){},
 		Faults:          openstacktest.NewFaults(),
 		ActiveAfterGets: 1,
 	}

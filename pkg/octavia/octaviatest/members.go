@@ -124,6 +124,8 @@ func (f *Fake) batchMembers(pool Object, body Object, additive bool) reply {
 		case ok:
 			merge(m, req, "pool_id")
 			pend(m)
+		case !additive && f.MemberByMember:
+			f.queueMemberDelete(m)
 		case !additive:
 			f.removeMember(m)
 		}

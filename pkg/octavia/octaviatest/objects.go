@@ -200,6 +200,7 @@ func (f *Fake) activate(lbID string) {
 			}
 		}
 	}
+	f.work(lbID)
 }
 
 func (f *Fake) settle() {

@@ -108,8 +108,12 @@ func (f *Fake) deletePool(id string) reply {
 	if r := f.mutable(lbID); r != nil {
 		return *r
 	}
-	f.removePool(p)
 	f.touch(lbID)
+	if f.MemberByMember {
+		f.queuePoolDelete(p)
+		return reply{204, nil}
+	}
+	f.removePool(p)
 	return reply{204, nil}
 }
 

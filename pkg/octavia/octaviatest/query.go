@@ -20,6 +20,9 @@ func (f *Fake) show(collection, id string) reply {
 	if o == nil {
 		return notFound(resourceNames[collection], id)
 	}
+	if collection == LoadBalancers && !isPending(o) {
+		f.work(id) // the provider goes on with its queue
+	}
 	f.observe(f.lbOf(collection, o))
 	return reply{200, Object{singular[collection]: f.view(collection, o, false)}}
 }
