@@ -3,6 +3,7 @@ package loadbalancer
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/kuryr-k8s/kuryr/pkg/octavia"
@@ -19,12 +20,11 @@ import (
 // for good (its load balancer was replaced a minute later), and batches
 // sent again and again replaced pools whose members were merely on their
 // way. So after a write kuryr writes again only once Octavia shows the
-// write's effect, or echoWait after it.
+// write's effect, or the provider has been idle long enough (awaiting).
 const (
 	echoBase     = 3 * time.Second
 	echoPerWrite = 2 * time.Second // the provider's time per request, under load
-	echoMax      = time.Minute
-	echoRequeue  = 500 * time.Millisecond
+	echoMax      = 2 * time.Minute
 )
 
 // echoWait is how long the provider may take over s: its requests (one per
@@ -37,7 +37,7 @@ func echoWait(s step, obs observed) time.Duration {
 	case setMembers:
 		n += len(obs.members[s.id]) + len(s.listener.Pool.Members)
 	}
-	return min(echoBase+time.Duration(n)*echoPerWrite, echoMax)
+	return min(echoBase+time.Duration(n)*echoPerWrite, echoMax/2)
 }
 
 // shown says whether obs shows the effect of s. A write whose object is gone,
@@ -67,6 +67,9 @@ func shown(s step, obs observed) bool {
 	if slices.ContainsFunc(have, func(m octavia.Member) bool { return m.ProvisioningStatus == octavia.StatusError }) {
 		return true // the provider failed a member: its last word on the pool
 	}
+	if slices.ContainsFunc(have, func(m octavia.Member) bool { return octavia.Pending(m.ProvisioningStatus) }) {
+		return false // a member the provider has not reported yet
+	}
 	switch s.kind {
 	case setAffinity:
 		return obs.pools[pool].AffinityTimeout == s.listener.Pool.AffinityTimeout
@@ -83,30 +86,71 @@ func shown(s step, obs observed) bool {
 // echo is the last write kuryr made to a Service's load balancer, until
 // Octavia shows it.
 type echo struct {
-	step  step
-	until time.Time
+	lb     string
+	step   step
+	sentAt time.Time
+	until  time.Time
+	look   string // what the last look saw (progress moves until on)
 }
 
-// sent records a write Octavia took.
-func (p *progress) sent(uid string, s step, wait time.Duration) {
+// sent records a write Octavia took, or may have taken (no clear answer).
+func (p *progress) sent(uid, lbID string, s step, wait time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.get(uid).echo = &echo{step: s, until: p.clock().Add(wait)}
+	now := p.clock()
+	p.get(uid).echo = &echo{lb: lbID, step: s, sentAt: now, until: now.Add(wait)}
 }
 
-// awaiting returns the last write to a Service's load balancer while obs
-// does not show it yet and its echoWait has not passed; "" once it does or
-// has (the write is forgotten then).
-func (p *progress) awaiting(uid string, obs observed) string {
+// awaiting returns the last write to a Service's load balancer lbID while
+// obs does not show it yet, with when to look again; "" once it shows it,
+// or the provider has done nothing visible for echoWait while no load
+// balancer settled for echoBase (the provider works through the requests
+// of all load balancers one at a time: under a burst a pool's next
+// request waits behind others'), or echoMax after the write. The write
+// is forgotten then.
+func (p *progress) awaiting(uid, lbID string, obs observed) (string, time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	t := p.get(uid)
-	if t.echo == nil {
-		return ""
+	e := t.echo
+	if e == nil {
+		return "", 0
 	}
-	if shown(t.echo.step, obs) || !p.clock().Before(t.echo.until) {
+	now := p.clock()
+	if look := lookOf(obs); look != e.look {
+		e.look, e.until = look, later(e.until, now.Add(echoBase+echoPerWrite))
+	}
+	idle := p.settled.IsZero() || now.Sub(p.settled) >= echoBase
+	if e.lb != lbID || shown(e.step, obs) || (!now.Before(e.until) && idle) || now.Sub(e.sentAt) >= echoMax {
 		t.echo = nil
-		return ""
+		return "", 0
 	}
-	return fmt.Sprintf("Octavia to show %q", t.echo.step)
+	if now.Sub(e.sentAt) < 2*time.Second {
+		return fmt.Sprintf("Octavia to show %q", e.step), 250 * time.Millisecond
+	}
+	return fmt.Sprintf("Octavia to show %q", e.step), time.Second
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// lookOf sums up what a look saw of a load balancer's children: a change is
+// the provider's progress.
+func lookOf(obs observed) string {
+	var b strings.Builder
+	for _, l := range obs.listeners {
+		fmt.Fprintf(&b, "%s %s %s;", l.ID, l.ProvisioningStatus, l.DefaultPoolID)
+	}
+	for _, pl := range obs.pools {
+		fmt.Fprintf(&b, "%s %s %d", pl.ID, pl.ProvisioningStatus, pl.AffinityTimeout)
+		for _, m := range obs.members[pl.ID] {
+			fmt.Fprintf(&b, " %s %s", m.ID, m.ProvisioningStatus)
+		}
+		b.WriteString(";")
+	}
+	return b.String()
 }

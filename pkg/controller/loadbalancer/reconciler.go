@@ -216,9 +216,9 @@ func (r *Reconciler) ensure(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer,
 		return r.stuck(ctx, klb, lb, uid, child)
 	}
 	r.progress.settle(uid)
-	if w := r.progress.awaiting(uid, obs); w != "" {
+	if w, after := r.progress.awaiting(uid, lb.ID, obs); w != "" {
 		setReady(klb, metav1.ConditionFalse, kuryrv1.ReasonWaiting, "waiting for "+w)
-		return ctrl.Result{RequeueAfter: echoRequeue}, nil
+		return ctrl.Result{RequeueAfter: after}, nil
 	}
 	affinity, probed, err := r.affinity(ctx, klb, lb, uid)
 	if err != nil {
@@ -276,9 +276,12 @@ func (r *Reconciler) step(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, l
 	setReady(klb, metav1.ConditionFalse, kuryrv1.ReasonWaiting, s.String())
 	if err := r.apply(ctx, lb.ID, s); err != nil {
 		r.progress.refused(uid)
+		if octavia.Unclear(err) { // Octavia may have taken it
+			r.progress.sent(uid, lb.ID, s, echoWait(s, obs))
+		}
 		return ctrl.Result{}, err
 	}
-	r.progress.sent(uid, s, echoWait(s, obs))
+	r.progress.sent(uid, lb.ID, s, echoWait(s, obs))
 	if n >= maxRepeats {
 		return ctrl.Result{}, fmt.Errorf("%s: applied %d times without Octavia showing it; retrying with backoff", s, n)
 	}
