@@ -153,6 +153,11 @@ func (in *KuryrLoadBalancerStatus) DeepCopyInto(out *KuryrLoadBalancerStatus) {
 		*out = make([]string, len(*in))
 		copy(*out, *in)
 	}
+	if in.Replaced != nil {
+		in, out := &in.Replaced, &out.Replaced
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	if in.Conditions != nil {
 		in, out := &in.Conditions, &out.Conditions
 		*out = make([]metav1.Condition, len(*in))

@@ -31,7 +31,7 @@ func (r *Reconciler) loadBalancer(ctx context.Context, klb *kuryrv1.KuryrLoadBal
 			if err := r.Octavia.DeleteLoadBalancer(ctx, lb.ID); err != nil {
 				return nil, 0, err
 			}
-			klb.Status = kuryrv1.KuryrLoadBalancerStatus{Conditions: klb.Status.Conditions}
+			forgetLB(klb, lb.ID)
 			return nil, pendingRequeue, nil
 		}
 		return lb, 0, nil
@@ -74,9 +74,13 @@ func (r *Reconciler) find(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, u
 	}
 	slices.SortFunc(lbs, func(a, b octavia.LoadBalancer) int { return a.CreatedAt.Compare(b.CreatedAt) })
 	// One kuryr deleted to replace it is never the one kept (ensure
-	// deletes it again when it comes back).
+	// deletes it again when it comes back); those Octavia no longer lists
+	// are forgotten.
 	slices.SortStableFunc(lbs, func(a, b octavia.LoadBalancer) int {
-		return cmpBool(r.progress.wasReplaced(uid, a.ID), r.progress.wasReplaced(uid, b.ID))
+		return cmpBool(wasReplaced(klb, a.ID), wasReplaced(klb, b.ID))
+	})
+	klb.Status.Replaced = slices.DeleteFunc(klb.Status.Replaced, func(id string) bool {
+		return !slices.ContainsFunc(lbs, func(lb octavia.LoadBalancer) bool { return lb.ID == id })
 	})
 	for _, dup := range lbs[1:] {
 		if err := r.Octavia.DeleteLoadBalancer(ctx, dup.ID); err != nil {
@@ -86,6 +90,25 @@ func (r *Reconciler) find(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, u
 		log.FromContext(ctx).Info("duplicate load balancer deleted", "loadBalancer", dup.ID, "kept", lbs[0].ID)
 	}
 	return &lbs[0], nil
+}
+
+// maxReplaced bounds the load balancers a status remembers as replaced.
+const maxReplaced = 10
+
+// forgetLB drops a load balancer kuryr deleted to replace it from the
+// status, and remembers it as replaced: the next reconcile creates
+// another.
+func forgetLB(klb *kuryrv1.KuryrLoadBalancer, id string) {
+	replaced := append(slices.DeleteFunc(slices.Clone(klb.Status.Replaced), func(r string) bool { return r == id }), id)
+	if len(replaced) > maxReplaced {
+		replaced = replaced[len(replaced)-maxReplaced:]
+	}
+	klb.Status = kuryrv1.KuryrLoadBalancerStatus{Conditions: klb.Status.Conditions, SecurityGroup: klb.Status.SecurityGroup, Replaced: replaced}
+}
+
+// wasReplaced says whether kuryr deleted the load balancer to replace it.
+func wasReplaced(klb *kuryrv1.KuryrLoadBalancer, id string) bool {
+	return slices.Contains(klb.Status.Replaced, id)
 }
 
 // mismatch says why an existing load balancer cannot serve the spec.

@@ -38,10 +38,7 @@ type tries struct {
 	stuckChild   string    // which, and in which state
 	stuckFirst   time.Time // the first such look (stuckMax counts from it)
 	deletedSince time.Time // kuryr's first delete of the Service's load balancers
-	// replaced are the load balancers kuryr deleted to replace them: one
-	// listed again as anything but PENDING_DELETE is not adopted.
-	replaced map[string]bool
-	echo     *echo // the last write, until Octavia shows it
+	echo         *echo     // the last write, until Octavia shows it
 }
 
 func (p *progress) get(uid string) *tries {
@@ -113,24 +110,6 @@ func (p *progress) idle() time.Duration {
 		p.settled = p.clock()
 	}
 	return p.clock().Sub(p.settled)
-}
-
-// replacedLB records a load balancer deleted to be replaced.
-func (p *progress) replacedLB(uid, id string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	t := p.get(uid)
-	if t.replaced == nil {
-		t.replaced = map[string]bool{}
-	}
-	t.replaced[id] = true
-}
-
-// wasReplaced says whether kuryr deleted the load balancer to replace it.
-func (p *progress) wasReplaced(uid, id string) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.get(uid).replaced[id]
 }
 
 // since returns how long ago the moment at(t) of a Service was, set to now

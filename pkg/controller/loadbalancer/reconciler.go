@@ -193,7 +193,7 @@ func (r *Reconciler) ensure(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer,
 	}
 	recordLB(klb, lb)
 	switch {
-	case lb.ProvisioningStatus != octavia.StatusPendingDelete && r.progress.wasReplaced(uid, lb.ID):
+	case lb.ProvisioningStatus != octavia.StatusPendingDelete && wasReplaced(klb, lb.ID):
 		// The provider failed the delete and Octavia took it back: what
 		// it left of the load balancer is not to be trusted.
 		r.event(ctx, klb, corev1.EventTypeWarning, "LoadBalancerError", "Replace",

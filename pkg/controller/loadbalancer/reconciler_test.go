@@ -519,7 +519,8 @@ func TestStuckPoolWaitsWhileProviderWorks(t *testing.T) {
 
 // TestReplacedLoadBalancerComingBackIsNotAdopted: a load balancer kuryr
 // deleted to replace it that Octavia shows ACTIVE again (the provider
-// failed the delete half way) is deleted again, not adopted.
+// failed the delete half way) is deleted again, not adopted, also by a
+// restarted controller (the status remembers it).
 func TestReplacedLoadBalancerComingBackIsNotAdopted(t *testing.T) {
 	e := newEnv(t, "ClusterIP")
 	e.converge(t)
@@ -528,7 +529,12 @@ func TestReplacedLoadBalancerComingBackIsNotAdopted(t *testing.T) {
 	if err != nil || lb == nil {
 		t.Fatal(lb, err)
 	}
-	e.r.progress.replacedLB(svcUID, lb.ID) // as replace() does after its delete
+	orig := klb.DeepCopy()
+	forgetLB(klb, lb.ID) // as replace() does after its delete
+	if err := e.cl.Status().Patch(context.Background(), klb, client.MergeFrom(orig)); err != nil {
+		t.Fatal(err)
+	}
+	e.r = &Reconciler{Client: e.cl, Octavia: e.r.Octavia, Neutron: e.fip, Info: external{}, Recorder: kittest.None{}, Settings: e.r.Settings}
 	before := e.oct.Requests["DELETE loadbalancers"]
 	e.converge(t)
 	if n := e.oct.Requests["DELETE loadbalancers"] - before; n != 1 {

@@ -77,8 +77,7 @@ func (r *Reconciler) replace(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer
 		r.progress.refused(uid)
 		return ctrl.Result{}, err
 	}
-	r.progress.replacedLB(uid, lb.ID)
-	klb.Status = kuryrv1.KuryrLoadBalancerStatus{Conditions: klb.Status.Conditions, SecurityGroup: klb.Status.SecurityGroup}
+	forgetLB(klb, lb.ID)
 	if n >= maxRepeats {
 		return ctrl.Result{}, fmt.Errorf("%s: %d load balancers in a row; retrying with backoff", why, n)
 	}
