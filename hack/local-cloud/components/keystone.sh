@@ -57,17 +57,30 @@ keystone_wsgi() {
   else echo --module keystone.wsgi.api:application; fi
 }
 
-start_keystone() {
-  write_keystone_conf
+# keystone_db: Keystone's schema and its admin, region and catalog entry.
+keystone_db() {
   local km=("${IN_ROOT[@]}" keystone-manage --config-file "$KEYSTONE_CONF")
-  run_logged keystone-db-sync "${km[@]}" db_sync
-  [ -f "$KEYSTONE_DIR/fernet-keys/0" ] || run_logged keystone-fernet "${km[@]}" fernet_setup \
-    --keystone-user root --keystone-group root
-  [ -f "$KEYSTONE_DIR/credential-keys/0" ] || run_logged keystone-credential "${km[@]}" credential_setup \
-    --keystone-user root --keystone-group root
-  run_logged keystone-bootstrap "${km[@]}" bootstrap --bootstrap-password "$ADMIN_PASSWORD" \
+  "${km[@]}" db_sync
+  "${km[@]}" bootstrap --bootstrap-password "$ADMIN_PASSWORD" \
     --bootstrap-region-id "$REGION" --bootstrap-admin-url "$KEYSTONE_URL/v3" \
     --bootstrap-public-url "$KEYSTONE_URL/v3" --bootstrap-internal-url "$KEYSTONE_URL/v3"
+}
+
+# key_repository DIR: a Fernet key repository as keystone-manage
+# fernet_setup and credential_setup make it (0 staged, 1 primary), without
+# two more Python processes: a key is 32 random bytes, base64url.
+key_repository() {
+  [ -f "$1/0" ] && return 0
+  mkdir -p "$1" && chmod 700 "$1"
+  local i
+  for i in 0 1; do (umask 077; openssl rand -base64 32 | tr '+/' '-_' >"$1/$i"); done
+}
+
+start_keystone() {
+  write_keystone_conf
+  key_repository "$KEYSTONE_DIR/fernet-keys"
+  key_repository "$KEYSTONE_DIR/credential-keys"
+  db_migrate keystone keystone-db-sync keystone_db
   # shellcheck disable=SC2046 # keystone_wsgi's words are separate arguments
   HEALTH=$(api_health "$KEYSTONE_PORT" /v3) start_bg keystone -- "${IN_ROOT[@]}" uwsgi --plugin python3 \
     --http-socket "127.0.0.1:$(backend_port "$KEYSTONE_PORT")" $(keystone_wsgi) \
@@ -182,7 +195,7 @@ EOF
 os_curl() {
   local f=$KEYSTONE_DIR/admin.token
   if [ -z "$(find "$f" -mmin -1 2>/dev/null)" ]; then
-    ks_token admin "$ADMIN_PASSWORD" admin >"$f.tmp.$$" && mv "$f.tmp.$$" "$f"
+    ks_token admin "$ADMIN_PASSWORD" admin >"$f.tmp.$BASHPID" && mv "$f.tmp.$BASHPID" "$f"
   fi
   curl --cacert "$CLOUD_CA" -H "X-Auth-Token: $(cat "$f")" "$@"
 }

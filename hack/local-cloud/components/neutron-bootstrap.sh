@@ -55,50 +55,54 @@ router_has_interface() { # router subnet
     '[.ports[].fixed_ips[].subnet_id] | index($s) != null' >/dev/null
 }
 
+# bootstrap_neutron: the networks, subnets, router and security group the
+# cloud's users find. The independent chains are made at once (each
+# request waits on Neutron, not on the CPU), then the router joins them.
 bootstrap_neutron() {
-  local pub pubsub pool podnet podsub svcnet svcsub nodenet nodesub vmnet vmsub router sg
-  pub=$(ensure networks public '{"router:external": true, "provider:network_type": "flat",
-    "provider:physical_network": "public", "shared": true}')
-  pubsub=$(ensure subnets public-subnet "$(jq -nc --arg n "$pub" --arg c "$EXTERNAL_CIDR" --arg g "$EXTERNAL_GW" \
-    '{network_id: $n, cidr: $c, ip_version: 4, gateway_ip: $g, enable_dhcp: false,
-      allocation_pools: [{start: "172.24.4.10", end: "172.24.4.250"}]}')")
-  pool=$(ensure subnetpools kuryr-pods "$(jq -nc --arg p "$POD_POOL_PREFIX" \
-    '{prefixes: [$p], default_prefixlen: 24, min_prefixlen: 16, max_prefixlen: 28}')")
-  podnet=$(ensure networks kuryr-pod-net '{}')
-  podsub=$(ensure subnets kuryr-pod-subnet "$(jq -nc --arg n "$podnet" --arg p "$pool" --arg c "$POD_SUBNET_CIDR" \
-    '{network_id: $n, subnetpool_id: $p, cidr: $c, ip_version: 4, enable_dhcp: false}')")
-  svcnet=$(ensure networks kuryr-service-net '{}')
-  svcsub=$(ensure subnets kuryr-service-subnet "$(jq -nc --arg n "$svcnet" --arg c "$SERVICE_SUBNET_CIDR" \
-    '{network_id: $n, cidr: $c, ip_version: 4, enable_dhcp: false, gateway_ip: "10.96.255.254",
-      allocation_pools: [{start: "10.96.128.1", end: "10.96.255.253"}]}')")
-  nodenet=$(ensure networks kuryr-node-net '{}')
-  nodesub=$(ensure subnets kuryr-node-subnet "$(jq -nc --arg n "$nodenet" --arg c "$NODE_SUBNET_CIDR" \
-    '{network_id: $n, cidr: $c, ip_version: 4, enable_dhcp: false}')")
-  vmnet=$(ensure networks kuryr-vm-net '{}')
-  vmsub=$(ensure subnets kuryr-vm-subnet "$(jq -nc --arg n "$vmnet" --arg c "$VM_SUBNET_CIDR" \
-    '{network_id: $n, cidr: $c, ip_version: 4, enable_dhcp: false}')")
+  local d pids=(); d=$(mktemp -d)
+  os_curl -fsS -o /dev/null "$NEUTRON_API/networks?limit=1" # one admin token for all
+  ( pub=$(ensure networks public '{"router:external": true, "provider:network_type": "flat",
+      "provider:physical_network": "public", "shared": true}') && echo "$pub" >"$d/pub"
+    ensure subnets public-subnet "$(jq -nc --arg n "$pub" --arg c "$EXTERNAL_CIDR" --arg g "$EXTERNAL_GW" \
+      '{network_id: $n, cidr: $c, ip_version: 4, gateway_ip: $g, enable_dhcp: false,
+        allocation_pools: [{start: "172.24.4.10", end: "172.24.4.250"}]}')" >"$d/pubsub" ) & pids+=($!)
+  ( pool=$(ensure subnetpools kuryr-pods "$(jq -nc --arg p "$POD_POOL_PREFIX" \
+      '{prefixes: [$p], default_prefixlen: 24, min_prefixlen: 16, max_prefixlen: 28}')") && echo "$pool" >"$d/pool"
+    podnet=$(ensure networks kuryr-pod-net '{}') && echo "$podnet" >"$d/podnet"
+    ensure subnets kuryr-pod-subnet "$(jq -nc --arg n "$podnet" --arg p "$pool" --arg c "$POD_SUBNET_CIDR" \
+      '{network_id: $n, subnetpool_id: $p, cidr: $c, ip_version: 4, enable_dhcp: false}')" >"$d/podsub" ) & pids+=($!)
+  ( svcnet=$(ensure networks kuryr-service-net '{}') && echo "$svcnet" >"$d/svcnet"
+    ensure subnets kuryr-service-subnet "$(jq -nc --arg n "$svcnet" --arg c "$SERVICE_SUBNET_CIDR" \
+      '{network_id: $n, cidr: $c, ip_version: 4, enable_dhcp: false, gateway_ip: "10.96.255.254",
+        allocation_pools: [{start: "10.96.128.1", end: "10.96.255.253"}]}')" >"$d/svcsub" ) & pids+=($!)
+  ( nodenet=$(ensure networks kuryr-node-net '{}') && echo "$nodenet" >"$d/nodenet"
+    ensure subnets kuryr-node-subnet "$(jq -nc --arg n "$nodenet" --arg c "$NODE_SUBNET_CIDR" \
+      '{network_id: $n, cidr: $c, ip_version: 4, enable_dhcp: false}')" >"$d/nodesub" ) & pids+=($!)
+  ( vmnet=$(ensure networks kuryr-vm-net '{}') && echo "$vmnet" >"$d/vmnet"
+    ensure subnets kuryr-vm-subnet "$(jq -nc --arg n "$vmnet" --arg c "$VM_SUBNET_CIDR" \
+      '{network_id: $n, cidr: $c, ip_version: 4, enable_dhcp: false}')" >"$d/vmsub" ) & pids+=($!)
+  ( sg=$(ensure security-groups kuryr-pods-default '{"description": "kuryr pods: reached by the nodes (health checks) and by their own Services (hairpin)"}') \
+      && echo "$sg" >"$d/sg" && ensure_pod_sg_rules "$sg" ) & pids+=($!)
+  local p rc=0
+  for p in "${pids[@]}"; do wait "$p" || rc=1; done
+  [ $rc = 0 ] || die "neutron bootstrap failed"
+  local pub pubsub pool podnet podsub svcnet svcsub nodenet nodesub vmnet vmsub router sg f
+  for f in pub pubsub pool podnet podsub svcnet svcsub nodenet nodesub vmnet vmsub sg; do
+    [ -s "$d/$f" ] || die "neutron bootstrap: no $f"
+    printf -v "$f" '%s' "$(cat "$d/$f")"
+  done
+  rm -rf "$d"
   router=$(ensure routers kuryr-router "$(jq -nc --arg n "$pub" '{external_gateway_info: {network_id: $n, enable_snat: true}}')")
   local s
   for s in "$podsub" "$svcsub" "$nodesub" "$vmsub"; do
     router_has_interface "$router" "$s" || neutron PUT "/routers/$router/add_router_interface" "{\"subnet_id\": \"$s\"}" >/dev/null
   done
   router_commit_all "$router"
-  sg=$(ensure security-groups kuryr-pods-default '{"description": "kuryr pods: reached by the nodes (health checks) and by their own Services (hairpin)"}')
-  ensure_pod_sg_rules "$sg"
   declare -g BS_PUBLIC_NET=$pub BS_PUBLIC_SUBNET=$pubsub BS_POD_POOL=$pool BS_POD_NET=$podnet \
     BS_POD_SUBNET=$podsub BS_SERVICE_NET=$svcnet BS_SERVICE_SUBNET=$svcsub BS_NODE_SUBNET=$nodesub BS_ROUTER=$router BS_POD_SG=$sg \
     BS_VM_NET=$vmnet BS_VM_SUBNET=$vmsub
 }
 
-# router_commit_all ROUTER: OVN commits every connection through the router
-# to conntrack (options:ct-commit-all, OVN >= 25.03). Without it, OVN 24.09+
-# on the userspace datapath commits the un-SNATed reply of a pod -> Service
-# VIP -> external member connection in the router's SNAT zone as a
-# connection of its own, and the pod's next packets leave without SNAT: a
-# Service whose endpoints are outside the cloud (CoreDNS forwarding to the
-# host's resolver) answers once, then never. Neutron writes a router's
-# options only when it creates it, so the option stays. OVN releases that
-# do not know it ignore it.
 router_commit_all() {
   "${IN_ROOT[@]}" ovn-nbctl --db="unix:$OVN_NB_SOCK" --timeout=10 \
     set Logical_Router "neutron-$1" options:ct-commit-all=true

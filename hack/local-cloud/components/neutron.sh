@@ -87,7 +87,7 @@ neutron_policy_conf() {
 
 start_neutron() {
   write_neutron_conf
-  run_logged neutron-db-manage "${IN_ROOT[@]}" neutron-db-manage --config-file "$NEUTRON_CONF" upgrade heads
+  db_migrate neutron neutron-db-manage "${IN_ROOT[@]}" neutron-db-manage --config-file "$NEUTRON_CONF" upgrade heads
   HEALTH=$(api_health "$NEUTRON_PORT" /) start_bg neutron-server -- "${IN_ROOT[@]}" neutron-server --config-file "$NEUTRON_CONF"
   wait_for neutron-server 90 curl -fsS --cacert "$CLOUD_CA" "$NEUTRON_URL/"
 }

@@ -53,7 +53,7 @@ octavia_neutron_conf() {
 
 start_octavia() {
   write_octavia_conf
-  run_logged octavia-db-manage "${IN_ROOT[@]}" octavia-db-manage --config-file "$OCTAVIA_CONF" upgrade head
+  db_migrate octavia octavia-db-manage "${IN_ROOT[@]}" octavia-db-manage --config-file "$OCTAVIA_CONF" upgrade head
   start_bg octavia-driver-agent -- "${IN_ROOT[@]}" octavia-driver-agent --config-file "$OCTAVIA_CONF"
   # As production runs it: under uWSGI with several processes. Octavia's own
   # octavia-api is wsgiref's single-threaded server, which serializes every
