@@ -57,13 +57,13 @@ keystone_wsgi() {
   else echo --module keystone.wsgi.api:application; fi
 }
 
-# keystone_db: Keystone's schema and its admin, region and catalog entry.
+# keystone_db PASSWORD REGION URL: Keystone's schema and its admin, region
+# and catalog entry (the arguments are part of the dump's key).
 keystone_db() {
   local km=("${IN_ROOT[@]}" keystone-manage --config-file "$KEYSTONE_CONF")
   "${km[@]}" db_sync
-  "${km[@]}" bootstrap --bootstrap-password "$ADMIN_PASSWORD" \
-    --bootstrap-region-id "$REGION" --bootstrap-admin-url "$KEYSTONE_URL/v3" \
-    --bootstrap-public-url "$KEYSTONE_URL/v3" --bootstrap-internal-url "$KEYSTONE_URL/v3"
+  "${km[@]}" bootstrap --bootstrap-password "$1" --bootstrap-region-id "$2" \
+    --bootstrap-admin-url "$3/v3" --bootstrap-public-url "$3/v3" --bootstrap-internal-url "$3/v3"
 }
 
 # key_repository DIR: a Fernet key repository as keystone-manage
@@ -80,7 +80,7 @@ start_keystone() {
   write_keystone_conf
   key_repository "$KEYSTONE_DIR/fernet-keys"
   key_repository "$KEYSTONE_DIR/credential-keys"
-  db_migrate keystone keystone-db-sync keystone_db
+  db_migrate keystone keystone-db-sync keystone_db "$ADMIN_PASSWORD" "$REGION" "$KEYSTONE_URL"
   # shellcheck disable=SC2046 # keystone_wsgi's words are separate arguments
   HEALTH=$(api_health "$KEYSTONE_PORT" /v3) start_bg keystone -- "${IN_ROOT[@]}" uwsgi --plugin python3 \
     --http-socket "127.0.0.1:$(backend_port "$KEYSTONE_PORT")" $(keystone_wsgi) \
