@@ -47,7 +47,8 @@ func wireServices(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients, 
 	lb := &loadbalancer.Reconciler{Client: mgr.GetClient(), Octavia: octavia.New(osc.LoadBalancer), Neutron: nc, Groups: nc, Recorder: rec,
 		Info: neutron.NewInfo(nc, 10*time.Minute),
 		Settings: loadbalancer.Settings{Cluster: cfg.Kubernetes.ClusterName, ExtraTags: nd.ResourceTags,
-			ExternalNetwork: nd.ExternalSvcNet, ExternalSubnet: nd.ExternalSvcSubnet, CreateSettle: 2 * cfg.Neutron.Timeout}}
+			ExternalNetwork: nd.ExternalSvcNet, ExternalSubnet: nd.ExternalSvcSubnet, CreateSettle: 2 * cfg.Neutron.Timeout,
+			GoneSettle: loadbalancer.GoneSettle}}
 	if cfg.NetworkPolicy.Enabled {
 		// What comes from the cluster's own networks is the policies' to
 		// decide, not the source ranges'.

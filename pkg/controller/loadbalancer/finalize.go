@@ -32,6 +32,11 @@ func (r *Reconciler) finalize(ctx context.Context, klb *kuryrv1.KuryrLoadBalance
 	if err := r.releaseFloatingIPs(ctx, klb, vipPort, uid); err != nil {
 		return ctrl.Result{}, err
 	}
+	// The provider still working through kuryr's last write would run the
+	// cascade delete beside it and fail it half way.
+	if w, after := r.lastWrite(ctx, klb, uid); w != "" {
+		return ctrl.Result{RequeueAfter: after}, nil
+	}
 	// Read before the list: a create that settles after it was listed is
 	// listed once more.
 	pending, left := r.creates().Pending(uid)
@@ -103,9 +108,16 @@ func (r *Reconciler) deleteLBs(ctx context.Context, klb *kuryrv1.KuryrLoadBalanc
 		}
 	}
 	if len(left) == 0 {
+		// Gone, for GoneSettle: the provider may report a load balancer
+		// ERROR again after it reported it DELETED (a request of a failed
+		// delete that ends late), and Octavia then lists it again.
+		if d := r.progress.gone(uid); d < r.Settings.GoneSettle {
+			return ctrl.Result{RequeueAfter: r.Settings.GoneSettle - d}, true, nil
+		}
 		r.progress.deletedDone(uid)
 		return ctrl.Result{}, false, nil
 	}
+	r.progress.notGone(uid)
 	if since := r.progress.deleted(uid); since > deleteWait {
 		r.event(ctx, klb, corev1.EventTypeWarning, "DeleteNotFinished", "Delete",
 			"load balancers %s still listed by Octavia %s after kuryr deleted them: for each still PENDING_DELETE (the "+
@@ -122,4 +134,26 @@ func hasLB(lbs []octavia.LoadBalancer, id string) bool {
 		}
 	}
 	return false
+}
+
+// lastWrite waits, as ensure does, for Octavia to show kuryr's last write
+// to the Service's load balancer; "" when there is none to wait for (or
+// the load balancer cannot be read: the delete goes on).
+func (r *Reconciler) lastWrite(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, uid string) (string, time.Duration) {
+	st := klb.Status.LoadBalancer
+	if st == nil || st.ID == "" || !r.progress.hasEcho(uid) {
+		return "", 0
+	}
+	lb, err := r.Octavia.GetLoadBalancer(ctx, st.ID)
+	switch {
+	case err != nil || lb == nil || lb.ProvisioningStatus == octavia.StatusError || lb.ProvisioningStatus == octavia.StatusPendingDelete:
+		return "", 0 // unreadable, gone, or not one the delete could race
+	case octavia.Pending(lb.ProvisioningStatus):
+		return "load balancer " + lb.ProvisioningStatus, pendingRequeue // ACTIVE again may be between two requests
+	}
+	obs, err := r.observe(ctx, st.ID)
+	if err != nil {
+		return "", 0
+	}
+	return r.progress.awaiting(uid, st.ID, obs)
 }

@@ -155,3 +155,76 @@ func TestFinalizeWaitRestartsAfterNoneListed(t *testing.T) {
 		t.Fatalf("wait %v, err %v; want the late load balancer waited for", wait, err)
 	}
 }
+
+// TestDeleteWaitsForTheLastWrite: a Service deleted while the provider
+// still works through kuryr's last write (a batch, member by member) gets
+// its cascade delete only once Octavia shows the write: ovn-octavia-provider
+// 8.0 fails a delete that runs beside the member requests.
+func TestDeleteWaitsForTheLastWrite(t *testing.T) {
+	e := newEnv(t, "ClusterIP")
+	e.converge(t)
+	e.oct.MemberByMember = true
+	klb := e.klb(t)
+	klb.Spec.Ports[0].Members = members("10.10.0.9")
+	if err := e.cl.Update(context.Background(), klb); err != nil {
+		t.Fatal(err)
+	}
+	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "demo", Name: "web"}}
+	for e.oct.Requests["PUT members"] == 0 {
+		if _, err := e.r.Reconcile(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.cl.Delete(context.Background(), e.klb(t)); err != nil {
+		t.Fatal(err)
+	}
+	e.convergedAway(t)
+	if e.oct.BusyDeletes != 0 {
+		t.Fatalf("%d cascade deletes while the provider worked through the batch, want 0", e.oct.BusyDeletes)
+	}
+}
+
+// TestLoadBalancerBackAfterGoneIsDeletedAgain: the provider may report a
+// load balancer ERROR after it reported it DELETED; one Octavia lists again
+// within GoneSettle is deleted again before the finalizer goes.
+func TestLoadBalancerBackAfterGoneIsDeletedAgain(t *testing.T) {
+	e := newEnv(t, "ClusterIP")
+	e.converge(t)
+	now := time.Now()
+	e.r.progress.now = func() time.Time { return now }
+	e.r.Settings.GoneSettle = 10 * time.Second
+	lb := e.klb(t).Status.LoadBalancer.ID
+	tags := e.r.tags(svcUID)
+	if err := e.cl.Delete(context.Background(), e.klb(t)); err != nil {
+		t.Fatal(err)
+	}
+	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "demo", Name: "web"}}
+	for i := 0; i < 3; i++ { // deleted, then none listed: waits
+		if res, err := e.r.Reconcile(context.Background(), req); err != nil || res.RequeueAfter == 0 {
+			t.Fatalf("reconcile %d: %v, %v; want a requeue", i, res, err)
+		}
+	}
+	back := e.oct.Add(octaviatest.LoadBalancers, octaviatest.Object{"name": "demo/web", "tags": toAny(tags),
+		"provisioning_status": "ERROR", "vip_subnet_id": "svc-subnet"})
+	now = now.Add(5 * time.Second)
+	if res, err := e.r.Reconcile(context.Background(), req); err != nil || res.RequeueAfter == 0 {
+		t.Fatalf("with the load balancer back: %v, %v; want a requeue", res, err)
+	}
+	if e.oct.Get(octaviatest.LoadBalancers, back) != nil {
+		t.Fatalf("load balancer %s (back after %s was deleted) not deleted again", back, lb)
+	}
+	now = now.Add(5 * time.Second)
+	if res, err := e.r.Reconcile(context.Background(), req); err != nil || res.RequeueAfter == 0 {
+		t.Fatalf("gone again for 5 s: %v, %v; want a requeue", res, err)
+	}
+	now = now.Add(10 * time.Second)
+	e.convergedAway(t)
+}
+
+func toAny(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}

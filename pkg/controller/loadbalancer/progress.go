@@ -38,6 +38,7 @@ type tries struct {
 	stuckChild   string    // which, and in which state
 	stuckFirst   time.Time // the first such look (stuckMax counts from it)
 	deletedSince time.Time // kuryr's first delete of the Service's load balancers
+	goneSince    time.Time // when none was listed any more
 	echo         *echo     // the last write, until Octavia shows it
 }
 
@@ -177,4 +178,29 @@ func (p *progress) done(uid string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.by, uid)
+}
+
+// gone returns how long none of the Service's load balancers has been
+// listed (0 the first time).
+func (p *progress) gone(uid string) time.Duration {
+	return p.since(uid, func(t *tries) *time.Time { return &t.goneSince })
+}
+
+// notGone records that Octavia lists one of the Service's load balancers.
+func (p *progress) notGone(uid string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.get(uid).goneSince = time.Time{}
+}
+
+// hasEcho says whether a write to the Service's load balancer may not be
+// shown yet (at most echoMax after it).
+func (p *progress) hasEcho(uid string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	t, ok := p.by[uid]
+	if ok && t.echo != nil && p.clock().Sub(t.echo.sentAt) >= echoMax {
+		t.echo = nil
+	}
+	return ok && t.echo != nil
 }

@@ -76,6 +76,11 @@ type Settings struct {
 	// is looked for before it is made again: Octavia serializes creates, and
 	// may commit one long after its client gave up.
 	CreateSettle time.Duration
+	// GoneSettle is how long none of a deleted Service's load balancers
+	// must be listed before its KuryrLoadBalancer goes: ovn-octavia-provider
+	// 8.0 may report one ERROR after it reported it DELETED (a request of
+	// a failed delete that ends late), and Octavia lists it again. 0: none.
+	GoneSettle time.Duration
 	// Internal, when set, gives the prefixes cut out of
 	// loadBalancerSourceRanges (the pods' and Services' networks, when
 	// NetworkPolicies decide what they reach).
@@ -101,6 +106,9 @@ type Reconciler struct {
 	reasserts      reasserts
 	warned         warnings
 }
+
+// GoneSettle is the GoneSettle kuryr-controller uses.
+const GoneSettle = 10 * time.Second
 
 // Requeue intervals: Octavia objects are immutable while PENDING_*, and a
 // write takes 0.3-4 s to become ACTIVE with the ovn provider.

@@ -104,6 +104,13 @@ type Fake struct {
 	// balancer ACTIVE in between, as ovn-octavia-provider 8.0.0 does (see
 	// queue.go).
 	MemberByMember bool
+	// BusyDeletes counts the cascade deletes of a load balancer accepted
+	// while the provider still had its member requests to work through:
+	// ovn-octavia-provider 8.0.0 runs the delete beside them (another API
+	// worker's queue), fails it half way (ERROR: "'NoneType' object has no
+	// attribute 'external_ids'") and may report the load balancer ERROR
+	// again after it reported it DELETED.
+	BusyDeletes int
 	// Instant makes every write settle at once: the write's own answer
 	// still shows PENDING_* (as Octavia's does), the next request sees
 	// ACTIVE.

@@ -174,6 +174,9 @@ func (f *Fake) deleteLB(id string, q map[string][]string) reply {
 	if s := str(lb, "provisioning_status"); s != "ACTIVE" && s != "ERROR" {
 		return fault(409, "Invalid state %s of loadbalancer resource %s", s, id)
 	}
+	if len(f.queue[id]) > 0 {
+		f.BusyDeletes++ // the real provider fails it half way (see queue.go)
+	}
 	for _, p := range pools {
 		f.removePool(p)
 	}
@@ -182,6 +185,7 @@ func (f *Fake) deleteLB(id string, q map[string][]string) reply {
 	}
 	delete(f.objects[LoadBalancers], id)
 	delete(f.left, id)
+	delete(f.queue, id)
 	return reply{204, nil}
 }
 
