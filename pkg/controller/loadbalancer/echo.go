@@ -118,7 +118,10 @@ func (p *progress) awaiting(uid, lbID string, obs observed) (string, time.Durati
 	}
 	now := p.clock()
 	if look := lookOf(obs); look != e.look {
-		e.look, e.until = look, later(e.until, now.Add(echoBase+echoPerWrite))
+		e.look = look
+		if next := now.Add(echoBase + echoPerWrite); next.After(e.until) {
+			e.until = next
+		}
 	}
 	idle := p.settled.IsZero() || now.Sub(p.settled) >= echoBase
 	if e.lb != lbID || shown(e.step, obs) || (!now.Before(e.until) && idle) || now.Sub(e.sentAt) >= echoMax {
@@ -129,13 +132,6 @@ func (p *progress) awaiting(uid, lbID string, obs observed) (string, time.Durati
 		return fmt.Sprintf("Octavia to show %q", e.step), 250 * time.Millisecond
 	}
 	return fmt.Sprintf("Octavia to show %q", e.step), time.Second
-}
-
-func later(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
 }
 
 // lookOf sums up what a look saw of a load balancer's children: a change is

@@ -79,9 +79,7 @@ func (r *Reconciler) find(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, u
 	slices.SortStableFunc(lbs, func(a, b octavia.LoadBalancer) int {
 		return cmpBool(wasReplaced(klb, a.ID), wasReplaced(klb, b.ID))
 	})
-	klb.Status.Replaced = slices.DeleteFunc(klb.Status.Replaced, func(id string) bool {
-		return !slices.ContainsFunc(lbs, func(lb octavia.LoadBalancer) bool { return lb.ID == id })
-	})
+	klb.Status.Replaced = slices.DeleteFunc(klb.Status.Replaced, func(id string) bool { return !hasLB(lbs, id) })
 	for _, dup := range lbs[1:] {
 		if err := r.Octavia.DeleteLoadBalancer(ctx, dup.ID); err != nil {
 			log.FromContext(ctx).Info("duplicate load balancer not deleted yet", "loadBalancer", dup.ID, "error", err.Error())
