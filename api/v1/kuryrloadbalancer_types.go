@@ -97,10 +97,10 @@ type KuryrLoadBalancerStatus struct {
 	// target ports; the pods' ports carry it while they are members.
 	// +optional
 	SecurityGroup string `json:"securityGroup,omitempty"`
-	// Replaced are the load balancers kuryr deleted to replace them (in
-	// ERROR, stuck, or no longer matching the spec), while Octavia still
-	// lists them: one the provider brings back from a failed delete is
-	// deleted again, never adopted, also by a restarted controller.
+	// Replaced are the last load balancers (at most 10) kuryr deleted to
+	// replace them (in ERROR, stuck, or no longer matching the spec): one
+	// the provider brings back from a failed delete is deleted again, never
+	// adopted, also by a restarted controller.
 	// +optional
 	Replaced []string `json:"replaced,omitempty"`
 	// +optional

@@ -3,6 +3,7 @@ package loadbalancer
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -90,6 +91,9 @@ func (r *Reconciler) finalize(ctx context.Context, klb *kuryrv1.KuryrLoadBalance
 func (r *Reconciler) deleteLBs(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, uid string, lbs []octavia.LoadBalancer) (ctrl.Result, bool, error) {
 	var left []string
 	wait := pendingRequeue
+	if slices.ContainsFunc(lbs, func(lb octavia.LoadBalancer) bool { return lb.ProvisioningStatus != "" }) {
+		r.progress.notGone(uid) // also when the delete below is refused (Busy)
+	}
 	for _, lb := range lbs {
 		if lb.ProvisioningStatus != octavia.StatusPendingDelete {
 			if err := r.Octavia.DeleteLoadBalancer(ctx, lb.ID); err != nil {
@@ -117,7 +121,6 @@ func (r *Reconciler) deleteLBs(ctx context.Context, klb *kuryrv1.KuryrLoadBalanc
 		r.progress.deletedDone(uid)
 		return ctrl.Result{}, false, nil
 	}
-	r.progress.notGone(uid)
 	if since := r.progress.deleted(uid); since > deleteWait {
 		r.event(ctx, klb, corev1.EventTypeWarning, "DeleteNotFinished", "Delete",
 			"load balancers %s still listed by Octavia %s after kuryr deleted them: for each still PENDING_DELETE (the "+

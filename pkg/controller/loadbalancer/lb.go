@@ -74,12 +74,11 @@ func (r *Reconciler) find(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, u
 	}
 	slices.SortFunc(lbs, func(a, b octavia.LoadBalancer) int { return a.CreatedAt.Compare(b.CreatedAt) })
 	// One kuryr deleted to replace it is never the one kept (ensure
-	// deletes it again when it comes back); those Octavia no longer lists
-	// are forgotten.
+	// deletes it again when it comes back; a list that misses it once
+	// does not make it forgotten: the provider may list it again later).
 	slices.SortStableFunc(lbs, func(a, b octavia.LoadBalancer) int {
 		return cmpBool(wasReplaced(klb, a.ID), wasReplaced(klb, b.ID))
 	})
-	klb.Status.Replaced = slices.DeleteFunc(klb.Status.Replaced, func(id string) bool { return !hasLB(lbs, id) })
 	for _, dup := range lbs[1:] {
 		if err := r.Octavia.DeleteLoadBalancer(ctx, dup.ID); err != nil {
 			log.FromContext(ctx).Info("duplicate load balancer not deleted yet", "loadBalancer", dup.ID, "error", err.Error())
