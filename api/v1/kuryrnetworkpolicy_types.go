@@ -63,11 +63,26 @@ type KuryrNetworkPolicyStatus struct {
 	// shared by the policies with an equal peer.
 	// +optional
 	PeerGroups map[string]string `json:"peerGroups,omitempty"`
+	// PeerAddressGroups are the Neutron address groups holding a peer's
+	// pods' addresses (rules name them as their remote address group), by
+	// peer key: used instead of PeerGroups where Neutron enforces a rule's
+	// remote address group (the controller probes it at start). Shared by
+	// the policies with an equal peer.
+	// +optional
+	PeerAddressGroups map[string]string `json:"peerAddressGroups,omitempty"`
+	// PeerKind is what the rules name as peers now: AddressGroups, or ""
+	// for security groups. Pods' ports carry the peer groups of a policy
+	// only while its rules name security groups.
+	// +optional
+	PeerKind string `json:"peerKind,omitempty"`
 	// +optional
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
+
+// PeerKindAddressGroups: a policy's rules name its peers' address groups.
+const PeerKindAddressGroups = "AddressGroups"
 
 // KuryrNetworkPolicy is a NetworkPolicy's security group and the peer
 // groups its rules name (one per NetworkPolicy, same name and namespace,

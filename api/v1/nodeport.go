@@ -1,5 +1,7 @@
 package v1
 
+import "time"
+
 // NodePortAnnotation is the Node annotation through which kuryr-controller
 // tells a node's kuryr-daemon about the node's management port: a Neutron
 // port bound to the node, on a network routed to the pod and service
@@ -19,6 +21,52 @@ const NodePortAnnotation = "kuryr.openstack.org/node-port"
 // silence, as kube-proxy rejects them. Its value is a NodePort in JSON,
 // with a default route through the service subnet's gateway.
 const RefusePortAnnotation = "kuryr.openstack.org/refuse-port"
+
+// ProbePortAnnotation is the Node annotation through which kuryr-controller
+// asks the node's kuryr-daemon to plug the address-group probe port: a
+// Neutron port on the pod subnet, bound to the node, whose security group
+// admits the probe's TCP port only from an address group. The daemon plugs
+// it into a network namespace of its own where nothing listens (a
+// connection to it is reset at once, if the rules let it through), as
+// the refuse port. The controller connects to it from its own node,
+// first while the address group holds every address and then while it
+// holds none: a reset both times means Neutron ignores the rule's remote
+// address group. Its value is a NodePort in JSON, with a default route
+// through the subnet's gateway and no Refuse. The controller removes it
+// once it has its answer.
+const ProbePortAnnotation = "kuryr.openstack.org/address-group-probe-port"
+
+// AddressGroupProbeAnnotation is the Node annotation where the leading
+// kuryr-controller records its address-group probe's answer (an
+// AddressGroupProbe in JSON) on the node it probed from, for `kubectl
+// kuryr doctor`.
+const AddressGroupProbeAnnotation = "kuryr.openstack.org/address-group-probe"
+
+// AddressGroupVerdict is what the address-group probe found.
+type AddressGroupVerdict string
+
+const (
+	// AddressGroupsEnforced: traffic the address group no longer admitted
+	// was dropped.
+	AddressGroupsEnforced AddressGroupVerdict = "Enforced"
+	// AddressGroupsNotEnforced: a rule admitted traffic from outside its
+	// address group (ML2/OVN before Neutron 26.0.0).
+	AddressGroupsNotEnforced AddressGroupVerdict = "NotEnforced"
+	// AddressGroupsUnknown: the probe could not run or its port never
+	// answered.
+	AddressGroupsUnknown AddressGroupVerdict = "Unknown"
+)
+
+// AddressGroupProbe is an address-group probe's answer.
+//
+// +kubebuilder:object:generate=false
+type AddressGroupProbe struct {
+	Verdict AddressGroupVerdict `json:"verdict"`
+	Detail  string              `json:"detail"`
+	Time    time.Time           `json:"time"`
+	// AddressGroups: NetworkPolicy peers are address groups.
+	AddressGroups bool `json:"addressGroups"`
+}
 
 // NodePort is a node's management port, as the node must configure it.
 //

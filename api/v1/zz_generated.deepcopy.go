@@ -333,6 +333,13 @@ func (in *KuryrNetworkPolicyStatus) DeepCopyInto(out *KuryrNetworkPolicyStatus) 
 			(*out)[key] = val
 		}
 	}
+	if in.PeerAddressGroups != nil {
+		in, out := &in.PeerAddressGroups, &out.PeerAddressGroups
+		*out = make(map[string]string, len(*in))
+		for key, val := range *in {
+			(*out)[key] = val
+		}
+	}
 	if in.Conditions != nil {
 		in, out := &in.Conditions, &out.Conditions
 		*out = make([]metav1.Condition, len(*in))

@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"os"
+	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/kuryr-k8s/kuryr/pkg/clusternet"
 	"github.com/kuryr-k8s/kuryr/pkg/config"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/agprobe"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/kit"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/policy"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/portgroups"
@@ -22,7 +25,7 @@ const policyWorkers = 8
 // the groups of the policies that select a pod and of the peers it is one
 // of, which the KuryrPort reconciler gives pods' ports, and what makes
 // them change.
-func wirePolicies(mgr ctrl.Manager, cfg *config.Config, nc *neutron.Client, nets *clusternet.Source, rec kit.Recorder) (
+func wirePolicies(mgr ctrl.Manager, cfg *config.Config, nc *neutron.Client, info *neutron.Info, nets *clusternet.Source, rec kit.Recorder) (
 	portgroups.GroupSource, []kit.Watch, *policy.GroupReconciler, error) {
 	nd := cfg.NeutronDefaults
 	if len(nd.PodSecurityGroups) == 0 {
@@ -43,10 +46,28 @@ func wirePolicies(mgr ctrl.Manager, cfg *config.Config, nc *neutron.Client, nets
 	if err := spec.SetupWithManager(mgr, policyWorkers); err != nil {
 		return nil, nil, nil, err
 	}
-	groups := &policy.GroupReconciler{Client: mgr.GetClient(), Neutron: nc, Recorder: rec,
+	probe := &agprobe.Prober{Client: mgr.GetClient(), Neutron: nc, Info: info, Recorder: rec,
+		Settings: agprobe.Settings{Cluster: cfg.Kubernetes.ClusterName, ProjectID: nd.Project, Subnet: probeSubnet(nd),
+			Node: os.Getenv("NODE_NAME"), Port: agprobe.DefaultPort, Retry: 10 * time.Minute, Reuse: 24 * time.Hour,
+			Disabled: !cfg.NetworkPolicy.AddressGroups, Tags: nd.ResourceTags}}
+	if err := mgr.Add(probe); err != nil {
+		return nil, nil, nil, err
+	}
+	groups := &policy.GroupReconciler{Client: mgr.GetClient(), Neutron: nc, Recorder: rec, Mode: probe,
 		Settings: policy.Settings{Cluster: cfg.Kubernetes.ClusterName, ProjectID: nd.Project}}
 	if err := groups.SetupWithManager(mgr, policyWorkers); err != nil {
 		return nil, nil, nil, err
 	}
-	return policy.PodGroups{Reader: mgr.GetClient(), Open: open}, policy.PortWatches(mgr.GetClient()), groups, nil
+	pods := policy.PodGroups{Reader: mgr.GetClient(), Open: open,
+		Addresses: policy.AddressGate{Reader: mgr.GetClient(), Neutron: nc}}
+	return pods, policy.PortWatches(mgr.GetClient()), groups, nil
+}
+
+// probeSubnet: the address-group probe's port goes on the pod subnet (the
+// node subnet when pods' subnets are per namespace or node).
+func probeSubnet(nd config.NeutronDefaults) string {
+	if nd.PodSubnet != "" {
+		return nd.PodSubnet
+	}
+	return nd.NodeSubnet
 }

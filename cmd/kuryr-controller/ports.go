@@ -40,7 +40,7 @@ func kuryrPortOptions(mgr ctrl.Manager, cfg *config.Config, nc *neutron.Client, 
 // pod_security_groups (LoadBalancer Services' source groups, policies'
 // groups; nil: none) and what makes them change. With policies on, it
 // sets up the policy reconcilers (policies).
-func portGroups(mgr ctrl.Manager, cfg *config.Config, nc *neutron.Client, nets *clusternet.Source, rec kit.Recorder) (
+func portGroups(mgr ctrl.Manager, cfg *config.Config, nc *neutron.Client, info *neutron.Info, nets *clusternet.Source, rec kit.Recorder) (
 	src portgroups.GroupSource, watches []kit.Watch, policies *policy.GroupReconciler, err error) {
 	if cfg.Services() {
 		// LoadBalancer Services' source groups go onto their pods' ports.
@@ -48,7 +48,7 @@ func portGroups(mgr ctrl.Manager, cfg *config.Config, nc *neutron.Client, nets *
 	}
 	if cfg.NetworkPolicy.Enabled {
 		var podGroups portgroups.GroupSource
-		if podGroups, watches, policies, err = wirePolicies(mgr, cfg, nc, nets, rec); err != nil {
+		if podGroups, watches, policies, err = wirePolicies(mgr, cfg, nc, info, nets, rec); err != nil {
 			return nil, nil, nil, err
 		}
 		sources := portgroups.Sources{podGroups}

@@ -101,7 +101,7 @@ func wire(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients, hs *heal
 	namespaced := driver == config.SubnetDriverNamespace
 	target, poolTargets := targets(mgr, cfg, info)
 	nets, refuse := clusterNetworks(cfg, nc, info), refusing(cfg, info)
-	groups, watches, policies, err := portGroups(mgr, cfg, nc, nets, rec)
+	groups, watches, policies, err := portGroups(mgr, cfg, nc, info, nets, rec)
 	if err != nil {
 		return err
 	}
@@ -153,7 +153,7 @@ func wire(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients, hs *heal
 		sweeper.Octavia, sweeper.FloatingIPs, sweeper.Groups = octavia.New(osc.LoadBalancer), nc, nc
 	}
 	if policies != nil {
-		sweeper.Policies, sweeper.Peers = nc, policies
+		sweeper.Policies, sweeper.Peers, sweeper.AddressGroups = nc, policies, nc
 	}
 	runnables := []manager.Runnable{start, sweeper, recoveryWatch(cfg, osc, nc)}
 	if cfg.Controller.ActivePoll > 0 {

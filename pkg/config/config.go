@@ -41,6 +41,8 @@ type NetworkPolicy struct {
 	// ingress admits (the open-ingress group's rules); empty: the cluster's
 	// networks.
 	UnrestrictedIngress []string
+	// AddressGroups: peers as address groups where Neutron enforces them.
+	AddressGroups bool
 }
 
 // VIFPool is the [vif_pool] section: ready ports per node

@@ -51,6 +51,8 @@ const (
 	NodePortInterface = "kuryr-mgmt"
 	// RefuseInterface is the host interface of a node's refuse port.
 	RefuseInterface = "kuryr-refuse"
+	// ProbeInterface is the host interface of the address-group probe port.
+	ProbeInterface = "kuryr-probe"
 	// NodePortsTable is the nftables table (family inet) of the node ports.
 	NodePortsTable = "kuryr-node-ports"
 	// OVS external ids kuryr sets on a pod's interface beside iface-id.
@@ -101,6 +103,13 @@ func PolicyGroupName(policyUID string) string { return PolicyGroupPrefix + polic
 // peer selects).
 func PeerGroupName(key string) string { return PeerGroupPrefix + key }
 
+// PeerAddressGroupDescription describes the address groups of a cluster's
+// NetworkPolicy peers (named PeerGroupName): Neutron gives address groups
+// no tags, so the description says whose they are.
+func PeerAddressGroupDescription(cluster string) string {
+	return "kuryr cluster " + cluster + ": the addresses of a NetworkPolicy peer's pods"
+}
+
 // SourceGroupName names the security group that admits a LoadBalancer
 // Service's loadBalancerSourceRanges on its member pods' ports.
 func SourceGroupName(serviceUID string) string { return "kuryr-lb-" + serviceUID }
@@ -124,6 +133,13 @@ const (
 	// credential's permissions, and deletes at once (a leftover is deleted
 	// by the next doctor run).
 	ProbeTag = "kuryr-doctor-probe"
+	// AddressGroupProbeTag marks the port and security group of the
+	// controller's address-group probe (package agprobe), deleted when it
+	// has its answer and, left by a crash, at the next start.
+	AddressGroupProbeTag = "kuryr-address-group-probe"
+	// AddressGroupProbeName names the probe's port, security group and
+	// address group.
+	AddressGroupProbeName = "kuryr-address-group-probe"
 )
 
 // ClusterTag marks everything that belongs to one Kubernetes cluster.

@@ -38,6 +38,7 @@ func TestHealthyInstallIsAllOK(t *testing.T) {
 		Spec:   kuryrv1.KuryrPortSpec{PodUID: "uid-web", PodNodeName: "n1"},
 		Status: kuryrv1.KuryrPortStatus{VIFs: map[string]kuryrv1.VIF{"eth0": {PortID: port, Default: true}}}}
 	f.Objects = append(f.Objects, pod, kp)
+	probed(f, kuryrv1.AddressGroupsEnforced)
 	var out bytes.Buffer
 	failed, err := Run(context.Background(), f.Env(t), output.JSON, &out)
 	if err != nil || failed {
@@ -266,5 +267,39 @@ func TestStuckDeleting(t *testing.T) {
 	}
 	if got := stuckDeleting(lbs, now); !slices.Equal(got, []string{"stuck"}) {
 		t.Fatalf("stuck %v, want [stuck]", got)
+	}
+}
+
+// probed records an address-group probe's answer on the first node.
+func probed(f *clitest.Fixture, v kuryrv1.AddressGroupVerdict) {
+	for _, o := range f.Objects {
+		if n, ok := o.(*corev1.Node); ok {
+			raw, _ := json.Marshal(kuryrv1.AddressGroupProbe{Verdict: v, Detail: "probed", Time: time.Now(),
+				AddressGroups: v == kuryrv1.AddressGroupsEnforced})
+			n.Annotations = map[string]string{kuryrv1.AddressGroupProbeAnnotation: string(raw)}
+			return
+		}
+	}
+}
+
+func TestPolicyPeersSayWhatIsInForce(t *testing.T) {
+	for _, tc := range []struct {
+		verdict kuryrv1.AddressGroupVerdict
+		status  string
+		says    string
+	}{
+		{kuryrv1.AddressGroupsEnforced, OK, "peers are address groups"},
+		{kuryrv1.AddressGroupsNotEnforced, OK, "does NOT enforce"},
+		{kuryrv1.AddressGroupsUnknown, Warn, "had no answer"},
+		{"", Warn, "no address-group probe answer"},
+	} {
+		f := clitest.New(t)
+		if tc.verdict != "" {
+			probed(f, tc.verdict)
+		}
+		got := peers(context.Background(), f.Env(t))
+		if got.Status != tc.status || !strings.Contains(got.Message, tc.says) {
+			t.Errorf("%q: %s %s, want %s and %q", tc.verdict, got.Status, got.Message, tc.status, tc.says)
+		}
 	}
 }

@@ -27,12 +27,14 @@ import (
 func startAgents(ctx context.Context, n *node) error {
 	cfg, c := n.cfg, n.cfg.CNIDaemon
 	agent := nodeport.NewAgent(n.ovsdb, nodeport.Linux{}, cfg.NeutronDefaults.OVSBridge, c.DisableTxChecksum)
-	refuser := refuse.NewAgent(n.ovsdb, &refuse.Linux{}, cfg.NeutronDefaults.OVSBridge, c.DisableTxChecksum)
-	if err := nodeport.Watch(ctx, n.informers, agent, refuser); err != nil {
+	refuser := refuse.NewAgent(refuse.RefusePort, n.ovsdb, &refuse.Linux{}, cfg.NeutronDefaults.OVSBridge, c.DisableTxChecksum)
+	prober := refuse.NewAgent(refuse.ProbePort, n.ovsdb, &refuse.Linux{}, cfg.NeutronDefaults.OVSBridge, c.DisableTxChecksum)
+	if err := nodeport.Watch(ctx, n.informers, agent, refuser, prober); err != nil {
 		return err
 	}
 	go func() { _ = agent.Run(ctx) }()
 	go func() { _ = refuser.Run(ctx) }()
+	go func() { _ = prober.Run(ctx) }()
 	return nil
 }
 

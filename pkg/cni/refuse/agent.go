@@ -12,7 +12,6 @@ import (
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/cni/nodeport"
-	"github.com/kuryr-k8s/kuryr/pkg/names"
 )
 
 // ovsAPI is the OVS seam.
@@ -27,18 +26,41 @@ type namespaceAPI interface {
 	Unplug(hostIf string) error
 }
 
-var plugged = prometheus.NewGauge(prometheus.GaugeOpts{
-	Name: "kuryr_refuse_port_plugged",
-	Help: "1 when this node's refuse port is plugged and configured, 0 when it failed or is absent.",
-})
+func pluggedGauge(what string) prometheus.Gauge {
+	return prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "kuryr_" + what + "_port_plugged",
+		Help: "1 when this node's " + what + " port is plugged and configured, 0 when it failed or is absent.",
+	})
+}
 
-// MustRegister adds the agent's metric to a registry.
-func MustRegister(r prometheus.Registerer) { r.MustRegister(plugged) }
+// MustRegister adds the agents' metrics to a registry.
+func MustRegister(r prometheus.Registerer) { r.MustRegister(RefusePort.plugged, ProbePort.plugged) }
 
-// Agent keeps the refuse port plugged as the Node's annotation says:
+// Kind is one sort of port plugged into a namespace of the daemon's own.
+type Kind struct {
+	// Name labels the metric; What names the port in logs.
+	Name, What string
+	// Annotation is the Node annotation that describes the port.
+	Annotation string
+	// NewPlan checks the annotation's port.
+	NewPlan func(kuryrv1.NodePort) (*Plan, error)
+	plugged prometheus.Gauge
+}
+
+// RefusePort: the refuse port (package comment).
+var RefusePort = Kind{Name: "refuse", What: "refuse port", Annotation: kuryrv1.RefusePortAnnotation, NewPlan: NewPlan,
+	plugged: pluggedGauge("refuse")}
+
+// ProbePort: the port through which kuryr-controller finds out whether
+// Neutron enforces a rule's remote address group (ProbePortAnnotation).
+var ProbePort = Kind{Name: "probe", What: "address-group probe port", Annotation: kuryrv1.ProbePortAnnotation,
+	NewPlan: NewProbePlan, plugged: pluggedGauge("probe")}
+
+// Agent keeps the port of one kind plugged as the Node's annotation says:
 // level-based, re-applied on every change of the annotation and every
 // resync.
 type Agent struct {
+	Kind          Kind
 	OVS           ovsAPI
 	NS            namespaceAPI
 	Bridge        string
@@ -47,19 +69,20 @@ type Agent struct {
 	mu    sync.Mutex
 	want  *Plan
 	known bool   // the Node has been read: until then nothing is touched
-	done  string // the port plugged last
+	done  string // the host interface of the port plugged last
+	port  string // and the port's id
 	kick  chan struct{}
 }
 
 // NewAgent returns an agent that plugs nothing until SetAnnotations.
-func NewAgent(ovs ovsAPI, n namespaceAPI, bridge string, txChecksumOff bool) *Agent {
-	return &Agent{OVS: ovs, NS: n, Bridge: bridge, TxChecksumOff: txChecksumOff, kick: make(chan struct{}, 1)}
+func NewAgent(k Kind, ovs ovsAPI, n namespaceAPI, bridge string, txChecksumOff bool) *Agent {
+	return &Agent{Kind: k, OVS: ovs, NS: n, Bridge: bridge, TxChecksumOff: txChecksumOff, kick: make(chan struct{}, 1)}
 }
 
 // SetAnnotations takes the Node's annotations; a missing annotation means
-// no refuse port. An invalid one is reported and changes nothing.
+// no port. An invalid one is reported and changes nothing.
 func (a *Agent) SetAnnotations(logger logr.Logger, annotations map[string]string) {
-	if p, ok := nodeport.FromAnnotation(logger, annotations, kuryrv1.RefusePortAnnotation, NewPlan); ok {
+	if p, ok := nodeport.FromAnnotation(logger, annotations, a.Kind.Annotation, a.Kind.NewPlan); ok {
 		a.set(p)
 	}
 }
@@ -76,10 +99,10 @@ func (a *Agent) set(p *Plan) {
 
 // Run applies the plan until ctx ends, retrying failures with backoff.
 func (a *Agent) Run(ctx context.Context) error {
-	logger := log.FromContext(ctx).WithName("refuse-port")
+	logger := log.FromContext(ctx).WithName(a.Kind.Name + "-port")
 	nodeport.Reapply(ctx, a.kick, a.apply, func(err error, retryIn time.Duration) {
-		plugged.Set(0)
-		logger.Error(err, "plugging the node's refuse port", "retryIn", retryIn.String())
+		a.Kind.plugged.Set(0)
+		logger.Error(err, "plugging the node's "+a.Kind.What, "retryIn", retryIn.String())
 	})
 	return nil
 }
@@ -92,12 +115,12 @@ func (a *Agent) apply(ctx context.Context) error {
 		return nil // a restarted daemon touches nothing until it knows
 	}
 	if a.done != "" && p == nil {
-		if err := a.unplug(ctx, names.RefuseInterface); err != nil {
+		if err := a.unplug(ctx, a.done); err != nil {
 			return err
 		}
 	}
 	if p == nil {
-		plugged.Set(0)
+		a.Kind.plugged.Set(0)
 		return nil
 	}
 	created, err := a.NS.Plug(p, a.TxChecksumOff)
@@ -115,10 +138,10 @@ func (a *Agent) apply(ctx context.Context) error {
 	if err := a.OVS.EnsureSystemPort(ctx, a.Bridge, p.HostIf(), p.PortID, p.MAC.String()); err != nil {
 		return err
 	}
-	plugged.Set(1)
-	if a.done != p.PortID {
-		log.FromContext(ctx).Info("refuse port plugged", "port", p.PortID, "addresses", fmt.Sprint(p.Addrs), "refused", len(p.Refuse))
-		a.done = p.PortID
+	a.Kind.plugged.Set(1)
+	if a.done != p.HostIf() || a.port != p.PortID {
+		log.FromContext(ctx).Info(a.Kind.What+" plugged", "port", p.PortID, "addresses", fmt.Sprint(p.Addrs), "refused", len(p.Refuse))
+		a.done, a.port = p.HostIf(), p.PortID
 	}
 	return nil
 }
@@ -130,7 +153,7 @@ func (a *Agent) unplug(ctx context.Context, hostIf string) error {
 	if err := a.NS.Unplug(hostIf); err != nil {
 		return err
 	}
-	log.FromContext(ctx).Info("refuse port removed", "interface", hostIf)
-	a.done = ""
+	log.FromContext(ctx).Info(a.Kind.What+" removed", "interface", hostIf)
+	a.done, a.port = "", ""
 	return nil
 }

@@ -25,6 +25,7 @@ type Plan struct {
 	*nodeport.Plan
 	Gateway net.IP
 	Refuse  []*net.IPNet
+	hostIf  string
 }
 
 // NewPlan checks the refuse port another component wrote: a port like the
@@ -32,20 +33,9 @@ type Plan struct {
 // and refused prefixes that leave the port's own address and the gateway
 // out. Pure.
 func NewPlan(np kuryrv1.NodePort) (*Plan, error) {
-	base, err := nodeport.NewPortPlan(np)
+	p, err := routed(np, names.RefuseInterface)
 	if err != nil {
 		return nil, err
-	}
-	p := &Plan{Plan: base}
-	if len(np.Routes) != 1 {
-		return nil, fmt.Errorf("want one default route, got %d routes", len(np.Routes))
-	}
-	_, dst, err := net.ParseCIDR(np.Routes[0].Destination)
-	if ones, _ := maskSize(dst); err != nil || ones != 0 {
-		return nil, fmt.Errorf("route %q is not a default route", np.Routes[0].Destination)
-	}
-	if p.Gateway = net.ParseIP(np.Routes[0].Gateway); !p.OnSubnet(p.Gateway) {
-		return nil, fmt.Errorf("gateway %q is not on the port's subnet", np.Routes[0].Gateway)
 	}
 	for _, c := range np.Refuse {
 		_, n, err := net.ParseCIDR(c)
@@ -65,6 +55,37 @@ func NewPlan(np kuryrv1.NodePort) (*Plan, error) {
 	return p, nil
 }
 
+// NewProbePlan checks the probe port another component wrote: a port like
+// the refuse port that refuses nothing but its own address (the kernel
+// resets a connection to any port of it). Pure.
+func NewProbePlan(np kuryrv1.NodePort) (*Plan, error) {
+	if len(np.Refuse) > 0 {
+		return nil, fmt.Errorf("probe port %s refuses %v: it answers for its own address only", np.PortID, np.Refuse)
+	}
+	return routed(np, names.ProbeInterface)
+}
+
+// routed checks a port with one default route through a gateway on its
+// subnet. Pure.
+func routed(np kuryrv1.NodePort, hostIf string) (*Plan, error) {
+	base, err := nodeport.NewPortPlan(np)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{Plan: base, hostIf: hostIf}
+	if len(np.Routes) != 1 {
+		return nil, fmt.Errorf("want one default route, got %d routes", len(np.Routes))
+	}
+	_, dst, err := net.ParseCIDR(np.Routes[0].Destination)
+	if ones, _ := maskSize(dst); err != nil || ones != 0 {
+		return nil, fmt.Errorf("route %q is not a default route", np.Routes[0].Destination)
+	}
+	if p.Gateway = net.ParseIP(np.Routes[0].Gateway); !p.OnSubnet(p.Gateway) {
+		return nil, fmt.Errorf("gateway %q is not on the port's subnet", np.Routes[0].Gateway)
+	}
+	return p, nil
+}
+
 func maskSize(n *net.IPNet) (int, int) {
 	if n == nil {
 		return -1, 0
@@ -80,7 +101,8 @@ func addrIPs(addrs []*net.IPNet) []net.IP {
 	return out
 }
 
-// HostIf is the host end of the port's veth, names.RefuseInterface: one per
-// node, named for what it is (as the node port's kuryr-mgmt), not tap<port
-// id> as a pod's, so that nothing mistakes it for a pod's leftover interface.
-func (p *Plan) HostIf() string { return names.RefuseInterface }
+// HostIf is the host end of the port's veth, names.RefuseInterface or
+// names.ProbeInterface: one per node, named for what it is (as the node
+// port's kuryr-mgmt), not tap<port id> as a pod's, so that nothing mistakes
+// it for a pod's leftover interface.
+func (p *Plan) HostIf() string { return p.hostIf }

@@ -38,3 +38,17 @@ func TestNewPlan(t *testing.T) {
 		})
 	}
 }
+
+func TestNewProbePlan(t *testing.T) {
+	p, err := NewProbePlan(refusePort("0.0.0.0/0", "10.96.255.254"))
+	if err != nil || p.HostIf() != "kuryr-probe" || len(p.Refuse) != 0 {
+		t.Fatalf("plan %+v, err %v", p, err)
+	}
+	if _, err := NewProbePlan(refusePort("0.0.0.0/0", "10.96.255.254", "10.96.0.0/17")); err == nil ||
+		!strings.Contains(err.Error(), "its own address only") {
+		t.Fatalf("a probe port refusing others: %v", err)
+	}
+	if _, err := NewProbePlan(refusePort("10.0.0.0/8", "10.96.255.254")); err == nil {
+		t.Fatal("a probe port without a default route")
+	}
+}

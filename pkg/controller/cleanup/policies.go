@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/go-logr/logr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -18,6 +19,52 @@ import (
 // peer again (the policy package's, under its per-peer lock).
 type PeerSweeper interface {
 	SweepPeer(ctx context.Context, key, id string) error
+}
+
+// AddressPeerSweeper deletes an orphaned peer address group unless a
+// policy names its peer again (the policy package's, under its lock).
+type AddressPeerSweeper interface {
+	SweepAddressPeer(ctx context.Context, key, id string) error
+}
+
+// addressGroups lists the address groups (peers' where Neutron enforces
+// them).
+type addressGroups interface {
+	ListAddressGroups(ctx context.Context) ([]neutron.AddressGroup, error)
+}
+
+// OrphanAddressPeers are the cluster's peer address groups (named for a
+// peer, described as the cluster's) whose peer no live
+// KuryrNetworkPolicy names; not young. Pure.
+func OrphanAddressPeers(ags []neutron.AddressGroup, cluster string, l livePolicies, o Owners) map[string]string {
+	out := map[string]string{}
+	for _, ag := range ags {
+		key, ok := strings.CutPrefix(ag.Name, names.PeerGroupPrefix)
+		if !ok || ag.Description != names.PeerAddressGroupDescription(cluster) || o.young(ag.CreatedAt) || l.peers[key] {
+			continue
+		}
+		out[ag.ID] = key
+	}
+	return out
+}
+
+// sweepAddressPeers deletes the orphaned peer address groups (listed
+// before Kubernetes was read).
+func (s *Sweeper) sweepAddressPeers(ctx context.Context, logger logr.Logger, ags []neutron.AddressGroup, o Owners) error {
+	sweeper, ok := s.Peers.(AddressPeerSweeper)
+	if !ok || len(ags) == 0 {
+		return nil
+	}
+	live, err := readPolicies(ctx, s.Client)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for id, key := range OrphanAddressPeers(ags, s.Cluster, live, o) {
+		logger.Info("deleting orphaned peer address group", "addressGroup", id, "peer", key)
+		errs = append(errs, sweeper.SweepAddressPeer(ctx, key, id))
+	}
+	return errors.Join(errs...)
 }
 
 // policyGroups is the seam for NetworkPolicies' security groups.

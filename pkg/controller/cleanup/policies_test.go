@@ -33,3 +33,25 @@ func TestOrphanPolicyGroups(t *testing.T) {
 		t.Fatalf("orphans %v, want %v", got, want)
 	}
 }
+
+// TestOrphanAddressPeers: only the cluster's own peer address groups whose
+// peer no live policy names, and not young ones, are orphans (another
+// cluster's, the probe's and a user's are not).
+func TestOrphanAddressPeers(t *testing.T) {
+	now := time.Now()
+	old := now.Add(-time.Hour)
+	mine := names.PeerAddressGroupDescription("c")
+	live := livePolicies{peers: map[string]bool{"live": true}}
+	ags := []neutron.AddressGroup{
+		{ID: "kept", Name: names.PeerGroupName("live"), Description: mine, CreatedAt: old},
+		{ID: "orphan", Name: names.PeerGroupName("gone"), Description: mine, CreatedAt: old},
+		{ID: "young", Name: names.PeerGroupName("gone"), Description: mine, CreatedAt: now},
+		{ID: "other-cluster", Name: names.PeerGroupName("gone"), Description: names.PeerAddressGroupDescription("d"), CreatedAt: old},
+		{ID: "probe", Name: names.AddressGroupProbeName, Description: mine, CreatedAt: old},
+		{ID: "users", Name: "office", CreatedAt: old},
+	}
+	got := OrphanAddressPeers(ags, "c", live, Owners{Cutoff: now.Add(-MinAge)})
+	if len(got) != 1 || got["orphan"] != "gone" {
+		t.Errorf("orphans %v, want orphan (peer gone)", got)
+	}
+}

@@ -91,6 +91,9 @@ type Sweeper struct {
 	// groups through Peers.
 	Policies policyGroups
 	Peers    PeerSweeper
+	// AddressGroups, when set with Policies, are swept of peers' address
+	// groups through Peers (an AddressPeerSweeper).
+	AddressGroups addressGroups
 	// Ready is closed once the sweep may trust the cache (it is synced and
 	// the ledger loaded).
 	Ready <-chan struct{}
@@ -145,9 +148,15 @@ func (s *Sweeper) Sweep(ctx context.Context, logger logr.Logger) error {
 		return err
 	}
 	var policyGroups []neutron.SecurityGroup
+	var peerAddresses []neutron.AddressGroup
 	if s.Policies != nil {
 		if policyGroups, err = s.Policies.FindSecurityGroups(ctx, tag); err != nil {
 			return err
+		}
+		if s.AddressGroups != nil {
+			if peerAddresses, err = s.AddressGroups.ListAddressGroups(ctx); err != nil {
+				return err
+			}
 		}
 	}
 	owned, err := s.liveOwners(ctx)
@@ -175,7 +184,8 @@ func (s *Sweeper) Sweep(ctx context.Context, logger logr.Logger) error {
 		s.Ledger.ForgetPort(names.PodUIDOf(p.Tags), p.ID)
 	}
 	errs = append(errs, s.sweepNetworks(ctx, logger, OrphanNetworks(nets, owned)))
-	errs = append(errs, s.sweepServices(ctx, logger, svc, owned), s.sweepPolicies(ctx, logger, policyGroups, owned))
+	errs = append(errs, s.sweepServices(ctx, logger, svc, owned), s.sweepPolicies(ctx, logger, policyGroups, owned),
+		s.sweepAddressPeers(ctx, logger, peerAddresses, owned))
 	return errors.Join(errs...)
 }
 

@@ -58,6 +58,7 @@ func New(o Options) (*Reconciler, *Startup) {
 		// write of its groups.
 		r.Pool.Defaults, _ = o.Groups.(portgroups.Defaults)
 	}
+	r.Addresses, _ = o.Groups.(portgroups.AddressGate)
 	start := NewStartup(Startup{Client: o.Startup.Client, Cache: o.Startup.Cache, Neutron: o.Startup.Neutron,
 		Cluster: o.Settings.Cluster, Ledger: r.Ledger, Pool: r.Pool})
 	r.Started = start

@@ -62,6 +62,10 @@ type Reconciler struct {
 	// policies', their LoadBalancer Services'), through GroupPorts.
 	Groups     portgroups.GroupSource
 	GroupPorts groupPorts
+	// Addresses, when set, takes a port's addresses out of the address
+	// groups its pod must not be admitted by before the KuryrPort gets
+	// them (an address a gone pod had).
+	Addresses portgroups.AddressGate
 	// Watches: what else makes a KuryrPort's groups change.
 	Watches []kit.Watch
 	watch   stopwatch
@@ -147,6 +151,11 @@ func (r *Reconciler) ensurePort(ctx context.Context, kp *kuryrv1.KuryrPort) (ctr
 		return ctrl.Result{}, r.fail(ctx, kp, "SetSecurityGroups", err)
 	}
 	r.Ledger.Record(kp.Spec.PodUID, port) // with the groups it carries now
+	if r.Addresses != nil {
+		if err := r.Addresses.ReleaseAddresses(ctx, kp, portAddresses(&port)); err != nil {
+			return ctrl.Result{}, r.fail(ctx, kp, "ReleaseAddresses", err)
+		}
+	}
 	r.watch.lap(kp.UID, "port_created")
 	vif, err := r.vif(ctx, &port)
 	if err != nil {
@@ -297,4 +306,15 @@ func (r *Reconciler) setCondition(ctx context.Context, kp *kuryrv1.KuryrPort, st
 		return nil
 	}
 	return client.IgnoreNotFound(r.Status().Patch(ctx, kp, patch))
+}
+
+// portAddresses are a port's addresses as address groups hold them.
+func portAddresses(p *neutron.Port) []string {
+	var out []string
+	for _, ip := range p.FixedIPs {
+		if a, err := neutron.HostPrefix(ip.IPAddress); err == nil {
+			out = append(out, a)
+		}
+	}
+	return out
 }

@@ -46,11 +46,16 @@ func (r *GroupReconciler) finalize(ctx context.Context, knp *kuryrv1.KuryrNetwor
 			return ctrl.Result{}, err
 		}
 	}
-	pending, err := r.releasePeers(ctx, knp, true)
+	use, _ := r.addressMode(knp)
+	pending, err := r.releasePeers(ctx, knp, true, !use)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if pending {
+	pendingAddresses, err := r.releaseAddressPeers(ctx, knp, true, use)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if pending || pendingAddresses {
 		return ctrl.Result{RequeueAfter: inUseRetry}, nil
 	}
 	return ctrl.Result{}, kit.RemoveFinalizer(ctx, r.Client, knp, kuryrv1.KuryrNetworkPolicyFinalizer)

@@ -21,6 +21,7 @@ import (
 
 // groupAPI is the Neutron seam of the KuryrNetworkPolicy reconciler.
 type groupAPI interface {
+	addressAPI
 	FindSecurityGroups(ctx context.Context, tags []string) ([]neutron.SecurityGroup, error)
 	SecurityGroupsNamed(ctx context.Context, name string) ([]neutron.SecurityGroup, error)
 	GetSecurityGroup(ctx context.Context, id string) (*neutron.SecurityGroup, error)
@@ -48,7 +49,10 @@ type GroupReconciler struct {
 	Neutron  groupAPI
 	Recorder kit.Recorder
 	Settings Settings
-	locks    keyLocks
+	// Mode: peers as address groups or security groups (nil: security
+	// groups).
+	Mode  PeerMode
+	locks keyLocks
 }
 
 // inUseRetry: a group is deleted once no port carries it any more, which
@@ -76,13 +80,20 @@ func (r *GroupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	return res, err
 }
 
-// apply: the group and the peers' groups; the rules the policy no longer
-// has are deleted (a new group's default egress rules among them: a rule
-// less denies, never opens), its new rules added; then the group's id is
-// recorded, so pods' ports get a new group only once it is exactly the
-// policy's; then the peers the rules no longer name are released. A group
-// made but not recorded yet (a crash) is found again by its tags.
+// apply: the group and the peers' groups (security groups, or address
+// groups where Neutron enforces them: PeerMode); the rules the policy no
+// longer has are deleted (a new group's default egress rules among them: a
+// rule less denies, never opens), its new rules added; then the group's id
+// is recorded, so pods' ports get a new group only once it is exactly the
+// policy's; then the peers the rules no longer name are released (all
+// those of the other kind). A group made but not recorded yet (a crash) is
+// found again by its tags (an address group by its name).
 func (r *GroupReconciler) apply(ctx context.Context, knp *kuryrv1.KuryrNetworkPolicy) (ctrl.Result, error) {
+	addresses, wait := r.addressMode(knp)
+	if wait {
+		return ctrl.Result{RequeueAfter: modeWait}, r.condition(ctx, knp, metav1.ConditionFalse, kuryrv1.ReasonWaiting,
+			"waiting for the probe of Neutron's address groups (peers are address groups where Neutron enforces them)")
+	}
 	// The group and the peers' groups are made at the same time.
 	var sg *neutron.SecurityGroup
 	g, gctx := errgroup.WithContext(ctx)
@@ -90,7 +101,7 @@ func (r *GroupReconciler) apply(ctx context.Context, knp *kuryrv1.KuryrNetworkPo
 		sg, err = r.ensureGroup(gctx, knp)
 		return err
 	})
-	peers, err := r.ensurePeers(gctx, knp)
+	peers, err := r.ensurePeersOf(gctx, knp, addresses)
 	// The first failure cancels gctx: report it, not the cancellation.
 	if werr := g.Wait(); err == nil || (werr != nil && errors.Is(err, context.Canceled)) {
 		err = werr
@@ -98,33 +109,85 @@ func (r *GroupReconciler) apply(ctx context.Context, knp *kuryrv1.KuryrNetworkPo
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := r.recordPeers(ctx, knp, peers); err != nil {
+	if err := r.recordPeersOf(ctx, knp, peers, addresses); err != nil {
 		return ctrl.Result{}, err
 	}
-	want, missing := GroupRules(knp.Spec, peers)
+	want, missing := GroupRules(knp.Spec, peers, addresses)
 	if len(missing) > 0 {
 		return ctrl.Result{}, fmt.Errorf("the groups of peers %v are missing", missing)
+	}
+	// Ports carry security-group peers while the rules may name them:
+	// from before the rules name them to after they no longer do.
+	if !addresses {
+		if err := r.recordPeerKind(ctx, knp, ""); err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 	added, deleted, err := neutron.SyncRules(ctx, r.Neutron, sg, want, r.ruleSync())
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	if addresses {
+		if err := r.recordPeerKind(ctx, knp, kuryrv1.PeerKindAddressGroups); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	if err := r.recordGroup(ctx, knp, sg.ID); err != nil {
 		return ctrl.Result{}, err
 	}
 	if added+deleted > 0 {
-		log.FromContext(ctx).Info("rules applied", "group", sg.ID, "added", added, "deleted", deleted)
+		log.FromContext(ctx).Info("rules applied", "group", sg.ID, "added", added, "deleted", deleted, "addressGroups", addresses)
 	}
-	pending, err := r.releasePeers(ctx, knp, false)
+	pending, err := r.releasePeers(ctx, knp, addresses, !addresses)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	pendingAddresses, err := r.releaseAddressPeers(ctx, knp, !addresses, addresses)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	res := ctrl.Result{}
-	if pending {
+	if pending || pendingAddresses {
 		res.RequeueAfter = inUseRetry
 	}
+	kind := "security groups"
+	if addresses {
+		kind = "address groups"
+	}
 	return res, r.condition(ctx, knp, metav1.ConditionTrue, "Applied",
-		fmt.Sprintf("%d rules, %d peers", len(want), len(knp.Spec.Peers)))
+		fmt.Sprintf("%d rules, %d peers (%s)", len(want), len(knp.Spec.Peers), kind))
+}
+
+// modeWait: a new policy with peers looks again this often while the
+// address-group probe has not answered.
+const modeWait = 2 * time.Second
+
+// ensurePeersOf makes the peers' groups of the kind in force; it records
+// nothing.
+func (r *GroupReconciler) ensurePeersOf(ctx context.Context, knp *kuryrv1.KuryrNetworkPolicy, addresses bool) (map[string]string, error) {
+	if addresses {
+		return r.ensureAddressPeers(ctx, knp)
+	}
+	return r.ensurePeers(ctx, knp)
+}
+
+func (r *GroupReconciler) recordPeerKind(ctx context.Context, knp *kuryrv1.KuryrNetworkPolicy, kind string) error {
+	if knp.Status.PeerKind == kind {
+		return nil
+	}
+	patch := client.MergeFrom(knp.DeepCopy())
+	knp.Status.PeerKind = kind
+	if err := r.Status().Patch(ctx, knp, patch); err != nil {
+		return fmt.Errorf("record the peers' kind: %w", err)
+	}
+	return nil
+}
+
+func (r *GroupReconciler) recordPeersOf(ctx context.Context, knp *kuryrv1.KuryrNetworkPolicy, peers map[string]string, addresses bool) error {
+	if addresses {
+		return r.recordAddressPeers(ctx, knp, peers)
+	}
+	return r.recordPeers(ctx, knp, peers)
 }
 
 // policyUID is the UID of the NetworkPolicy that owns the object (its own

@@ -99,23 +99,18 @@ func (r *GroupReconciler) peerTags(key string) []string {
 	return []string{names.ClusterTag(r.Settings.Cluster), names.PeerTag(key)}
 }
 
-// releasePeers drops the peers the spec no longer names (all of them for
-// a policy being deleted): their groups are deleted unless another policy
-// names them too. pending: a group is still on ports (the KuryrPort
-// reconciler is taking it off); retry shortly.
-func (r *GroupReconciler) releasePeers(ctx context.Context, knp *kuryrv1.KuryrNetworkPolicy, all bool) (pending bool, err error) {
-	named := map[string]bool{}
-	if !all {
-		for _, pp := range knp.Spec.Peers {
-			named[pp.Key] = true
-		}
-	}
+// releasePeers drops the peer groups the policy no longer names as
+// security groups (all of them with all): a group is deleted unless
+// another live policy holds it, or names the peer while peers are
+// security groups (inMode). pending: a group is still on ports (the
+// KuryrPort reconciler is taking it off); retry shortly.
+func (r *GroupReconciler) releasePeers(ctx context.Context, knp *kuryrv1.KuryrNetworkPolicy, all, inMode bool) (pending bool, err error) {
 	left := maps.Clone(knp.Status.PeerGroups)
 	for key, id := range knp.Status.PeerGroups {
-		if named[key] {
+		if !all && namesPeer(knp, key) {
 			continue
 		}
-		done, err := r.releasePeer(ctx, knp, key, id)
+		done, err := r.releasePeer(ctx, knp, key, id, inMode)
 		if err != nil {
 			return false, err
 		}
@@ -125,19 +120,24 @@ func (r *GroupReconciler) releasePeers(ctx context.Context, knp *kuryrv1.KuryrNe
 		}
 		delete(left, key)
 	}
+	if len(left) == 0 {
+		left = nil
+	}
 	return pending, r.recordPeers(ctx, knp, left)
 }
 
-// releasePeer deletes a peer's group unless another live policy names
-// the peer; done is false while ports still carry it.
-func (r *GroupReconciler) releasePeer(ctx context.Context, knp *kuryrv1.KuryrNetworkPolicy, key, id string) (done bool, err error) {
+// releasePeer deletes a peer's group unless another live policy holds it
+// or (inMode) names the peer; done is false while ports still carry it.
+func (r *GroupReconciler) releasePeer(ctx context.Context, knp *kuryrv1.KuryrNetworkPolicy, key, id string, inMode bool) (done bool, err error) {
 	defer r.locks.lock(key)()
 	var knps kuryrv1.KuryrNetworkPolicyList
 	if err := r.List(ctx, &knps, client.UnsafeDisableDeepCopy); err != nil {
 		return false, fmt.Errorf("list KuryrNetworkPolicies: %w", err)
 	}
-	for _, other := range knps.Items {
-		if other.UID != knp.UID && other.DeletionTimestamp.IsZero() && namesPeer(&other, key) {
+	for i := range knps.Items {
+		other := &knps.Items[i]
+		if other.UID != knp.UID && other.DeletionTimestamp.IsZero() &&
+			(other.Status.PeerGroups[key] != "" || (inMode && namesPeer(other, key))) {
 			return true, nil
 		}
 	}

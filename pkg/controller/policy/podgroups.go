@@ -22,6 +22,16 @@ import (
 type PodGroups struct {
 	Reader client.Reader
 	Open   *OpenGroups
+	// Addresses: the gate of the peers' address groups.
+	Addresses AddressGate
+}
+
+// ReleaseAddresses implements portgroups.AddressGate.
+func (s PodGroups) ReleaseAddresses(ctx context.Context, kp *kuryrv1.KuryrPort, addresses []string) error {
+	if s.Addresses.Neutron == nil {
+		return nil
+	}
+	return s.Addresses.ReleaseAddresses(ctx, kp, addresses)
 }
 
 // Groups implements portgroups.GroupSource. While a policy that selects
@@ -84,14 +94,14 @@ func (s PodGroups) DefaultGroups(ctx context.Context) ([]string, error) {
 }
 
 // PeerGroupsOf are the groups of the peers a pod is one of, among the
-// peers of live policies whose group exists. A peer whose group is not
-// made yet leaves the pod out of it: the rules naming it are not made
-// either. Pure.
+// peers of live policies whose group exists and whose rules name security
+// groups (not address groups). A peer whose group is not made yet leaves
+// the pod out of it: the rules naming it are not made either. Pure.
 func PeerGroupsOf(p Pod, nsLabels map[string]string, knps []kuryrv1.KuryrNetworkPolicy) []string {
 	var out []string
 	for i := range knps {
 		knp := &knps[i]
-		if !knp.DeletionTimestamp.IsZero() {
+		if !knp.DeletionTimestamp.IsZero() || knp.Status.PeerKind == kuryrv1.PeerKindAddressGroups {
 			continue
 		}
 		for _, pp := range knp.Spec.Peers {

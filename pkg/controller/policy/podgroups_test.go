@@ -26,7 +26,11 @@ func TestPeerGroupsOf(t *testing.T) {
 	}
 	deleting := knp(map[string]kuryrv1.PolicyPeer{"d": {Namespace: "shop", PodSelector: sel("app", "web")}}, map[string]string{"d": "sg-d"})
 	deleting.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+	// Rules naming address groups: its (old) peer groups go off the ports.
+	moved := knp(map[string]kuryrv1.PolicyPeer{"d": {Namespace: "shop", PodSelector: sel("app", "web")}}, map[string]string{"d": "sg-moved"})
+	moved.Status.PeerKind = kuryrv1.PeerKindAddressGroups
 	knps := []kuryrv1.KuryrNetworkPolicy{
+		moved,
 		knp(map[string]kuryrv1.PolicyPeer{
 			"web":  {Namespace: "shop", PodSelector: sel("app", "web")},
 			"db":   {Namespace: "shop", PodSelector: sel("app", "db")},

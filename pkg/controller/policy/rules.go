@@ -10,10 +10,10 @@ import (
 
 // GroupRules are the Neutron rules of a policy's security group: a CIDR
 // rule in its family, a peer rule once per family naming the peer's group
-// as its remote group. Peers whose group is not known yet are returned in
-// missing and their rules left out (a rule less denies, never opens).
-// Pure.
-func GroupRules(spec kuryrv1.KuryrNetworkPolicySpec, peerGroups map[string]string) (rules []neutron.Rule, missing []string) {
+// as its remote group (its address group with addressGroups). Peers whose
+// group is not known yet are returned in missing and their rules left out
+// (a rule less denies, never opens). Pure.
+func GroupRules(spec kuryrv1.KuryrNetworkPolicySpec, peerGroups map[string]string, addressGroups bool) (rules []neutron.Rule, missing []string) {
 	seen := map[string]bool{}
 	add := func(r neutron.Rule) {
 		if !seen[r.Key()] {
@@ -31,7 +31,11 @@ func GroupRules(spec kuryrv1.KuryrNetworkPolicySpec, peerGroups map[string]strin
 				lacking[pr.Peer] = true
 				continue
 			}
-			r.RemoteGroup = g
+			if addressGroups {
+				r.RemoteAddressGroup = g
+			} else {
+				r.RemoteGroup = g
+			}
 			for _, eth := range []string{"IPv4", "IPv6"} {
 				r.EtherType = eth
 				add(r)

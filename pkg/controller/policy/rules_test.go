@@ -14,7 +14,7 @@ func TestGroupRules(t *testing.T) {
 		{Direction: "egress", CIDR: "10.0.0.0/24"},
 		{Direction: "egress", CIDR: "::/0"},
 	}}
-	rules, missing := GroupRules(spec, map[string]string{"p1": "sg-1"})
+	rules, missing := GroupRules(spec, map[string]string{"p1": "sg-1"}, false)
 	if !reflect.DeepEqual(missing, []string{"p2"}) {
 		t.Errorf("missing %v, want [p2]", missing)
 	}

@@ -27,12 +27,20 @@ func (r *SpecReconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 }
 
 // SetupWithManager registers the KuryrNetworkPolicy reconciler: its
-// Neutron objects depend on its spec alone.
+// Neutron objects depend on its spec, and the address groups of its peers
+// on the peers' pods' KuryrPorts and labels.
 func (r *GroupReconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
-	return kit.Controller(ctrl.NewControllerManagedBy(mgr).
+	c := mgr.GetClient()
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named("kuryrnetworkpolicy").
-		For(&kuryrv1.KuryrNetworkPolicy{}, builder.WithPredicates(kit.SpecOrResync)), workers).
-		Complete(r)
+		For(&kuryrv1.KuryrNetworkPolicy{}, builder.WithPredicates(kit.SpecOrResync)).
+		Watches(&kuryrv1.KuryrPort{}, onChange(policiesOfMembers(c), addressesChanged)).
+		Watches(&corev1.Pod{}, onChange(policiesOfMembers(c), labelsChanged)).
+		Watches(&corev1.Namespace{}, onChange(policiesOfMembers(c), labelsChanged))
+	if m, ok := r.Mode.(ModeChanges); ok {
+		b = b.WatchesRawSource(modeSource(c, m))
+	}
+	return kit.Controller(b, workers).Complete(r)
 }
 
 // labelsOrIPsChanged: the rules towards Service VIPs count a member as a

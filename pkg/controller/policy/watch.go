@@ -47,12 +47,13 @@ func labelsChanged(old, new client.Object) bool { return !maps.Equal(old.GetLabe
 func always(_, _ client.Object) bool { return true }
 
 // groupsChanged: what pods' groups read of a KuryrNetworkPolicy (its
-// selectors and peers, its group, its peers' groups, its deletion), not
-// its conditions.
+// selectors and peers, its group, its peers' groups and their kind, its
+// deletion), not its conditions.
 func groupsChanged(old, new client.Object) bool {
 	o, n := old.(*kuryrv1.KuryrNetworkPolicy), new.(*kuryrv1.KuryrNetworkPolicy)
 	return o.Generation != n.Generation || o.Status.SecurityGroupID != n.Status.SecurityGroupID ||
-		!maps.Equal(o.Status.PeerGroups, n.Status.PeerGroups) || !o.DeletionTimestamp.Equal(n.DeletionTimestamp)
+		!maps.Equal(o.Status.PeerGroups, n.Status.PeerGroups) || o.Status.PeerKind != n.Status.PeerKind ||
+		!o.DeletionTimestamp.Equal(n.DeletionTimestamp)
 }
 
 func request(ns, name string) reconcile.Request {

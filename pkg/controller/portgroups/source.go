@@ -29,6 +29,15 @@ type Defaults interface {
 	DefaultGroups(ctx context.Context) ([]string, error)
 }
 
+// AddressGate is implemented by the owner of address groups that hold
+// pods' addresses (NetworkPolicy peers where Neutron enforces address
+// groups): before a KuryrPort gets its port's addresses, they are taken
+// out of every group the pod must not be admitted by (an address a gone
+// pod had must not admit the next pod that gets it).
+type AddressGate interface {
+	ReleaseAddresses(ctx context.Context, kp *kuryrv1.KuryrPort, addresses []string) error
+}
+
 // ErrGroupsNotReady: a source cannot tell a port's groups yet (a policy
 // that selects the pod has no security group yet). The port waits: it is
 // neither created nor changed until the source can tell.
@@ -72,6 +81,18 @@ func (s Sources) Groups(ctx context.Context, kp *kuryrv1.KuryrPort) ([]string, e
 		return nil, &GroupsNotReady{Groups: out, Cause: notReady.Cause}
 	}
 	return out, nil
+}
+
+// ReleaseAddresses asks every source that is an AddressGate.
+func (s Sources) ReleaseAddresses(ctx context.Context, kp *kuryrv1.KuryrPort, addresses []string) error {
+	for _, src := range s {
+		if g, ok := src.(AddressGate); ok {
+			if err := g.ReleaseAddresses(ctx, kp, addresses); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // DefaultGroups returns the sorted union of the default groups of the

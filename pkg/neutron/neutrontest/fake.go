@@ -3,9 +3,10 @@
 // memory and understands the calls kuryr makes (tag and status filters,
 // tags sub-resources, security groups of ports included; a network is
 // deleted with its subnets, and refused while ports other than Neutron's
-// own are on it), counts requests, and can be told to fail. It has no address groups: kuryr does not use
-// them (ML2/OVN ignores a rule's remote address group), and a rule naming
-// one is refused as an unrecognized attribute.
+// own are on it), counts requests, and can be told to fail. Address groups are kept as
+// Neutron 26 keeps them (addressgroups.go); the fake does not enforce
+// rules, so whether ML2/OVN honours a rule's remote address group is the
+// dataplane probe's question, not the fake's.
 package neutrontest
 
 import (
@@ -106,6 +107,8 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 	w, flush := openstacktest.Swallow(w, unanswered, r.Method, collection)
 	defer flush()
 	switch {
+	case collection == "address-groups":
+		f.addressGroups(w, r, parts[1:])
 	case len(parts) >= 3 && parts[2] == "tags":
 		f.tags(w, r, collection, parts[1], parts[3:])
 	case collection == "security-groups":
@@ -127,4 +130,27 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 	default:
 		openstacktest.WriteJSON(w, 404, Object{"NeutronError": Object{"type": "NotFound", "message": r.Method + " " + r.URL.Path}})
 	}
+}
+
+// Set sets a field of a stored object (e.g. a port's status, as OVN sets
+// it once the port is plugged); false if there is no such object.
+func (f *Fake) Set(collection, id, field string, value any) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	o, ok := f.objects[collection][id]
+	if ok {
+		o[field] = value
+	}
+	return ok
+}
+
+// IDs are the ids of a collection's objects.
+func (f *Fake) IDs(collection string) []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []string
+	for id := range f.objects[collection] {
+		out = append(out, id)
+	}
+	return out
 }

@@ -1,6 +1,7 @@
 package neutrontest
 
 import (
+	"fmt"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -97,6 +98,16 @@ func (f *Fake) checkRule(in Object) (Object, *apiError) {
 			return nil, notFound("security-groups", id)
 		}
 		rule["remote_group_id"] = id
+	}
+	if id := str(in["remote_address_group_id"]); id != "" {
+		if str(in["remote_ip_prefix"]) != "" || str(in["remote_group_id"]) != "" {
+			return nil, badRequest("SecurityGroupMultipleRemoteEntites",
+				"Only either one of remote_ip_prefix, remote_group_id or remote_address_group_id may be provided.")
+		}
+		if _, ok := f.objects["address-groups"][id]; !ok {
+			return nil, &apiError{404, "AddressGroupNotFound", fmt.Sprintf("Address group %s could not be found.", id)}
+		}
+		rule["remote_address_group_id"] = id
 	}
 	g, ok := f.objects["security-groups"][str(in["security_group_id"])]
 	if !ok {

@@ -28,7 +28,7 @@ var ruleFilters = []string{"id", "security_group_id", "direction", "ethertype", 
 	"tags", "tags-any", "not-tags", "not-tags-any"}
 
 var ruleAttrs = []string{"security_group_id", "direction", "ethertype", "protocol", "port_range_min", "port_range_max",
-	"remote_ip_prefix", "remote_group_id", "description", "project_id", "tenant_id"}
+	"remote_ip_prefix", "remote_group_id", "remote_address_group_id", "description", "project_id", "tenant_id"}
 
 func (f *Fake) securityGroupRules(w http.ResponseWriter, r *http.Request, rest []string) {
 	switch {

@@ -69,7 +69,7 @@ func TestRules(t *testing.T) {
 		{"POST", "security-group-rules", rule("direction", nil), 400, "HTTPBadRequest"},
 		{"POST", "security-group-rules", rule("remote_ip_prefix", "10.0.0.0/33"), 400, "InvalidCIDR"},
 		{"POST", "security-group-rules", rule("remote_group_id", "nope"), 404, "SecurityGroupNotFound"},
-		{"POST", "security-group-rules", rule("remote_address_group_id", other), 400, "HTTPBadRequest"}, // no address groups
+		{"POST", "security-group-rules", rule("remote_address_group_id", other), 404, "AddressGroupNotFound"}, // a security group is not an address group
 		{"POST", "security-group-rules", rule("security_group_id", "nope"), 404, "SecurityGroupNotFound"},
 		{"POST", "security-group-rules", rule("id", "mine"), 400, "HTTPBadRequest"},
 		{"POST", "security-group-rules", Object{"security_group_rules": []Object{

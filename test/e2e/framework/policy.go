@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -23,6 +24,7 @@ import (
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/names"
+	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
 
 // WaitPolicyReady waits until the KuryrNetworkPolicy of a NetworkPolicy is
@@ -75,7 +77,65 @@ func (k *Kuryr) PeerGroups(t testing.TB, ns, name string) map[string]string {
 	for key, id := range knp.Status.PeerGroups {
 		out[id] = key
 	}
+	for key, id := range knp.Status.PeerAddressGroups {
+		out[AddressGroupMark+id] = key
+	}
 	return out
+}
+
+// AddressGroupMark prefixes an address group's id among the peer groups
+// PeerGroups returns (where Neutron enforces address groups, peers are
+// those).
+const AddressGroupMark = "ag:"
+
+// PeerGroupExists says whether Neutron still has a peer group (a security
+// group, or an address group marked so).
+func (c *Cloud) PeerGroupExists(t testing.TB, id string) bool {
+	t.Helper()
+	ag, ok := strings.CutPrefix(id, AddressGroupMark)
+	if !ok {
+		return c.SecurityGroupExists(t, id)
+	}
+	_, err := neutron.New(c.OS.Network).GetAddressGroup(context.Background(), ag)
+	if neutron.IsNotFound(err) {
+		return false
+	}
+	if err != nil {
+		t.Fatalf("get address group %s: %v", ag, err)
+	}
+	return true
+}
+
+// PortInPeer says whether a port exists and is in a peer group: carries
+// the security group, or has its addresses in the address group.
+func (c *Cloud) PortInPeer(t testing.TB, port, group string) bool {
+	t.Helper()
+	ag, ok := strings.CutPrefix(group, AddressGroupMark)
+	if !ok {
+		sgs, exists := c.PortSecurityGroups(t, port)
+		return exists && slices.Contains(sgs, group)
+	}
+	p, err := ports.Get(context.Background(), c.OS.Network, port).Extract()
+	if gophercloud.ResponseCodeIs(err, 404) {
+		return false
+	}
+	if err != nil {
+		t.Fatalf("get port %s: %v", port, err)
+	}
+	g, err := neutron.New(c.OS.Network).GetAddressGroup(context.Background(), ag)
+	if neutron.IsNotFound(err) {
+		return false
+	}
+	if err != nil {
+		t.Fatalf("get address group %s: %v", ag, err)
+	}
+	for _, ip := range p.FixedIPs {
+		a, _ := neutron.HostPrefix(ip.IPAddress)
+		if !slices.Contains(g.Addresses, a) {
+			return false
+		}
+	}
+	return len(p.FixedIPs) > 0
 }
 
 // LivePeerKeys are the peer keys the cluster's KuryrNetworkPolicies not
@@ -127,7 +187,7 @@ func (c *Cloud) WaitPolicyObjectsGone(t testing.TB, k *Kuryr, timeout time.Durat
 		}
 		live := k.LivePeerKeys(t)
 		for id, key := range peerGroups {
-			if !live[key] && c.SecurityGroupExists(t, id) {
+			if !live[key] && c.PeerGroupExists(t, id) {
 				left = append(left, "peer group "+names.PeerGroupName(key)+" ("+id+")")
 			}
 		}

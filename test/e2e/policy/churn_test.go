@@ -4,7 +4,6 @@ package policy
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -124,10 +123,10 @@ func (f *fixture) onlyPeerGroup(t *testing.T, ns, name string) string {
 	return ""
 }
 
-// carries reports whether a port exists and carries a security group
-// (a peer group: its pod is a member of the peer).
+// carries reports whether a port exists and is in a peer group (carries
+// the security group, or has its addresses in the address group): its pod
+// is a member of the peer.
 func (f *fixture) carries(t *testing.T, port, group string) bool {
 	t.Helper()
-	sgs, exists := f.c.PortSecurityGroups(t, port)
-	return exists && slices.Contains(sgs, group)
+	return f.c.PortInPeer(t, port, group)
 }

@@ -1,0 +1,258 @@
+package policy
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
+	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+)
+
+// Where Neutron enforces a rule's remote address group (ML2/OVN from
+// Neutron 26.0.0; the controller probes it at start, package agprobe), a
+// peer is an address group holding its pods' addresses instead of a
+// security group its pods' ports are members of: a pod joining or leaving
+// the peer is one add_addresses or remove_addresses call of this
+// reconciler, not an update of the pod's port, and ports carry only their
+// policies' groups. Neutron gives address groups no tags: kuryr's are found
+// by name (names.PeerGroupName) and description (the cluster's).
+
+// addressAPI is the Neutron seam of the peers' address groups.
+type addressAPI interface {
+	AddressGroupsNamed(ctx context.Context, name string) ([]neutron.AddressGroup, error)
+	GetAddressGroup(ctx context.Context, id string) (*neutron.AddressGroup, error)
+	CreateAddressGroup(ctx context.Context, name, description, project string, addresses []string) (*neutron.AddressGroup, error)
+	AddAddresses(ctx context.Context, id string, addresses []string) (*neutron.AddressGroup, error)
+	RemoveAddresses(ctx context.Context, id string, addresses []string) (*neutron.AddressGroup, error)
+	DeleteAddressGroup(ctx context.Context, id string) error
+}
+
+// PeerMode says how peers are enforced: with address groups or not, and
+// whether that is decided yet (the probe has answered once).
+type PeerMode interface {
+	AddressGroups() (use, decided bool)
+}
+
+// addressMode says whether a policy's peers are address groups; wait: a
+// new policy with peers waits for the probe's first answer (never long:
+// a probe that cannot run answers "security groups" at once). Until then
+// a policy keeps the kind its status shows, so a restart does not flip it.
+func (r *GroupReconciler) addressMode(knp *kuryrv1.KuryrNetworkPolicy) (use, wait bool) {
+	if r.Mode == nil {
+		return false, false
+	}
+	if use, decided := r.Mode.AddressGroups(); decided {
+		return use, false
+	}
+	switch {
+	case len(knp.Status.PeerAddressGroups) > 0:
+		return true, false
+	case len(knp.Status.PeerGroups) > 0 || len(knp.Spec.Peers) == 0:
+		return false, false
+	}
+	return false, true
+}
+
+func (r *GroupReconciler) addressDescription() string {
+	return names.PeerAddressGroupDescription(r.Settings.Cluster)
+}
+
+// ensureAddressPeers gives every peer of the spec its address group
+// holding exactly its pods' addresses, and returns their ids by peer key
+// with those of the peers the spec no longer names (kept until released).
+func (r *GroupReconciler) ensureAddressPeers(ctx context.Context, knp *kuryrv1.KuryrNetworkPolicy) (map[string]string, error) {
+	members, err := readMembers(ctx, r.Client)
+	if err != nil {
+		return nil, err
+	}
+	var mu sync.Mutex
+	groups := maps.Clone(knp.Status.PeerAddressGroups)
+	if groups == nil {
+		groups = map[string]string{}
+	}
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(neutronCalls)
+	for _, pp := range knp.Spec.Peers {
+		recorded := knp.Status.PeerAddressGroups[pp.Key]
+		want := members.Addresses(peerOf(pp))
+		g.Go(func() error {
+			id, err := r.peerAddressGroup(ctx, pp.Key, recorded, want)
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			groups[pp.Key] = id
+			return nil
+		})
+	}
+	return groups, g.Wait()
+}
+
+// peerAddressGroup returns the id of the peer's address group (the
+// recorded one if it still exists, one found by name, or a new one made
+// with the addresses), its addresses made exactly want.
+func (r *GroupReconciler) peerAddressGroup(ctx context.Context, key, recorded string, want []string) (string, error) {
+	defer r.locks.lock("ag/" + key)()
+	ag, err := r.findAddressGroup(ctx, key, recorded)
+	if err != nil {
+		return "", err
+	}
+	if ag == nil {
+		ag, err = r.Neutron.CreateAddressGroup(ctx, names.PeerGroupName(key), r.addressDescription(), r.Settings.ProjectID, want)
+		return idOf(ag), err
+	}
+	return ag.ID, r.syncAddresses(ctx, ag, want)
+}
+
+func idOf(ag *neutron.AddressGroup) string {
+	if ag == nil {
+		return ""
+	}
+	return ag.ID
+}
+
+// findAddressGroup: the recorded group, else the oldest of the cluster's
+// groups named for the peer (a crash between the create and the record,
+// or a create that went unanswered), else nil.
+func (r *GroupReconciler) findAddressGroup(ctx context.Context, key, recorded string) (*neutron.AddressGroup, error) {
+	if recorded != "" {
+		ag, err := r.Neutron.GetAddressGroup(ctx, recorded)
+		if !neutron.IsNotFound(err) {
+			return ag, err
+		}
+	}
+	found, err := r.Neutron.AddressGroupsNamed(ctx, names.PeerGroupName(key))
+	if err != nil {
+		return nil, err
+	}
+	found = slices.DeleteFunc(found, func(ag neutron.AddressGroup) bool { return ag.Description != r.addressDescription() })
+	if len(found) == 0 {
+		return nil, nil
+	}
+	slices.SortFunc(found, func(a, b neutron.AddressGroup) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return &found[0], nil
+}
+
+// syncAddresses makes the group hold exactly want: additions first (a
+// pod admitted a moment early is admitted by the policy anyway), then
+// removals. A removal Neutron refuses because an address went meanwhile
+// (404) is retried by the caller's requeue.
+func (r *GroupReconciler) syncAddresses(ctx context.Context, ag *neutron.AddressGroup, want []string) error {
+	have := make([]string, 0, len(ag.Addresses))
+	for _, a := range ag.Addresses {
+		if p, err := neutron.HostPrefix(a); err == nil {
+			have = append(have, p)
+		}
+	}
+	add, remove := neutron.DiffAddresses(want, have)
+	if len(add) > 0 {
+		if _, err := r.Neutron.AddAddresses(ctx, ag.ID, add); err != nil {
+			return err
+		}
+	}
+	if len(remove) > 0 {
+		if _, err := r.Neutron.RemoveAddresses(ctx, ag.ID, remove); err != nil {
+			return err
+		}
+	}
+	if len(add)+len(remove) > 0 {
+		log.FromContext(ctx).V(1).Info("peer addresses applied", "addressGroup", ag.ID, "added", len(add), "removed", len(remove))
+	}
+	return nil
+}
+
+func (r *GroupReconciler) recordAddressPeers(ctx context.Context, knp *kuryrv1.KuryrNetworkPolicy, groups map[string]string) error {
+	if maps.Equal(groups, knp.Status.PeerAddressGroups) {
+		return nil
+	}
+	patch := client.MergeFrom(knp.DeepCopy())
+	knp.Status.PeerAddressGroups = groups
+	if err := r.Status().Patch(ctx, knp, patch); err != nil {
+		return fmt.Errorf("record peer address groups: %w", err)
+	}
+	return nil
+}
+
+// releaseAddressPeers drops the address groups of the peers the policy no
+// longer names as address groups (all of them with all): a group is
+// deleted unless another live policy holds it, or names the peer while
+// peers are address groups (inMode). pending: a rule still names it.
+func (r *GroupReconciler) releaseAddressPeers(ctx context.Context, knp *kuryrv1.KuryrNetworkPolicy, all, inMode bool) (pending bool, err error) {
+	left := maps.Clone(knp.Status.PeerAddressGroups)
+	for key, id := range knp.Status.PeerAddressGroups {
+		if !all && namesPeer(knp, key) {
+			continue
+		}
+		done, err := r.releaseAddressPeer(ctx, knp, key, id, inMode)
+		if err != nil {
+			return false, err
+		}
+		if !done {
+			pending = true
+			continue
+		}
+		delete(left, key)
+	}
+	if len(left) == 0 {
+		left = nil
+	}
+	return pending, r.recordAddressPeers(ctx, knp, left)
+}
+
+func (r *GroupReconciler) releaseAddressPeer(ctx context.Context, knp *kuryrv1.KuryrNetworkPolicy, key, id string, inMode bool) (bool, error) {
+	defer r.locks.lock("ag/" + key)()
+	var knps kuryrv1.KuryrNetworkPolicyList
+	if err := r.List(ctx, &knps, client.UnsafeDisableDeepCopy); err != nil {
+		return false, fmt.Errorf("list KuryrNetworkPolicies: %w", err)
+	}
+	for i := range knps.Items {
+		other := &knps.Items[i]
+		if other.UID == knp.UID || !other.DeletionTimestamp.IsZero() {
+			continue
+		}
+		if other.Status.PeerAddressGroups[key] != "" || (inMode && namesPeer(other, key)) {
+			return true, nil
+		}
+	}
+	err := r.Neutron.DeleteAddressGroup(ctx, id)
+	if neutron.InUse(err) {
+		return false, nil // a rule of another policy still names it
+	}
+	return err == nil, err
+}
+
+// SweepAddressPeer deletes an orphaned peer address group for the sweep,
+// under the peer's lock and only if no live KuryrNetworkPolicy names the
+// peer or holds the group now.
+func (r *GroupReconciler) SweepAddressPeer(ctx context.Context, key, id string) error {
+	defer r.locks.lock("ag/" + key)()
+	var knps kuryrv1.KuryrNetworkPolicyList
+	if err := r.List(ctx, &knps, client.UnsafeDisableDeepCopy); err != nil {
+		return fmt.Errorf("list KuryrNetworkPolicies: %w", err)
+	}
+	for i := range knps.Items {
+		k := &knps.Items[i]
+		if (k.DeletionTimestamp.IsZero() && namesPeer(k, key)) || slices.Contains(slices.Collect(maps.Values(k.Status.PeerAddressGroups)), id) {
+			return nil
+		}
+	}
+	if err := r.Neutron.DeleteAddressGroup(ctx, id); err != nil && !neutron.InUse(err) {
+		return err
+	}
+	return nil
+}

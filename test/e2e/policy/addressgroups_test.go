@@ -1,0 +1,124 @@
+//go:build e2e
+
+package policy
+
+import (
+	"context"
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/cli/doctor"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
+	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+	"github.com/kuryr-k8s/kuryr/test/e2e/framework"
+)
+
+// TestAddressGroupProbe: a leader that has no recent answer probes the
+// dataplane: on this cloud (Neutron 26 with ML2/OVN enforces a rule's
+// remote address group) the answer is Enforced, recorded on the node it
+// probed from, and the probe's port, security group and address group are
+// gone afterwards; `kubectl kuryr doctor` says peers are address groups.
+func TestAddressGroupProbe(t *testing.T) {
+	c := framework.Connect(t)
+	k := c.ConnectKuryr(t)
+	ctx := context.Background()
+	nodes, err := c.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	patch := []byte(`{"metadata":{"annotations":{"` + kuryrv1.AddressGroupProbeAnnotation + `":null}}}`)
+	for _, n := range nodes.Items {
+		if _, err := c.Kube.CoreV1().Nodes().Patch(ctx, n.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := time.Now()
+	k.Controller(t, "restart")
+	var got kuryrv1.AddressGroupProbe
+	var from string
+	framework.Eventually(t, 3*time.Minute, time.Second, "the probe's answer on a node", func() (bool, error) {
+		nodes, err := c.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		for _, n := range nodes.Items {
+			if json.Unmarshal([]byte(n.Annotations[kuryrv1.AddressGroupProbeAnnotation]), &got) == nil {
+				from = n.Name
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	t.Logf("answer from node %s, %s after the restart: %+v", from, time.Since(start).Round(time.Second), got)
+	if got.Verdict != kuryrv1.AddressGroupsEnforced || !got.AddressGroups {
+		t.Errorf("verdict %s (%s), want Enforced on Neutron 26", got.Verdict, got.Detail)
+	}
+	checkProbeGone(t, c)
+	var node corev1.Node
+	if err := k.Get(ctx, types.NamespacedName{Name: from}, &node); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := node.Annotations[kuryrv1.ProbePortAnnotation]; ok {
+		t.Errorf("node %s still asked to plug the probe port", from)
+	}
+	peers := doctorFinding(t, "policy peers")
+	if peers.Status != doctor.OK || !strings.Contains(peers.Message, "peers are address groups") {
+		t.Errorf("doctor: %s %s", peers.Status, peers.Message)
+	}
+	t.Logf("doctor: %s", peers.Message)
+}
+
+// checkProbeGone: Neutron holds no port, security group or address group
+// of the probe.
+func checkProbeGone(t *testing.T, c *framework.Cloud) {
+	t.Helper()
+	nc := neutron.New(c.OS.Network)
+	ctx := context.Background()
+	tags := []string{names.AddressGroupProbeTag}
+	ports, err := nc.ListPorts(ctx, tags, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sgs, err := nc.FindSecurityGroups(ctx, tags)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ags, err := nc.AddressGroupsNamed(ctx, names.AddressGroupProbeName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ports)+len(sgs)+len(ags) > 0 {
+		t.Errorf("the probe left %d ports, %d security groups, %d address groups", len(ports), len(sgs), len(ags))
+	}
+}
+
+// doctorFinding runs `kubectl kuryr doctor -o json` as a user would (the
+// plugin built from this tree) and returns the finding of a check.
+func doctorFinding(t *testing.T, check string) doctor.Finding {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "kubectl-kuryr")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../../cmd/kubectl-kuryr").CombinedOutput(); err != nil {
+		t.Fatalf("build kubectl-kuryr: %v: %s", err, out)
+	}
+	out, err := exec.Command(bin, "doctor", "-o", "json").Output()
+	var findings []doctor.Finding
+	if jerr := json.Unmarshal(out, &findings); jerr != nil {
+		t.Fatalf("doctor: %v / %v: %s", err, jerr, out)
+	}
+	for _, f := range findings {
+		if f.Check == check {
+			return f
+		}
+	}
+	t.Fatalf("doctor has no %q finding: %s", check, out)
+	return doctor.Finding{}
+}
