@@ -66,6 +66,8 @@ type AddressGroupProbe struct {
 	Time    time.Time           `json:"time"`
 	// AddressGroups: NetworkPolicy peers are address groups.
 	AddressGroups bool `json:"addressGroups"`
+	// Off: [network_policy] address_groups = false; nothing was probed.
+	Off bool `json:"off,omitempty"`
 }
 
 // NodePort is a node's management port, as the node must configure it.

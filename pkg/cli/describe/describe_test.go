@@ -193,6 +193,38 @@ func TestDescribeNetworkPolicy(t *testing.T) {
 	}
 }
 
+// TestDescribeAddressGroupPeer: a peer that is an address group shows its
+// addresses and the ports that have them; the rule naming it shows the
+// peer.
+func TestDescribeAddressGroupPeer(t *testing.T) {
+	f := clitest.New(t)
+	ag := f.Neutron.Add("address-groups", neutrontest.Object{"name": "kuryr-peer-abc", "addresses": []string{"10.10.0.7/32"}})
+	group := f.Neutron.Add("security-groups", neutrontest.Object{"name": "default/allow-web", "security_group_rules": []any{
+		map[string]any{"id": "r1", "direction": "ingress", "ethertype": "IPv4", "protocol": "tcp",
+			"port_range_min": 80, "port_range_max": 80, "remote_address_group_id": ag},
+	}})
+	member := f.Neutron.Add("ports", neutrontest.Object{"name": "default/client",
+		"fixed_ips": []any{map[string]any{"ip_address": "10.10.0.7"}}, "tags": []string{names.ClusterTag(clitest.Cluster)}})
+	f.Neutron.Add("ports", neutrontest.Object{"name": "default/other",
+		"fixed_ips": []any{map[string]any{"ip_address": "10.10.0.8"}}, "tags": []string{names.ClusterTag(clitest.Cluster)}})
+	f.Objects = append(f.Objects, &kuryrv1.KuryrNetworkPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "allow-web"},
+		Spec: kuryrv1.KuryrNetworkPolicySpec{Ingress: true, Rules: []kuryrv1.PolicyRule{{Direction: "ingress", Protocol: "tcp",
+			PortMin: 80, PortMax: 80, Peer: "abc"}}},
+		Status: kuryrv1.KuryrNetworkPolicyStatus{SecurityGroupID: group, PeerAddressGroups: map[string]string{"abc": ag},
+			PeerKind: kuryrv1.PeerKindAddressGroups}})
+	r, err := NetworkPolicy(context.Background(), f.Env(t), "allow-web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.OpenStackError != "" || r.Group == nil || len(r.Group.Rules) != 1 || r.Group.Rules[0].Remote != "peer abc (address group)" {
+		t.Fatalf("report: %+v", r)
+	}
+	p := r.Peers
+	if len(p) != 1 || !p[0].AddressGroup || len(p[0].Ports) != 1 || p[0].Ports[0].ID != member || p[0].Group.Name != "kuryr-peer-abc" {
+		t.Errorf("peers: %+v", p)
+	}
+}
+
 func TestRunJSON(t *testing.T) {
 	f := clitest.New(t)
 	f.Exec.Out = []byte(`{"node":"n1","interfaces":[]}`)

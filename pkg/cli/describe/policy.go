@@ -43,10 +43,13 @@ type RuleView struct {
 	Remote    string `json:"remote,omitempty"`
 }
 
-// PeerView is a peer group and the ports that carry it.
+// PeerView is a peer group and the ports that carry it (a security
+// group), or an address group, its addresses and the ports that have them.
 type PeerView struct {
-	Key   string       `json:"key"`
-	Group GroupRef     `json:"group"`
+	Key          string   `json:"key"`
+	Group        GroupRef `json:"group"`
+	AddressGroup bool     `json:"addressGroup,omitempty"`
+	Addresses    []string `json:"addresses,omitempty"`
 	Ports []MemberPort `json:"ports,omitempty"`
 }
 
@@ -66,14 +69,14 @@ func NetworkPolicy(ctx context.Context, e *env.Env, name string) (*PolicyReport,
 	}
 	r := &PolicyReport{Namespace: knp.Namespace, Name: knp.Name, Spec: knp.Spec, GroupID: knp.Status.SecurityGroupID,
 		Conditions: conditions(knp.Status.Conditions)}
-	if err := r.neutron(ctx, e, knp.Status.PeerGroups); err != nil {
+	if err := r.neutron(ctx, e, knp.Status.PeerGroups, knp.Status.PeerAddressGroups); err != nil {
 		r.OpenStackError = err.Error()
 	}
 	return r, nil
 }
 
-func (r *PolicyReport) neutron(ctx context.Context, e *env.Env, peerGroups map[string]string) error {
-	if r.GroupID == "" && len(peerGroups) == 0 {
+func (r *PolicyReport) neutron(ctx context.Context, e *env.Env, peerGroups, addressGroups map[string]string) error {
+	if r.GroupID == "" && len(peerGroups)+len(addressGroups) == 0 {
 		return nil
 	}
 	cloud, err := e.Cloud(ctx)
@@ -83,6 +86,9 @@ func (r *PolicyReport) neutron(ctx context.Context, e *env.Env, peerGroups map[s
 	gn := &groupNames{nc: cloud.Neutron}
 	peerOf := map[string]string{}
 	for key, id := range peerGroups {
+		peerOf[id] = key
+	}
+	for key, id := range addressGroups {
 		peerOf[id] = key
 	}
 	if r.GroupID != "" {
@@ -95,7 +101,7 @@ func (r *PolicyReport) neutron(ctx context.Context, e *env.Env, peerGroups map[s
 			r.Group.Rules = append(r.Group.Rules, ruleView(ctx, rule, peerOf, gn))
 		}
 	}
-	if len(peerGroups) == 0 {
+	if len(peerGroups)+len(addressGroups) == 0 {
 		return nil
 	}
 	// Ports are listed by cluster tag and filtered here: filtering by
@@ -118,7 +124,34 @@ func (r *PolicyReport) neutron(ctx context.Context, e *env.Env, peerGroups map[s
 		}
 		r.Peers = append(r.Peers, pv)
 	}
+	for _, key := range sortedKeys(addressGroups) {
+		r.Peers = append(r.Peers, addressPeer(ctx, cloud.Neutron, key, addressGroups[key], ports))
+	}
 	return nil
+}
+
+// addressPeer is a peer's address group and the ports that have its
+// addresses.
+func addressPeer(ctx context.Context, nc *neutron.Client, key, id string, ports []neutron.Port) PeerView {
+	pv := PeerView{Key: key, Group: GroupRef{ID: id}, AddressGroup: true}
+	ag, err := nc.GetAddressGroup(ctx, id)
+	if err != nil {
+		pv.Group.Name = "(" + err.Error() + ")"
+		return pv
+	}
+	pv.Group.Name, pv.Addresses = ag.Name, ag.Addresses
+	for _, p := range ports {
+		mp := MemberPort{ID: p.ID, Name: p.Name}
+		for _, ip := range p.FixedIPs {
+			if a, err := neutron.HostPrefix(ip.IPAddress); err == nil && slices.Contains(ag.Addresses, a) {
+				mp.FixedIPs = append(mp.FixedIPs, ip.IPAddress)
+			}
+		}
+		if len(mp.FixedIPs) > 0 {
+			pv.Ports = append(pv.Ports, mp)
+		}
+	}
+	return pv
 }
 
 func ruleView(ctx context.Context, r neutron.Rule, peerOf map[string]string, gn *groupNames) RuleView {
@@ -135,6 +168,8 @@ func ruleView(ctx context.Context, r neutron.Rule, peerOf map[string]string, gn 
 		v.Remote = "peer " + peerOf[r.RemoteGroup]
 	case r.RemoteGroup != "":
 		v.Remote = "group " + gn.ref(ctx, r.RemoteGroup).String()
+	case r.RemoteAddressGroup != "" && peerOf[r.RemoteAddressGroup] != "":
+		v.Remote = "peer " + peerOf[r.RemoteAddressGroup] + " (address group)"
 	case r.RemoteAddressGroup != "":
 		v.Remote = "address group " + r.RemoteAddressGroup
 	}
@@ -167,7 +202,11 @@ func (r *PolicyReport) table(w io.Writer) error {
 		for _, m := range p.Ports {
 			t.Add(m.ID, m.Name, join(m.FixedIPs))
 		}
-		_ = output.Indented(w, "Peer "+p.Key+": group "+p.Group.String(), t)
+		kind := "group "
+		if p.AddressGroup {
+			kind = fmt.Sprintf("address group (%d addresses) ", len(p.Addresses))
+		}
+		_ = output.Indented(w, "Peer "+p.Key+": "+kind+p.Group.String(), t)
 	}
 	return nil
 }

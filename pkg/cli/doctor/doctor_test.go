@@ -274,8 +274,11 @@ func TestStuckDeleting(t *testing.T) {
 func probed(f *clitest.Fixture, v kuryrv1.AddressGroupVerdict) {
 	for _, o := range f.Objects {
 		if n, ok := o.(*corev1.Node); ok {
-			raw, _ := json.Marshal(kuryrv1.AddressGroupProbe{Verdict: v, Detail: "probed", Time: time.Now(),
-				AddressGroups: v == kuryrv1.AddressGroupsEnforced})
+			r := kuryrv1.AddressGroupProbe{Verdict: v, Detail: "probed", Time: time.Now(), AddressGroups: v == kuryrv1.AddressGroupsEnforced}
+			if v == "off" {
+				r = kuryrv1.AddressGroupProbe{Verdict: kuryrv1.AddressGroupsUnknown, Off: true, Time: time.Now()}
+			}
+			raw, _ := json.Marshal(r)
 			n.Annotations = map[string]string{kuryrv1.AddressGroupProbeAnnotation: string(raw)}
 			return
 		}
@@ -292,6 +295,7 @@ func TestPolicyPeersSayWhatIsInForce(t *testing.T) {
 		{kuryrv1.AddressGroupsNotEnforced, OK, "does NOT enforce"},
 		{kuryrv1.AddressGroupsUnknown, Warn, "had no answer"},
 		{"", Warn, "no address-group probe answer"},
+		{"off", OK, "turned off"},
 	} {
 		f := clitest.New(t)
 		if tc.verdict != "" {

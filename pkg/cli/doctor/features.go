@@ -84,6 +84,9 @@ func peers(ctx context.Context, e *env.Env) Finding {
 	case from == "":
 		return warn(c, "no address-group probe answer is recorded on any node (the leader probes at start): peers are "+
 			"remote security groups; %s", inUse)
+	case last.Off:
+		return ok(c, "address groups are turned off ([network_policy] address_groups = false, recorded on node %s at %s): "+
+			"peers are remote security groups; %s", from, last.Time.Format(time.RFC3339), inUse)
 	case last.AddressGroups:
 		return ok(c, "Neutron enforces remote address groups (probed from node %s at %s: %s): peers are address groups; %s",
 			from, last.Time.Format(time.RFC3339), last.Detail, inUse)

@@ -2,6 +2,7 @@ package doctor
 
 import (
 	"context"
+	"maps"
 	"errors"
 	"fmt"
 	"slices"
@@ -150,7 +151,7 @@ func orphans(ctx context.Context, e *env.Env) []Finding {
 		s.Octavia, s.FloatingIPs, s.Groups = cloud.Octavia, cloud.Neutron, cloud.Neutron
 	}
 	if cfg.NetworkPolicy.Enabled {
-		s.Policies = cloud.Neutron
+		s.Policies, s.AddressGroups = cloud.Neutron, cloud.Neutron
 	}
 	// Pools run in default and node modes.
 	pools := cfg.Kubernetes.VIFPoolDriver == "neutron" && cfg.Kubernetes.PodSubnetsDriver != config.SubnetDriverNamespace
@@ -200,6 +201,7 @@ func describeOrphans(o cleanup.Orphans) string {
 	add("floating IPs", ids(o.FloatingIPs, func(f neutron.FloatingIP) string { return f.ID }))
 	add("source groups", ids(o.SourceGroups, func(g neutron.SecurityGroup) string { return g.ID }))
 	add("policy groups", ids(o.PolicyGroups, func(g neutron.SecurityGroup) string { return g.ID }))
+	add("peer address groups", slices.Sorted(maps.Keys(o.PeerAddressGroups)))
 	return strings.Join(parts, ", ")
 }
 

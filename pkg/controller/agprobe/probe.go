@@ -129,7 +129,7 @@ func (p *Prober) Start(ctx context.Context) error {
 			return nil
 		}
 		p.set(ctx, r)
-		if r.Verdict != Unknown {
+		if r.Verdict != Unknown || r.Off {
 			return nil
 		}
 		p.pause(ctx, p.Settings.Retry)
@@ -141,7 +141,7 @@ func (p *Prober) Start(ctx context.Context) error {
 
 func (p *Prober) run(ctx context.Context) Result {
 	if p.Settings.Disabled {
-		return Result{Verdict: Unknown, Detail: "not probed: [network_policy] address_groups = false; peers are security groups"}
+		return Result{Verdict: Unknown, Off: true, Detail: "not probed: [network_policy] address_groups = false"}
 	}
 	if p.Settings.Node == "" {
 		return Result{Verdict: Unknown, Detail: "not probed: the controller does not know its node (set NODE_NAME from spec.nodeName)"}
@@ -206,7 +206,7 @@ func (p *Prober) set(ctx context.Context, r Result) {
 		return
 	}
 	kind := corev1.EventTypeNormal
-	if r.Verdict != Enforced {
+	if r.Verdict != Enforced && !r.Off {
 		kind = corev1.EventTypeWarning
 	}
 	if p.Recorder != nil {

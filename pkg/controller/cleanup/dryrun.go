@@ -17,12 +17,14 @@ type Orphans struct {
 	FloatingIPs   []neutron.FloatingIP
 	SourceGroups  []neutron.SecurityGroup
 	PolicyGroups  []neutron.SecurityGroup
+	// PeerAddressGroups: id -> peer key.
+	PeerAddressGroups map[string]string
 }
 
 // Count is the number of orphaned objects.
 func (o Orphans) Count() int {
 	return len(o.Ports) + len(o.Networks) + len(o.LoadBalancers) + len(o.FloatingIPs) +
-		len(o.SourceGroups) + len(o.PolicyGroups)
+		len(o.SourceGroups) + len(o.PolicyGroups) + len(o.PeerAddressGroups)
 }
 
 // DryRun finds what Sweep would delete, the way it does (OpenStack listed
@@ -50,9 +52,15 @@ func (s *Sweeper) DryRun(ctx context.Context, pools bool) (Orphans, error) {
 		return out, err
 	}
 	var policyGroups []neutron.SecurityGroup
+	var peerAddresses []neutron.AddressGroup
 	if s.Policies != nil {
 		if policyGroups, err = s.Policies.FindSecurityGroups(ctx, tag); err != nil {
 			return out, err
+		}
+		if s.AddressGroups != nil {
+			if peerAddresses, err = s.AddressGroups.ListAddressGroups(ctx); err != nil {
+				return out, err
+			}
 		}
 	}
 	owned, err := s.liveOwners(ctx)
@@ -76,6 +84,7 @@ func (s *Sweeper) DryRun(ctx context.Context, pools bool) (Orphans, error) {
 			return out, err
 		}
 		out.PolicyGroups = OrphanPolicyGroups(policyGroups, live, owned)
+		out.PeerAddressGroups = OrphanAddressPeers(peerAddresses, s.Cluster, live, owned)
 	}
 	return out, nil
 }

@@ -128,7 +128,82 @@ func checkPolicyGroups(t *testing.T, c *framework.Cloud, k *framework.Kuryr, liv
 			return fmt.Errorf("pod %s (labels %v): port groups %v, want %v", pod.Name, pod.Labels, have, want)
 		}
 	}
+	if err := checkPeerAddresses(ctx, c, k, knps.Items, kps); err != nil {
+		return err
+	}
 	return orphanPolicyGroups(ctx, c, k.Cluster, nps.Items, knps.Items)
+}
+
+// checkPeerAddresses: every address-group peer of a policy holds exactly
+// the addresses of the pods' ports it matches, and no peer address
+// group of the cluster is left without a live policy naming its peer.
+func checkPeerAddresses(ctx context.Context, c *framework.Cloud, k *framework.Kuryr, knps []kuryrv1.KuryrNetworkPolicy,
+	kps []kuryrv1.KuryrPort) error {
+	nc := neutron.New(c.OS.Network)
+	named := map[string]bool{}
+	for _, knp := range knps {
+		for _, pp := range knp.Spec.Peers {
+			named[pp.Key] = true
+		}
+		for key, id := range knp.Status.PeerAddressGroups {
+			want, err := peerAddresses(ctx, k, kps, knp, key)
+			if err != nil {
+				return err
+			}
+			ag, err := nc.GetAddressGroup(ctx, id)
+			if err != nil {
+				return err
+			}
+			have := slices.Sorted(slices.Values(ag.Addresses))
+			if !slices.Equal(have, want) {
+				return fmt.Errorf("policy %s/%s: peer %s address group %s holds %v, want %v", knp.Namespace, knp.Name, key, id, have, want)
+			}
+		}
+	}
+	ags, err := nc.ListAddressGroups(ctx)
+	if err != nil {
+		return err
+	}
+	for _, ag := range ags {
+		key, ok := strings.CutPrefix(ag.Name, names.PeerGroupPrefix)
+		if ok && ag.Description == names.PeerAddressGroupDescription(k.Cluster) && !named[key] {
+			return fmt.Errorf("address group %s (%s) left without a policy naming its peer", ag.ID, ag.Name)
+		}
+	}
+	return nil
+}
+
+// peerAddresses are the addresses of the KuryrPorts whose pods a policy's
+// peer matches, as address groups hold them.
+func peerAddresses(ctx context.Context, k *framework.Kuryr, kps []kuryrv1.KuryrPort,
+	knp kuryrv1.KuryrNetworkPolicy, key string) ([]string, error) {
+	i := slices.IndexFunc(knp.Spec.Peers, func(pp kuryrv1.PolicyPeer) bool { return pp.Key == key })
+	if i < 0 {
+		return nil, nil // a peer being released
+	}
+	pp := knp.Spec.Peers[i]
+	peer := policy.Peer{Namespace: pp.Namespace, Namespaces: pp.NamespaceSelector, Pods: pp.PodSelector}
+	var out []string
+	for j := range kps {
+		kp := &kps[j]
+		if !kp.DeletionTimestamp.IsZero() {
+			continue
+		}
+		p := policy.Pod{Namespace: kp.Namespace}
+		var pod corev1.Pod
+		if err := k.Get(ctx, types.NamespacedName{Namespace: kp.Namespace, Name: kp.Name}, &pod); err == nil && string(pod.UID) == kp.Spec.PodUID {
+			p.Labels = pod.Labels
+		}
+		var ns corev1.Namespace
+		if err := k.Get(ctx, types.NamespacedName{Name: kp.Namespace}, &ns); err != nil {
+			return nil, err
+		}
+		if peer.Matches(p, ns.Labels) {
+			out = append(out, policy.PortAddresses(kp)...)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
 }
 
 func wantGroups(ctx context.Context, k *framework.Kuryr, pod *corev1.Pod, nps []networkingv1.NetworkPolicy,

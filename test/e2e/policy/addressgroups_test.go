@@ -5,6 +5,7 @@ package policy
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -121,4 +122,68 @@ func doctorFinding(t *testing.T, check string) doctor.Finding {
 	}
 	t.Fatalf("doctor has no %q finding: %s", check, out)
 	return doctor.Finding{}
+}
+
+// TestPeersMoveBetweenKinds: a policy applied with address-group peers
+// moves to remote security groups when the controller is restarted with
+// [network_policy] address_groups = false, and back when it is restarted
+// without it; each time the old peer group is deleted, and the policy
+// keeps admitting its peer and nothing else.
+func TestPeersMoveBetweenKinds(t *testing.T) {
+	f := newFixture(t, "np-kinds", map[string]map[string]string{"a": nil},
+		podSpec{name: "srv-0", ns: "a", node: 0, labels: labels("role", "server"), server: true},
+		podSpec{name: "cl-0", ns: "a", node: 1, labels: labels("role", "client")},
+		podSpec{name: "cl-1", ns: "a", node: 0},
+	)
+	web := f.tcp(t, "srv-0", portWeb)
+	np := netpol(f.ns("a"), "clients", ingressOnly, "role", "server")
+	np.Spec.Ingress = append(np.Spec.Ingress, from(ports(port(portWeb)), podPeer("role", "client")))
+	since := f.apply(t, np)
+	holds := func(what string, since time.Time) {
+		t.Helper()
+		await(t, since, what+": cl-0 admitted, cl-1 not", join(f.allow(t, "cl-0", web), f.deny(t, "cl-1", web))...)
+	}
+	holds("address groups", since)
+	ag := f.onlyPeerGroup(t, f.ns("a"), "clients")
+	if !strings.HasPrefix(ag, framework.AddressGroupMark) {
+		t.Fatalf("peer group %s: want an address group on this cloud", ag)
+	}
+
+	t.Cleanup(func() { f.k.Controller(t, "restart") })
+	f.k.Controller(t, "restart", "--set", "network_policy.address_groups=false")
+	start := time.Now()
+	sg := f.waitPeerKind(t, false)
+	t.Logf("peers are security groups %s after the restart", fmtDur(time.Since(start)))
+	holds("security groups", time.Now())
+	f.waitPeerGroupGone(t, ag)
+
+	f.k.Controller(t, "restart")
+	start = time.Now()
+	f.waitPeerKind(t, true)
+	t.Logf("peers are address groups again %s after the restart", fmtDur(time.Since(start)))
+	holds("address groups again", time.Now())
+	f.waitPeerGroupGone(t, sg)
+	f.notePeerGroups(t, f.ns("a"), "clients")
+}
+
+// waitPeerKind waits until the policy "clients" of namespace a has one
+// peer group of the kind and returns it.
+func (f *fixture) waitPeerKind(t *testing.T, addressGroups bool) string {
+	t.Helper()
+	var group string
+	framework.Eventually(t, 2*time.Minute, 500*time.Millisecond, "the peer group of the other kind", func() (bool, error) {
+		groups := f.k.PeerGroups(t, f.ns("a"), "clients")
+		for id := range groups {
+			group = id
+		}
+		return len(groups) == 1 && strings.HasPrefix(group, framework.AddressGroupMark) == addressGroups, fmt.Errorf("peer groups %v", groups)
+	})
+	return group
+}
+
+func (f *fixture) waitPeerGroupGone(t *testing.T, group string) {
+	t.Helper()
+	framework.Eventually(t, time.Minute, time.Second, "the old peer group "+group+" deleted", func() (bool, error) {
+		return !f.c.PeerGroupExists(t, group), nil
+	})
 }
