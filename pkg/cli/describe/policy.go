@@ -46,11 +46,11 @@ type RuleView struct {
 // PeerView is a peer group and the ports that carry it (a security
 // group), or an address group, its addresses and the ports that have them.
 type PeerView struct {
-	Key          string   `json:"key"`
-	Group        GroupRef `json:"group"`
-	AddressGroup bool     `json:"addressGroup,omitempty"`
-	Addresses    []string `json:"addresses,omitempty"`
-	Ports []MemberPort `json:"ports,omitempty"`
+	Key          string       `json:"key"`
+	Group        GroupRef     `json:"group"`
+	AddressGroup bool         `json:"addressGroup,omitempty"`
+	Addresses    []string     `json:"addresses,omitempty"`
+	Ports        []MemberPort `json:"ports,omitempty"`
 }
 
 // MemberPort is a port in a peer group.
