@@ -1,7 +1,5 @@
 package v1
 
-import "time"
-
 // NodePortAnnotation is the Node annotation through which kuryr-controller
 // tells a node's kuryr-daemon about the node's management port: a Neutron
 // port bound to the node, on a network routed to the pod and service
@@ -35,40 +33,6 @@ const RefusePortAnnotation = "kuryr.openstack.org/refuse-port"
 // through the subnet's gateway and no Refuse. The controller removes it
 // once it has its answer.
 const ProbePortAnnotation = "kuryr.openstack.org/address-group-probe-port"
-
-// AddressGroupProbeAnnotation is the Node annotation where the leading
-// kuryr-controller records its address-group probe's answer (an
-// AddressGroupProbe in JSON) on the node it probed from, for `kubectl
-// kuryr doctor`.
-const AddressGroupProbeAnnotation = "kuryr.openstack.org/address-group-probe"
-
-// AddressGroupVerdict is what the address-group probe found.
-type AddressGroupVerdict string
-
-const (
-	// AddressGroupsEnforced: traffic the address group no longer admitted
-	// was dropped.
-	AddressGroupsEnforced AddressGroupVerdict = "Enforced"
-	// AddressGroupsNotEnforced: a rule admitted traffic from outside its
-	// address group (ML2/OVN before Neutron 26.0.0).
-	AddressGroupsNotEnforced AddressGroupVerdict = "NotEnforced"
-	// AddressGroupsUnknown: the probe could not run or its port never
-	// answered.
-	AddressGroupsUnknown AddressGroupVerdict = "Unknown"
-)
-
-// AddressGroupProbe is an address-group probe's answer.
-//
-// +kubebuilder:object:generate=false
-type AddressGroupProbe struct {
-	Verdict AddressGroupVerdict `json:"verdict"`
-	Detail  string              `json:"detail"`
-	Time    time.Time           `json:"time"`
-	// AddressGroups: NetworkPolicy peers are address groups.
-	AddressGroups bool `json:"addressGroups"`
-	// Off: [network_policy] address_groups = false; nothing was probed.
-	Off bool `json:"off,omitempty"`
-}
 
 // NodePort is a node's management port, as the node must configure it.
 //

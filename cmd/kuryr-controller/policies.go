@@ -53,13 +53,15 @@ func wirePolicies(mgr ctrl.Manager, cfg *config.Config, nc *neutron.Client, info
 	if err := mgr.Add(probe); err != nil {
 		return nil, nil, nil, err
 	}
-	groups := &policy.GroupReconciler{Client: mgr.GetClient(), Neutron: nc, Recorder: rec, Mode: probe,
+	locks := &policy.PeerLocks{}
+	groups := &policy.GroupReconciler{Client: mgr.GetClient(), Neutron: nc, Recorder: rec, Mode: probe, Locks: locks,
 		Settings: policy.Settings{Cluster: cfg.Kubernetes.ClusterName, ProjectID: nd.Project}}
 	if err := groups.SetupWithManager(mgr, policyWorkers); err != nil {
 		return nil, nil, nil, err
 	}
 	pods := policy.PodGroups{Reader: mgr.GetClient(), Open: open,
-		Addresses: policy.AddressGate{Reader: mgr.GetClient(), Neutron: nc}}
+		Addresses: policy.AddressGate{Reader: mgr.GetClient(), Neutron: nc, Locks: locks, Cluster: cfg.Kubernetes.ClusterName,
+			ProjectID: nd.Project}}
 	return pods, policy.PortWatches(mgr.GetClient()), groups, nil
 }
 

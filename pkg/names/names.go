@@ -110,6 +110,12 @@ func PeerAddressGroupDescription(cluster string) string {
 	return "kuryr cluster " + cluster + ": the addresses of a NetworkPolicy peer's pods"
 }
 
+// AddressGroupProbeDescription describes the objects of a cluster's
+// address-group probe.
+func AddressGroupProbeDescription(cluster string) string {
+	return "kuryr cluster " + cluster + ": address-group probe"
+}
+
 // SourceGroupName names the security group that admits a LoadBalancer
 // Service's loadBalancerSourceRanges on its member pods' ports.
 func SourceGroupName(serviceUID string) string { return "kuryr-lb-" + serviceUID }

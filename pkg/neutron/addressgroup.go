@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"net/url"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
@@ -30,10 +31,19 @@ func (c *Client) AddressGroupsNamed(ctx context.Context, name string) ([]Address
 	return c.listAddressGroups(ctx, "?name="+url.QueryEscape(name))
 }
 
-// ListAddressGroups lists the address groups the credential sees, with
-// their addresses, in one request.
-func (c *Client) ListAddressGroups(ctx context.Context) ([]AddressGroup, error) {
-	return c.listAddressGroups(ctx, "")
+// ListAddressGroups lists the address groups of a project ("": all the
+// credential sees), with their addresses, in one request. A Neutron
+// without the address-group extension has none (404 is an empty list).
+func (c *Client) ListAddressGroups(ctx context.Context, project string) ([]AddressGroup, error) {
+	query := ""
+	if project != "" {
+		query = "?project_id=" + url.QueryEscape(project)
+	}
+	ags, err := c.listAddressGroups(ctx, query)
+	if IsNotFound(err) {
+		return nil, nil
+	}
+	return ags, err
 }
 
 func (c *Client) listAddressGroups(ctx context.Context, query string) ([]AddressGroup, error) {
@@ -74,8 +84,9 @@ func (c *Client) CreateAddressGroup(ctx context.Context, name, description, proj
 	return &body.AddressGroup, nil
 }
 
-// AddAddresses adds addresses to an address group (one already there is
-// not an error) and returns the group as Neutron then has it.
+// AddAddresses adds addresses to an address group and returns the group
+// as Neutron then has it. Neutron refuses the whole call (400
+// AddressesAlreadyExist) if one of them is there already.
 func (c *Client) AddAddresses(ctx context.Context, id string, addresses []string) (*AddressGroup, error) {
 	return c.changeAddresses(ctx, id, "add_addresses", addresses)
 }
@@ -153,4 +164,12 @@ func setOf(s []string) map[string]bool {
 		m[a] = true
 	}
 	return m
+}
+
+// AddressesMoved says an add or remove was refused because the group no
+// longer is as the caller read it (an address already there, 400
+// AddressesAlreadyExist; one not there, 404 AddressesNotFound): read it
+// again and retry.
+func AddressesMoved(err error) bool {
+	return err != nil && (strings.Contains(err.Error(), "AddressesAlreadyExist") || strings.Contains(err.Error(), "AddressesNotFound"))
 }

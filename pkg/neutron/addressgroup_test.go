@@ -40,10 +40,13 @@ func TestAddressGroups(t *testing.T) {
 	if err != nil || !slices.Equal(ag.Addresses, []string{"10.0.0.5/32"}) {
 		t.Fatalf("create: %+v, %v", ag, err)
 	}
-	if ag, err = c.AddAddresses(ctx, ag.ID, []string{"10.0.0.5/32", "10.0.0.6/32"}); err != nil || len(ag.Addresses) != 2 {
+	if _, err := c.AddAddresses(ctx, ag.ID, []string{"10.0.0.5/32", "10.0.0.6/32"}); !neutron.AddressesMoved(err) {
+		t.Fatalf("adding one that is there: %v, want 400 AddressesAlreadyExist", err)
+	}
+	if ag, err = c.AddAddresses(ctx, ag.ID, []string{"10.0.0.6/32"}); err != nil || len(ag.Addresses) != 2 {
 		t.Fatalf("add: %+v, %v", ag, err)
 	}
-	if _, err := c.RemoveAddresses(ctx, ag.ID, []string{"10.0.0.6/32", "10.0.0.7/32"}); !neutron.IsNotFound(err) {
+	if _, err := c.RemoveAddresses(ctx, ag.ID, []string{"10.0.0.6/32", "10.0.0.7/32"}); !neutron.IsNotFound(err) || !neutron.AddressesMoved(err) {
 		t.Fatalf("removing one that is not there: %v, want 404", err)
 	}
 	if ag, err = c.RemoveAddresses(ctx, ag.ID, []string{"10.0.0.6/32"}); err != nil || !slices.Equal(ag.Addresses, []string{"10.0.0.5/32"}) {

@@ -113,6 +113,10 @@ type RuleSync struct {
 	Deletes int
 	// OneByOne creates each rule in a request of its own, not in bulk.
 	OneByOne bool
+	// AddFirst adds the missing rules before deleting the others: for a
+	// change that admits the same traffic through other rules (a
+	// NetworkPolicy's peers moving between security and address groups).
+	AddFirst bool
 }
 
 // SyncRules makes sg hold want among the managed directions: the rules it
@@ -121,18 +125,29 @@ type RuleSync struct {
 // deleted.
 func SyncRules(ctx context.Context, n RuleWriter, sg *SecurityGroup, want []Rule, s RuleSync) (added, deleted int, err error) {
 	add, del := DiffRules(want, sg.Rules, s.Directions...)
+	if s.AddFirst {
+		if err := createRules(ctx, n, sg.ID, add, s); err != nil {
+			return 0, 0, err
+		}
+		return len(add), len(del), deleteRules(ctx, n, del, s.Deletes)
+	}
 	if err := deleteRules(ctx, n, del, s.Deletes); err != nil {
 		return 0, 0, err
 	}
+	return len(add), len(del), createRules(ctx, n, sg.ID, add, s)
+}
+
+// createRules adds rules in bulk, or one by one.
+func createRules(ctx context.Context, n RuleWriter, sg string, add []Rule, s RuleSync) error {
 	if !s.OneByOne {
-		return len(add), len(del), n.CreateRules(ctx, sg.ID, s.Project, add)
+		return n.CreateRules(ctx, sg, s.Project, add)
 	}
 	for _, r := range add {
-		if err := n.CreateRule(ctx, sg.ID, s.Project, r); err != nil {
-			return 0, len(del), err
+		if err := n.CreateRule(ctx, sg, s.Project, r); err != nil {
+			return err
 		}
 	}
-	return len(add), len(del), nil
+	return nil
 }
 
 // deleteRules deletes the rules ids, up to inFlight at a time.

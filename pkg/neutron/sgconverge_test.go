@@ -199,3 +199,41 @@ func (s *serial) DeleteRule(ctx context.Context, id string) error {
 	defer s.mu.Unlock()
 	return s.f.DeleteRule(ctx, id)
 }
+
+// callOrder records which kind of rule call came first.
+type callOrder struct{ calls []string }
+
+func (c *callOrder) CreateRule(context.Context, string, string, neutron.Rule) error {
+	c.calls = append(c.calls, "create")
+	return nil
+}
+func (c *callOrder) CreateRules(_ context.Context, _, _ string, rs []neutron.Rule) error {
+	if len(rs) > 0 {
+		c.calls = append(c.calls, "create")
+	}
+	return nil
+}
+func (c *callOrder) DeleteRule(context.Context, string) error {
+	c.calls = append(c.calls, "delete")
+	return nil
+}
+
+// TestSyncRulesOrder: rules go before new ones are added (a rule less
+// denies), except with AddFirst (the new rules admit what the old did).
+func TestSyncRulesOrder(t *testing.T) {
+	sg := &neutron.SecurityGroup{ID: "sg", Rules: []neutron.Rule{{ID: "old", Direction: "ingress", EtherType: "IPv4", RemoteGroup: "peer-sg"}}}
+	want := []neutron.Rule{{Direction: "ingress", EtherType: "IPv4", RemoteAddressGroup: "peer-ag"}}
+	for _, tc := range []struct {
+		addFirst bool
+		order    []string
+	}{{false, []string{"delete", "create"}}, {true, []string{"create", "delete"}}} {
+		var c callOrder
+		if _, _, err := neutron.SyncRules(context.Background(), &c, sg, want, neutron.RuleSync{Directions: []string{"ingress"},
+			AddFirst: tc.addFirst}); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(c.calls, tc.order) {
+			t.Errorf("AddFirst %v: %v, want %v", tc.addFirst, c.calls, tc.order)
+		}
+	}
+}

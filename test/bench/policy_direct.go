@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
 
 // neutronLoad prints (c): the rules Neutron holds for the run's policies,
@@ -29,8 +30,8 @@ func (b *policyBench) neutronLoad(ctx context.Context) error {
 	n := len(b.uids)
 	fmt.Printf("kuryr: Neutron holds for the %d policies: %d security groups with %d rules (%.1f per policy); pods x policies = %d\n",
 		n, c.groups, c.rules, float64(c.rules)/float64(n), b.sz.pods*n)
-	fmt.Printf("kuryr: the cluster's peer groups: %d (no rules), %d memberships (port x peer group) among the cluster's ports\n",
-		c.peerGroups, c.members)
+	fmt.Printf("kuryr: the cluster's peer groups: %d security groups (no rules) with %d memberships (port x peer group) among "+
+		"the cluster's ports; %d address groups holding %d addresses\n", c.peerGroups, c.members, c.addressGroups, c.addresses)
 	if c.groups != n {
 		fmt.Printf("kuryr: only %d of the %d policies have a security group named kuryr-np-<policy UID>\n", c.groups, n)
 	}
@@ -39,7 +40,8 @@ func (b *policyBench) neutronLoad(ctx context.Context) error {
 	fmt.Printf("target: rules O(policies), not O(pods x policies): %s (%d rules name a single pod's address)\n\n", verdict(ok), c.hostRules)
 	b.row("rules in the policies' security groups", fmt.Sprintf("%d (%.1f per policy; pods × policies = %d)", c.rules, float64(c.rules)/float64(n), b.sz.pods*n),
 		"", "O(policies): "+verdict(ok))
-	b.row("peer groups and memberships (port × peer group)", fmt.Sprintf("%d groups, %d memberships", c.peerGroups, c.members), "", "")
+	b.row("peer groups: security groups (memberships port × group); address groups (addresses)",
+		fmt.Sprintf("%d (%d); %d (%d)", c.peerGroups, c.members, c.addressGroups, c.addresses), "", "")
 	return nil
 }
 
@@ -125,9 +127,12 @@ func (b *policyBench) directRule(ctx context.Context, p *path) ([]sample, error)
 // do it); should it take the group off meanwhile, the group is added
 // again, untimed, before the next sample.
 func (b *policyBench) directMembership(ctx context.Context, p *path) ([]sample, error) {
-	group, err := b.clientPeerGroup(ctx)
+	group, addressGroup, err := b.clientPeerGroup(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if addressGroup {
+		return b.directAddress(ctx, p, group)
 	}
 	var kp kuryrv1.KuryrPort
 	if err := b.e.kuryr.Get(ctx, client.ObjectKeyFromObject(b.cliB), &kp); err != nil {
@@ -183,16 +188,64 @@ func (b *policyBench) directMembership(ctx context.Context, p *path) ([]sample, 
 }
 
 // clientPeerGroup is the group of srv-b-clients' role=client peer, as its
-// KuryrNetworkPolicy records it.
-func (b *policyBench) clientPeerGroup(ctx context.Context) (string, error) {
+// KuryrNetworkPolicy records it: a security group, or an address group
+// where Neutron enforces them.
+func (b *policyBench) clientPeerGroup(ctx context.Context) (id string, addressGroup bool, err error) {
 	k, err := b.knp(ctx, b.srvB.Namespace, "srv-b-clients")
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	for _, peer := range k.Spec.Peers {
-		if peer.PodSelector != nil && peer.PodSelector.MatchLabels["role"] == "client" && k.Status.PeerGroups[peer.Key] != "" {
-			return k.Status.PeerGroups[peer.Key], nil
+		if peer.PodSelector == nil || peer.PodSelector.MatchLabels["role"] != "client" {
+			continue
+		}
+		if id := k.Status.PeerAddressGroups[peer.Key]; id != "" {
+			return id, true, nil
+		}
+		if id := k.Status.PeerGroups[peer.Key]; id != "" {
+			return id, false, nil
 		}
 	}
-	return "", errors.New("srv-b-clients' KuryrNetworkPolicy names no peer group for its role=client peer")
+	return "", false, errors.New("srv-b-clients' KuryrNetworkPolicy names no peer group for its role=client peer")
+}
+
+// directAddress: the yardstick of (b) where peers are address groups:
+// cli-b's address is added directly to the role=client peer's address
+// group and removed again, each change timed until the probe flips (the
+// one Neutron call a label change costs kuryr then). The
+// KuryrNetworkPolicy reconciler takes the address out again if it
+// reconciles the policy meanwhile: it is then added again, untimed,
+// before the next sample.
+func (b *policyBench) directAddress(ctx context.Context, p *path, group string) ([]sample, error) {
+	nc := neutron.New(b.e.OS.Network)
+	addr, err := neutron.HostPrefix(b.cliB.Status.PodIP)
+	if err != nil {
+		return nil, err
+	}
+	added := false
+	defer func() {
+		if added {
+			_, _ = nc.RemoveAddresses(context.Background(), group, []string{addr})
+		}
+	}()
+	add := func(ctx context.Context, _ int) error {
+		_, err := nc.AddAddresses(ctx, group, []string{addr})
+		added = err == nil
+		return err
+	}
+	return b.series(ctx, p, b.sz.direct, []step{
+		{kind: "address added", open: true, write: add},
+		{kind: "address removed", write: func(ctx context.Context, _ int) error {
+			added = false
+			_, err := nc.RemoveAddresses(ctx, group, []string{addr})
+			return err
+		}, prepare: func(ctx context.Context) error {
+			ag, err := nc.GetAddressGroup(ctx, group)
+			if err != nil || slices.Contains(ag.Addresses, addr) {
+				return err
+			}
+			b.undone++
+			return add(ctx, 0)
+		}},
+	})
 }

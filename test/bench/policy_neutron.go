@@ -111,6 +111,7 @@ func (b *policyBench) waitKNPs(ctx context.Context, n int, timeout time.Duration
 type neutronCounts struct {
 	groups, rules, hostRules int // hostRules: rules whose remote is one pod's address
 	peerGroups, members      int // members: (port, peer group) pairs of the cluster's ports
+	addressGroups, addresses int // peers' address groups (where Neutron enforces them), their addresses
 	peerIDs                  map[string]bool
 	openRules                int // in kuryr-open-ingress and kuryr-open-egress
 }
@@ -132,6 +133,12 @@ func (b *policyBench) count(ctx context.Context) (neutronCounts, error) {
 			Groups []string `json:"security_groups"`
 		} `json:"ports"`
 	}
+	var ags struct {
+		Groups []struct {
+			ID, Name, Description string
+			Addresses             []string
+		} `json:"address_groups"`
+	}
 	cluster := names.ClusterTag(b.e.cluster)
 	for _, l := range []struct {
 		resource string
@@ -142,6 +149,7 @@ func (b *policyBench) count(ctx context.Context) (neutronCounts, error) {
 		{"security-groups", url.Values{"fields": {"id", "name"}, "tags": {cluster}}, &tagged},
 		{"security-group-rules", url.Values{"fields": {"security_group_id", "remote_ip_prefix"}}, &rs},
 		{"ports", url.Values{"fields": {"security_groups"}, "tags": {cluster}}, &ps},
+		{"address-groups", url.Values{}, &ags},
 	} {
 		u := b.e.OS.Network.ServiceURL(l.resource) + "?" + l.query.Encode()
 		if _, err := b.e.OS.Network.Get(ctx, u, l.into, nil); err != nil {
@@ -183,6 +191,13 @@ func (b *policyBench) count(ctx context.Context) (neutronCounts, error) {
 			}
 		}
 	}
+	for _, g := range ags.Groups {
+		if strings.HasPrefix(g.Name, names.PeerGroupPrefix) && g.Description == names.PeerAddressGroupDescription(b.e.cluster) {
+			c.peerIDs[g.ID] = true
+			c.addressGroups++
+			c.addresses += len(g.Addresses)
+		}
+	}
 	return c, nil
 }
 
@@ -200,6 +215,9 @@ func (b *policyBench) notePeerGroups(ctx context.Context) error {
 			continue
 		}
 		for key, id := range k.Status.PeerGroups {
+			b.peerGroups[id] = key
+		}
+		for key, id := range k.Status.PeerAddressGroups {
 			b.peerGroups[id] = key
 		}
 	}

@@ -7,7 +7,10 @@
 // reach it, and the client gets a TCP reset or an ICMP port unreachable
 // at once, instead of a silence that leaves a connection-tracking entry
 // without NAT behind (see package conntrack). The namespace lives as long
-// as the daemon: a restarted daemon makes a new one.
+// as the daemon: a restarted daemon makes a new one. The same agent plugs
+// the controller's address-group probe port (ProbePort,
+// kuryr.openstack.org/address-group-probe-port) into a namespace of its
+// own, where nothing listens on its own address.
 package refuse
 
 import (

@@ -113,23 +113,40 @@ func (p *Prober) Changes() <-chan struct{} {
 }
 
 // Start probes until it has a definite answer (an Unknown one is given at
-// once, so policies never wait long, and probed again every Retry).
+// once, and probed again every Retry), unless a recent definite answer is
+// recorded, or probing is off. It first deletes what a crashed probe left.
 func (p *Prober) Start(ctx context.Context) error {
 	logger := log.FromContext(ctx).WithName("address-group-probe")
 	ctx = log.IntoContext(ctx, logger)
-	if r, ok := p.recorded(ctx); ok {
-		p.decide(r)
-		logger.Info("NetworkPolicy peers decided by the last probe", "verdict", r.Verdict, "addressGroups", r.AddressGroups,
-			"probed", r.Time, "detail", r.Detail)
+	p.cleanup(ctx)
+	last, found := p.recorded(ctx)
+	if p.Settings.Disabled {
+		r := Result{Verdict: Unknown, Off: true, Detail: "not probed: [network_policy] address_groups = false"}
+		if found { // kept for when it is turned on again
+			r.Verdict, r.Detail, r.Time, r.Off = last.Verdict, last.Detail, last.Time, true
+		}
+		p.set(ctx, r)
+		return nil
+	}
+	if found {
+		if last.Off {
+			last.Off = false
+			p.set(ctx, last) // doctor reads the node's record
+			return nil
+		}
+		last.AddressGroups = last.Verdict == Enforced
+		p.decide(last)
+		logger.Info("NetworkPolicy peers decided by the last probe", "verdict", last.Verdict, "addressGroups", last.AddressGroups,
+			"probed", last.Time, "detail", last.Detail)
 		return nil
 	}
 	for {
-		r := p.run(ctx)
+		r, final := p.run(ctx)
 		if ctx.Err() != nil {
 			return nil
 		}
 		p.set(ctx, r)
-		if r.Verdict != Unknown || r.Off {
+		if r.Verdict != Unknown || final {
 			return nil
 		}
 		p.pause(ctx, p.Settings.Retry)
@@ -139,28 +156,28 @@ func (p *Prober) Start(ctx context.Context) error {
 	}
 }
 
-func (p *Prober) run(ctx context.Context) Result {
-	if p.Settings.Disabled {
-		return Result{Verdict: Unknown, Off: true, Detail: "not probed: [network_policy] address_groups = false"}
-	}
+// run probes; final: it cannot run in this configuration (no node, no
+// subnet): trying again would not help.
+func (p *Prober) run(ctx context.Context) (r Result, final bool) {
 	if p.Settings.Node == "" {
-		return Result{Verdict: Unknown, Detail: "not probed: the controller does not know its node (set NODE_NAME from spec.nodeName)"}
+		return Result{Verdict: Unknown, Detail: "not probed: the controller does not know its node (set NODE_NAME from spec.nodeName)"}, true
 	}
 	if p.Settings.Subnet == "" {
-		return Result{Verdict: Unknown, Detail: "not probed: no [neutron_defaults] pod_subnet or node_subnet to put the probe port on"}
+		return Result{Verdict: Unknown, Detail: "not probed: no [neutron_defaults] pod_subnet or node_subnet to put the probe port on"}, true
 	}
 	v, detail := p.probe(ctx)
-	return Result{Verdict: v, Detail: detail}
+	return Result{Verdict: v, Detail: detail}, false
 }
 
 // recorded is the newest definite answer recorded on a node within
-// Settings.Reuse (none when probing is disabled).
+// Settings.Reuse (also one kept while probing was off).
 func (p *Prober) recorded(ctx context.Context) (Result, bool) {
-	if p.Settings.Reuse <= 0 || p.Settings.Disabled {
+	if p.Settings.Reuse <= 0 {
 		return Result{}, false
 	}
 	var nodes corev1.NodeList
 	if err := p.Client.List(ctx, &nodes); err != nil {
+		log.FromContext(ctx).Error(err, "reading the last probe's answer from the nodes: probing again")
 		return Result{}, false
 	}
 	var last Result
@@ -192,12 +209,15 @@ func (p *Prober) decide(r Result) {
 // set records a new answer: in memory, in the log, as an Event and an
 // annotation of the node probed from.
 func (p *Prober) set(ctx context.Context, r Result) {
-	r.Time = time.Now().UTC().Truncate(time.Second)
-	r.AddressGroups = r.Verdict == Enforced
+	if r.Time.IsZero() {
+		r.Time = time.Now().UTC().Truncate(time.Second)
+	}
+	r.AddressGroups = r.Verdict == Enforced && !r.Off
 	p.decide(r)
 	logger := log.FromContext(ctx)
 	logger.Info("NetworkPolicy peers decided", "verdict", r.Verdict, "addressGroups", r.AddressGroups, "detail", r.Detail)
 	if p.Settings.Node == "" {
+		logger.Error(nil, "the address-group probe's answer is recorded nowhere: set NODE_NAME (spec.nodeName) in the controller's environment")
 		return
 	}
 	var node corev1.Node

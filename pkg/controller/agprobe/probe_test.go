@@ -30,7 +30,9 @@ import (
 type dataplane struct {
 	f                   *neutrontest.Fake
 	enforced, unplugged bool
-	dials               int
+	// unreachable: once the group is empty, the host says no route.
+	unreachable bool
+	dials       int
 }
 
 func (d *dataplane) dial(_ context.Context, _ string, _ time.Duration) error {
@@ -42,8 +44,11 @@ func (d *dataplane) dial(_ context.Context, _ string, _ time.Duration) error {
 	for _, id := range d.f.IDs("address-groups") {
 		held = held || len(d.f.AddressGroupAddresses(id)) > 0
 	}
-	if held || !d.enforced {
+	switch {
+	case held || !d.enforced:
 		return syscall.ECONNREFUSED
+	case d.unreachable:
+		return syscall.EHOSTUNREACH
 	}
 	return os.ErrDeadlineExceeded
 }
@@ -99,13 +104,14 @@ func TestProbe(t *testing.T) {
 		{"enforced", true, false, Enforced, true},
 		{"not enforced", false, false, NotEnforced, false},
 		{"never answered", true, true, Unknown, false},
+		{"no route once emptied (proves nothing)", true, false, Unknown, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d := &dataplane{enforced: tc.enforced, unplugged: tc.unplugged}
+			d := &dataplane{enforced: tc.enforced, unplugged: tc.unplugged, unreachable: strings.HasPrefix(tc.name, "no route")}
 			p, cl := newProber(t, d)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			if tc.unplugged {
+			if tc.want == Unknown {
 				// An Unknown answer is probed again after Retry: stop then.
 				p.Pause = func(context.Context, time.Duration) {
 					for _, id := range d.f.IDs("ports") {
@@ -184,5 +190,39 @@ func TestProbeNeedsItsNode(t *testing.T) {
 	}
 	if errors.Is(ctx.Err(), context.Canceled) && d.f.Writes() != 0 {
 		t.Errorf("%d Neutron writes", d.f.Writes())
+	}
+}
+
+// TestTurnedOffKeepsTheAnswer: with address groups off, peers are security
+// groups and the recorded answer says so, keeping the verdict for when
+// they are turned on again (then taken without probing).
+func TestTurnedOffKeepsTheAnswer(t *testing.T) {
+	d := &dataplane{enforced: true}
+	p, cl := newProber(t, d)
+	if err := p.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	writes := d.f.Writes()
+	off := &Prober{Client: cl, Neutron: p.Neutron, Info: p.Info, Settings: p.Settings, Dial: d.dial}
+	off.Settings.Disabled, off.Settings.Reuse = true, time.Hour
+	if err := off.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if use, decided := off.AddressGroups(); use || !decided {
+		t.Errorf("off: use %v decided %v", use, decided)
+	}
+	if r := recordedAnswer(t, cl); !r.Off || r.Verdict != Enforced || r.AddressGroups {
+		t.Errorf("recorded while off: %+v", r)
+	}
+	on := &Prober{Client: cl, Neutron: p.Neutron, Info: p.Info, Settings: p.Settings, Dial: d.dial}
+	on.Settings.Reuse = time.Hour
+	if err := on.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if use, _ := on.AddressGroups(); !use || d.f.Writes() != writes {
+		t.Errorf("on again: use %v, %d Neutron writes", use, d.f.Writes()-writes)
+	}
+	if r := recordedAnswer(t, cl); r.Off || !r.AddressGroups {
+		t.Errorf("recorded when on again: %+v", r)
 	}
 }

@@ -7,10 +7,14 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
 	"strconv"
 	"syscall"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
@@ -93,7 +97,11 @@ func (p *Prober) probe(ctx context.Context) (kuryrv1.AddressGroupVerdict, string
 	if _, err := p.Neutron.RemoveAddresses(ctx, ag, []string{everyone}); err != nil {
 		return Unknown, fmt.Sprintf("emptying the probe's address group: %v", err)
 	}
-	if p.blocked(ctx, addr) {
+	switch blocked, err := p.blocked(ctx, addr); {
+	case err != nil:
+		return Unknown, fmt.Sprintf("connecting to %s once the rule's address group held no address: %v (neither a reset "+
+			"nor a timeout)", addr, err)
+	case blocked:
 		return Enforced, fmt.Sprintf("connections to %s were dropped once the rule's address group held no address", addr)
 	}
 	return NotEnforced, fmt.Sprintf("connections to %s were let through for %s by a rule whose address group held no address "+
@@ -105,7 +113,7 @@ func (p *Prober) probe(ctx context.Context) (kuryrv1.AddressGroupVerdict, string
 // bound to the node.
 func (p *Prober) makeObjects(ctx context.Context, sub *neutron.Subnet, everyone string) (*neutron.Port, string, error) {
 	s := p.Settings
-	desc := fmt.Sprintf("kuryr cluster %s: address-group probe", s.Cluster)
+	desc := names.AddressGroupProbeDescription(s.Cluster)
 	ag, err := p.Neutron.CreateAddressGroup(ctx, names.AddressGroupProbeName, desc, s.ProjectID, []string{everyone})
 	if err != nil {
 		return nil, "", fmt.Errorf("creating the probe's address group: %w", err)
@@ -190,23 +198,33 @@ func (p *Prober) reaches(ctx context.Context, addr string) bool {
 	return false
 }
 
-// blocked: blockedRuns connections in a row go unanswered within
-// Timing.Block (the first ones may still pass while OVN applies the
-// change).
-func (p *Prober) blocked(ctx context.Context, addr string) bool {
+// blocked: blockedRuns connections in a row time out within Timing.Block
+// (the first ones may still pass while OVN applies the change). Any other
+// failure (no route, refused by the host) proves nothing: it is returned.
+func (p *Prober) blocked(ctx context.Context, addr string) (bool, error) {
 	deadline := time.Now().Add(p.timing().Block)
 	run := 0
 	for time.Now().Before(deadline) && ctx.Err() == nil {
-		if answered(p.dial(ctx, addr)) {
+		err := p.dial(ctx, addr)
+		switch {
+		case answered(err):
 			run = 0
 			p.pause(ctx, attempt)
-			continue
-		}
-		if run++; run >= blockedRuns {
-			return true
+		case timedOut(err):
+			if run++; run >= blockedRuns {
+				return true, nil
+			}
+		default:
+			return false, err
 		}
 	}
-	return false
+	return false, ctx.Err()
+}
+
+// timedOut: the connection went unanswered (dropped).
+func timedOut(err error) bool {
+	var ne net.Error
+	return errors.Is(err, os.ErrDeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
 }
 
 func (p *Prober) dial(ctx context.Context, addr string) error {
@@ -229,10 +247,10 @@ func answered(err error) bool {
 // objects, this run's or a crashed run's. Failures are logged: the next
 // start deletes what is left.
 func (p *Prober) cleanup(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
 	logger := log.FromContext(ctx)
-	if err := p.annotate(ctx, kuryrv1.ProbePortAnnotation, ""); err != nil {
-		logger.Error(err, "removing the probe port's annotation", "node", p.Settings.Node)
-	}
+	p.unannotate(ctx)
 	ports, err := p.Neutron.ListPorts(ctx, p.tags()[:2], "")
 	if err != nil {
 		logger.Error(err, "listing the probe's ports")
@@ -255,13 +273,34 @@ func (p *Prober) cleanup(ctx context.Context) {
 	if err != nil {
 		logger.Error(err, "listing the probe's address groups")
 	}
-	desc := fmt.Sprintf("kuryr cluster %s: address-group probe", p.Settings.Cluster)
+	desc := names.AddressGroupProbeDescription(p.Settings.Cluster)
 	for _, ag := range ags {
 		if ag.Description != desc {
 			continue
 		}
 		if err := p.Neutron.DeleteAddressGroup(ctx, ag.ID); err != nil {
 			logger.Error(err, "deleting the probe's address group", "addressGroup", ag.ID)
+		}
+	}
+}
+
+// unannotate removes the probe port's annotation from every node that has
+// it (a previous leader's node too: its daemon unplugs the port).
+func (p *Prober) unannotate(ctx context.Context) {
+	var nodes corev1.NodeList
+	if err := p.Client.List(ctx, &nodes); err != nil {
+		log.FromContext(ctx).Error(err, "listing nodes for the probe port's annotation")
+		return
+	}
+	patch := client.RawPatch(types.MergePatchType,
+		[]byte(`{"metadata":{"annotations":{"`+kuryrv1.ProbePortAnnotation+`":null}}}`))
+	for i := range nodes.Items {
+		n := &nodes.Items[i]
+		if _, ok := n.Annotations[kuryrv1.ProbePortAnnotation]; !ok {
+			continue
+		}
+		if err := p.Client.Patch(ctx, n, patch); client.IgnoreNotFound(err) != nil {
+			log.FromContext(ctx).Error(err, "removing the probe port's annotation", "node", n.Name)
 		}
 	}
 }

@@ -58,7 +58,7 @@ func (s *Sweeper) DryRun(ctx context.Context, pools bool) (Orphans, error) {
 			return out, err
 		}
 		if s.AddressGroups != nil {
-			if peerAddresses, err = s.AddressGroups.ListAddressGroups(ctx); err != nil {
+			if peerAddresses, err = s.AddressGroups.ListAddressGroups(ctx, ""); err != nil {
 				return out, err
 			}
 		}

@@ -30,17 +30,19 @@ type AddressPeerSweeper interface {
 // addressGroups lists the address groups (peers' where Neutron enforces
 // them).
 type addressGroups interface {
-	ListAddressGroups(ctx context.Context) ([]neutron.AddressGroup, error)
+	ListAddressGroups(ctx context.Context, project string) ([]neutron.AddressGroup, error)
 }
 
 // OrphanAddressPeers are the cluster's peer address groups (named for a
-// peer, described as the cluster's) whose peer no live
-// KuryrNetworkPolicy names; not young. Pure.
+// peer, described as the cluster's) that no KuryrNetworkPolicy records and
+// whose peer no live KuryrNetworkPolicy with address-group peers names;
+// not young. Pure.
 func OrphanAddressPeers(ags []neutron.AddressGroup, cluster string, l livePolicies, o Owners) map[string]string {
 	out := map[string]string{}
 	for _, ag := range ags {
 		key, ok := strings.CutPrefix(ag.Name, names.PeerGroupPrefix)
-		if !ok || ag.Description != names.PeerAddressGroupDescription(cluster) || o.young(ag.CreatedAt) || l.peers[key] {
+		if !ok || ag.Description != names.PeerAddressGroupDescription(cluster) || o.young(ag.CreatedAt) ||
+			l.addressPeers[key] || l.heldAddressGroups[ag.ID] {
 			continue
 		}
 		out[ag.ID] = key
@@ -78,10 +80,14 @@ type policyGroups interface {
 // those name.
 type livePolicies struct {
 	uids, peers map[string]bool
+	// addressPeers: peers named by policies whose peers are address
+	// groups; heldAddressGroups: address groups a policy records.
+	addressPeers, heldAddressGroups map[string]bool
 }
 
 func readPolicies(ctx context.Context, c client.Reader) (livePolicies, error) {
-	l := livePolicies{uids: map[string]bool{}, peers: map[string]bool{}}
+	l := livePolicies{uids: map[string]bool{}, peers: map[string]bool{}, addressPeers: map[string]bool{},
+		heldAddressGroups: map[string]bool{}}
 	var knps kuryrv1.KuryrNetworkPolicyList
 	if err := c.List(ctx, &knps); err != nil {
 		return l, fmt.Errorf("list KuryrNetworkPolicies: %w", err)
@@ -91,9 +97,15 @@ func readPolicies(ctx context.Context, c client.Reader) (livePolicies, error) {
 		for _, ref := range knp.OwnerReferences {
 			l.uids[string(ref.UID)] = true
 		}
+		for _, id := range knp.Status.PeerAddressGroups {
+			l.heldAddressGroups[id] = true
+		}
 		if knp.DeletionTimestamp.IsZero() {
 			for _, pp := range knp.Spec.Peers {
 				l.peers[pp.Key] = true
+				if knp.Status.PeerKind == kuryrv1.PeerKindAddressGroups {
+					l.addressPeers[pp.Key] = true
+				}
 			}
 		}
 	}

@@ -41,17 +41,20 @@ func TestOrphanAddressPeers(t *testing.T) {
 	now := time.Now()
 	old := now.Add(-time.Hour)
 	mine := names.PeerAddressGroupDescription("c")
-	live := livePolicies{peers: map[string]bool{"live": true}}
+	live := livePolicies{peers: map[string]bool{"live": true, "sg-kind": true}, addressPeers: map[string]bool{"live": true},
+		heldAddressGroups: map[string]bool{"held": true}}
 	ags := []neutron.AddressGroup{
 		{ID: "kept", Name: names.PeerGroupName("live"), Description: mine, CreatedAt: old},
 		{ID: "orphan", Name: names.PeerGroupName("gone"), Description: mine, CreatedAt: old},
+		{ID: "left-by-a-switch", Name: names.PeerGroupName("sg-kind"), Description: mine, CreatedAt: old},
+		{ID: "held", Name: names.PeerGroupName("sg-kind"), Description: mine, CreatedAt: old},
 		{ID: "young", Name: names.PeerGroupName("gone"), Description: mine, CreatedAt: now},
 		{ID: "other-cluster", Name: names.PeerGroupName("gone"), Description: names.PeerAddressGroupDescription("d"), CreatedAt: old},
 		{ID: "probe", Name: names.AddressGroupProbeName, Description: mine, CreatedAt: old},
 		{ID: "users", Name: "office", CreatedAt: old},
 	}
 	got := OrphanAddressPeers(ags, "c", live, Owners{Cutoff: now.Add(-MinAge)})
-	if len(got) != 1 || got["orphan"] != "gone" {
-		t.Errorf("orphans %v, want orphan (peer gone)", got)
+	if len(got) != 2 || got["orphan"] != "gone" || got["left-by-a-switch"] != "sg-kind" {
+		t.Errorf("orphans %v, want orphan (peer gone) and left-by-a-switch (its policy's peers are security groups)", got)
 	}
 }

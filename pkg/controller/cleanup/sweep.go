@@ -153,11 +153,11 @@ func (s *Sweeper) Sweep(ctx context.Context, logger logr.Logger) error {
 		if policyGroups, err = s.Policies.FindSecurityGroups(ctx, tag); err != nil {
 			return err
 		}
-		if s.AddressGroups != nil {
-			if peerAddresses, err = s.AddressGroups.ListAddressGroups(ctx); err != nil {
-				return err
-			}
-		}
+	}
+	var listErr error
+	if s.Policies != nil && s.AddressGroups != nil {
+		// A failure here stops only this part of the sweep.
+		peerAddresses, listErr = s.AddressGroups.ListAddressGroups(ctx, "")
 	}
 	owned, err := s.liveOwners(ctx)
 	if err != nil {
@@ -185,7 +185,7 @@ func (s *Sweeper) Sweep(ctx context.Context, logger logr.Logger) error {
 	}
 	errs = append(errs, s.sweepNetworks(ctx, logger, OrphanNetworks(nets, owned)))
 	errs = append(errs, s.sweepServices(ctx, logger, svc, owned), s.sweepPolicies(ctx, logger, policyGroups, owned),
-		s.sweepAddressPeers(ctx, logger, peerAddresses, owned))
+		s.sweepAddressPeers(ctx, logger, peerAddresses, owned), listErr)
 	return errors.Join(errs...)
 }
 

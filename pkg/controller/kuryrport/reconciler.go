@@ -64,7 +64,7 @@ type Reconciler struct {
 	GroupPorts groupPorts
 	// Addresses, when set, takes a port's addresses out of the address
 	// groups its pod must not be admitted by before the KuryrPort gets
-	// them (an address a gone pod had).
+	// them, and out of all of them before the port is pooled or deleted.
 	Addresses portgroups.AddressGate
 	// Watches: what else makes a KuryrPort's groups change.
 	Watches []kit.Watch
@@ -248,7 +248,17 @@ func (r *Reconciler) finalize(ctx context.Context, kp *kuryrv1.KuryrPort) (time.
 	if !controllerutil.ContainsFinalizer(kp, kuryrv1.KuryrPortFinalizer) {
 		return 0, nil
 	}
-	for _, p := range r.portsOf(kp) {
+	held := r.portsOf(kp)
+	if r.Addresses != nil {
+		var addresses []string
+		for i := range held {
+			addresses = append(addresses, portAddresses(&held[i])...)
+		}
+		if err := r.Addresses.ForgetAddresses(ctx, addresses); err != nil {
+			return 0, r.fail(ctx, kp, "ForgetAddresses", err)
+		}
+	}
+	for _, p := range held {
 		// A port given up is not pooled, nor one whose groups cannot be
 		// taken back to the pool's first (the next pod would inherit them).
 		if r.Pool != nil && !r.Ledger.Doomed(p.ID) && r.poolable(ctx, kp.Spec.PodUID, &p) &&

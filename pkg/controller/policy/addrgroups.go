@@ -42,24 +42,19 @@ type PeerMode interface {
 	AddressGroups() (use, decided bool)
 }
 
-// addressMode says whether a policy's peers are address groups; wait: a
-// new policy with peers waits for the probe's first answer (never long:
-// a probe that cannot run answers "security groups" at once). Until then
-// a policy keeps the kind its status shows, so a restart does not flip it.
-func (r *GroupReconciler) addressMode(knp *kuryrv1.KuryrNetworkPolicy) (use, wait bool) {
+// addressMode says whether a policy's peers are address groups. Until the
+// probe's first answer a policy keeps the kind its status shows (a
+// restart does not flip it), and a new one gets security groups (safe on
+// every Neutron; it moves once the answer is address groups).
+func (r *GroupReconciler) addressMode(knp *kuryrv1.KuryrNetworkPolicy) bool {
 	if r.Mode == nil {
-		return false, false
+		return false
 	}
 	if use, decided := r.Mode.AddressGroups(); decided {
-		return use, false
+		return use
 	}
-	switch {
-	case len(knp.Status.PeerAddressGroups) > 0:
-		return true, false
-	case len(knp.Status.PeerGroups) > 0 || len(knp.Spec.Peers) == 0:
-		return false, false
-	}
-	return false, true
+	return knp.Status.PeerKind == kuryrv1.PeerKindAddressGroups ||
+		(len(knp.Status.PeerAddressGroups) > 0 && len(knp.Status.PeerGroups) == 0)
 }
 
 func (r *GroupReconciler) addressDescription() string {
@@ -70,10 +65,6 @@ func (r *GroupReconciler) addressDescription() string {
 // holding exactly its pods' addresses, and returns their ids by peer key
 // with those of the peers the spec no longer names (kept until released).
 func (r *GroupReconciler) ensureAddressPeers(ctx context.Context, knp *kuryrv1.KuryrNetworkPolicy) (map[string]string, error) {
-	members, err := readMembers(ctx, r.Client)
-	if err != nil {
-		return nil, err
-	}
 	var mu sync.Mutex
 	groups := maps.Clone(knp.Status.PeerAddressGroups)
 	if groups == nil {
@@ -83,9 +74,8 @@ func (r *GroupReconciler) ensureAddressPeers(ctx context.Context, knp *kuryrv1.K
 	g.SetLimit(neutronCalls)
 	for _, pp := range knp.Spec.Peers {
 		recorded := knp.Status.PeerAddressGroups[pp.Key]
-		want := members.Addresses(peerOf(pp))
 		g.Go(func() error {
-			id, err := r.peerAddressGroup(ctx, pp.Key, recorded, want)
+			id, err := r.peerAddressGroup(ctx, pp, recorded)
 			if err != nil {
 				return err
 			}
@@ -100,15 +90,23 @@ func (r *GroupReconciler) ensureAddressPeers(ctx context.Context, knp *kuryrv1.K
 
 // peerAddressGroup returns the id of the peer's address group (the
 // recorded one if it still exists, one found by name, or a new one made
-// with the addresses), its addresses made exactly want.
-func (r *GroupReconciler) peerAddressGroup(ctx context.Context, key, recorded string, want []string) (string, error) {
-	defer r.locks.lock("ag/" + key)()
-	ag, err := r.findAddressGroup(ctx, key, recorded)
+// with the addresses), its addresses made exactly those of the peer's
+// pods. The pods are read under the peer's lock, after whatever the
+// address gate did under it: an address it took out for a new pod is not
+// put back from an older read.
+func (r *GroupReconciler) peerAddressGroup(ctx context.Context, pp kuryrv1.PolicyPeer, recorded string) (string, error) {
+	defer r.Locks.lock("ag/" + pp.Key)()
+	members, err := readMembers(ctx, r.Client)
+	if err != nil {
+		return "", err
+	}
+	want := members.Addresses(peerOf(pp))
+	ag, err := r.findAddressGroup(ctx, pp.Key, recorded)
 	if err != nil {
 		return "", err
 	}
 	if ag == nil {
-		ag, err = r.Neutron.CreateAddressGroup(ctx, names.PeerGroupName(key), r.addressDescription(), r.Settings.ProjectID, want)
+		ag, err = r.Neutron.CreateAddressGroup(ctx, names.PeerGroupName(pp.Key), r.addressDescription(), r.Settings.ProjectID, want)
 		return idOf(ag), err
 	}
 	return ag.ID, r.syncAddresses(ctx, ag, want)
@@ -150,9 +148,23 @@ func (r *GroupReconciler) findAddressGroup(ctx context.Context, key, recorded st
 
 // syncAddresses makes the group hold exactly want: additions first (a
 // pod admitted a moment early is admitted by the policy anyway), then
-// removals. A removal Neutron refuses because an address went meanwhile
-// (404) is retried by the caller's requeue.
+// removals. Neutron refuses a whole call when the group changed since it
+// was read (the gate took an address out meanwhile): it is read again and
+// the difference applied again, a few times.
 func (r *GroupReconciler) syncAddresses(ctx context.Context, ag *neutron.AddressGroup, want []string) error {
+	var err error
+	for range 3 {
+		if err = r.applyAddresses(ctx, ag, want); !neutron.AddressesMoved(err) {
+			return err
+		}
+		if ag, err = r.Neutron.GetAddressGroup(ctx, ag.ID); err != nil {
+			return err
+		}
+	}
+	return err
+}
+
+func (r *GroupReconciler) applyAddresses(ctx context.Context, ag *neutron.AddressGroup, want []string) error {
 	have := make([]string, 0, len(ag.Addresses))
 	for _, a := range ag.Addresses {
 		if p, err := neutron.HostPrefix(a); err == nil {
@@ -189,9 +201,10 @@ func (r *GroupReconciler) recordAddressPeers(ctx context.Context, knp *kuryrv1.K
 }
 
 // releaseAddressPeers drops the address groups of the peers the policy no
-// longer names as address groups (all of them with all): a group is
-// deleted unless another live policy holds it, or names the peer while
-// peers are address groups (inMode). pending: a rule still names it.
+// longer names (all of them with all): a group is deleted unless (inMode:
+// peers are address groups) another live policy names the peer and keeps
+// it, or (leaving address groups) another policy's rules still name it.
+// pending: a rule still names it.
 func (r *GroupReconciler) releaseAddressPeers(ctx context.Context, knp *kuryrv1.KuryrNetworkPolicy, all, inMode bool) (pending bool, err error) {
 	left := maps.Clone(knp.Status.PeerAddressGroups)
 	for key, id := range knp.Status.PeerAddressGroups {
@@ -215,7 +228,7 @@ func (r *GroupReconciler) releaseAddressPeers(ctx context.Context, knp *kuryrv1.
 }
 
 func (r *GroupReconciler) releaseAddressPeer(ctx context.Context, knp *kuryrv1.KuryrNetworkPolicy, key, id string, inMode bool) (bool, error) {
-	defer r.locks.lock("ag/" + key)()
+	defer r.Locks.lock("ag/" + key)()
 	var knps kuryrv1.KuryrNetworkPolicyList
 	if err := r.List(ctx, &knps, client.UnsafeDisableDeepCopy); err != nil {
 		return false, fmt.Errorf("list KuryrNetworkPolicies: %w", err)
@@ -225,8 +238,11 @@ func (r *GroupReconciler) releaseAddressPeer(ctx context.Context, knp *kuryrv1.K
 		if other.UID == knp.UID || !other.DeletionTimestamp.IsZero() {
 			continue
 		}
-		if other.Status.PeerAddressGroups[key] != "" || (inMode && namesPeer(other, key)) {
+		switch {
+		case inMode && namesPeer(other, key):
 			return true, nil
+		case !inMode && other.Status.PeerAddressGroups[key] == id && other.Status.PeerKind == kuryrv1.PeerKindAddressGroups:
+			return false, nil
 		}
 	}
 	err := r.Neutron.DeleteAddressGroup(ctx, id)
@@ -237,17 +253,18 @@ func (r *GroupReconciler) releaseAddressPeer(ctx context.Context, knp *kuryrv1.K
 }
 
 // SweepAddressPeer deletes an orphaned peer address group for the sweep,
-// under the peer's lock and only if no live KuryrNetworkPolicy names the
-// peer or holds the group now.
+// under the peer's lock and only if no KuryrNetworkPolicy holds the group
+// now, nor names the peer with address-group peers.
 func (r *GroupReconciler) SweepAddressPeer(ctx context.Context, key, id string) error {
-	defer r.locks.lock("ag/" + key)()
+	defer r.Locks.lock("ag/" + key)()
 	var knps kuryrv1.KuryrNetworkPolicyList
 	if err := r.List(ctx, &knps, client.UnsafeDisableDeepCopy); err != nil {
 		return fmt.Errorf("list KuryrNetworkPolicies: %w", err)
 	}
 	for i := range knps.Items {
 		k := &knps.Items[i]
-		if (k.DeletionTimestamp.IsZero() && namesPeer(k, key)) || slices.Contains(slices.Collect(maps.Values(k.Status.PeerAddressGroups)), id) {
+		if k.Status.PeerAddressGroups[key] == id || (k.DeletionTimestamp.IsZero() && namesPeer(k, key) &&
+			k.Status.PeerKind == kuryrv1.PeerKindAddressGroups) {
 			return nil
 		}
 	}

@@ -162,21 +162,18 @@ func TestPeersChangeKind(t *testing.T) {
 }
 
 // TestUndecidedModeKeepsWhatIsApplied: until the probe answers, a policy
-// keeps the kind its status shows, and a new one with peers waits.
+// keeps the kind its status shows, and a new one gets security groups.
 func TestUndecidedModeKeepsWhatIsApplied(t *testing.T) {
 	applied := knpWithPeer("a", "uid-a")
 	applied.Status.PeerAddressGroups = map[string]string{"clients": "ag-x"}
-	fresh := knpWithPeer("b", "uid-b")
+	applied.Status.PeerKind = kuryrv1.PeerKindAddressGroups
 	r, _ := newGroupEnv(t)
 	r.Mode = mode{}
-	if use, wait := r.addressMode(applied); !use || wait {
-		t.Errorf("applied with address groups: use %v wait %v", use, wait)
+	if !r.addressMode(applied) {
+		t.Error("applied with address groups: moved to security groups before the probe answered")
 	}
-	if use, wait := r.addressMode(fresh); use || !wait {
-		t.Errorf("new with peers: use %v wait %v, want to wait", use, wait)
-	}
-	if use, wait := r.addressMode(knpFor("c", "uid-c")); use || wait {
-		t.Errorf("new without peers: use %v wait %v", use, wait)
+	if r.addressMode(knpWithPeer("b", "uid-b")) {
+		t.Error("a new policy: address groups before the probe answered")
 	}
 }
 
@@ -190,7 +187,7 @@ func TestAddressGateTakesAnAddressOutOfForeignPeers(t *testing.T) {
 	r.Mode = mode{use: true, decided: true}
 	reconcileKNP(t, r, "a")
 	ag := getKNP(t, r, "a").Status.PeerAddressGroups["clients"]
-	gate := AddressGate{Reader: r.Client, Neutron: r.Neutron.(gateAPI)}
+	gate := AddressGate{Reader: r.Client, Neutron: r.Neutron.(gateAPI), Locks: r.Locks, Cluster: "c1"}
 	ctx := context.Background()
 	newPod := podWithPort("new", "10.0.0.5", nil)
 	if err := r.Create(ctx, newPod[0]); err != nil {
@@ -209,5 +206,16 @@ func TestAddressGateTakesAnAddressOutOfForeignPeers(t *testing.T) {
 	}
 	if got := f.AddressGroupAddresses(ag); len(got) != 0 {
 		t.Errorf("the address stays in a peer its new pod is not one of: %v", got)
+	}
+	// A port going back to a pool or away: out of every peer.
+	reconcileKNP(t, r, "a")
+	if got := f.AddressGroupAddresses(ag); len(got) != 1 {
+		t.Fatalf("the member's address is not back: %v", got)
+	}
+	if err := gate.ForgetAddresses(ctx, []string{"10.0.0.5/32"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.AddressGroupAddresses(ag); len(got) != 0 {
+		t.Errorf("a forgotten address stays: %v", got)
 	}
 }

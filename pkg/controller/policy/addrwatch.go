@@ -3,6 +3,7 @@ package policy
 import (
 	"context"
 	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -26,9 +27,10 @@ func addressesChanged(old, new client.Object) bool {
 }
 
 // policiesOfMembers names the KuryrNetworkPolicies with address-group
-// peers one of which matches a pod of objs (KuryrPorts, pods) or any pod
-// of a namespace of objs.
-func policiesOfMembers(c client.Reader) func(ctx context.Context, objs ...client.Object) []reconcile.Request {
+// peers (recorded, or to be made: inMode says peers are address groups)
+// one of which matches a pod of objs (KuryrPorts, pods) or any pod of a
+// namespace of objs.
+func policiesOfMembers(c client.Reader, inMode func() bool) func(ctx context.Context, objs ...client.Object) []reconcile.Request {
 	return func(ctx context.Context, objs ...client.Object) []reconcile.Request {
 		var knps kuryrv1.KuryrNetworkPolicyList
 		if err := c.List(ctx, &knps, client.UnsafeDisableDeepCopy); err != nil {
@@ -36,9 +38,11 @@ func policiesOfMembers(c client.Reader) func(ctx context.Context, objs ...client
 			return nil
 		}
 		var out []reconcile.Request
+		mode := inMode()
 		for i := range knps.Items {
 			knp := &knps.Items[i]
-			if len(knp.Status.PeerAddressGroups) == 0 {
+			if len(knp.Status.PeerAddressGroups) == 0 && knp.Status.PeerKind != kuryrv1.PeerKindAddressGroups &&
+				!(mode && len(knp.Spec.Peers) > 0) {
 				continue
 			}
 			for _, o := range objs {
@@ -93,16 +97,30 @@ func modeSource(c client.Reader, m ModeChanges) source.Source {
 					return
 				case <-m.Changes():
 				}
-				var knps kuryrv1.KuryrNetworkPolicyList
-				if err := c.List(ctx, &knps); err != nil {
-					log.FromContext(ctx).Error(err, "list KuryrNetworkPolicies after the peer mode changed")
-					continue
-				}
-				for _, k := range knps.Items {
-					q.Add(request(k.Namespace, k.Name))
-				}
+				enqueueAll(ctx, c, q)
 			}
 		}()
 		return nil
 	})
+}
+
+// enqueueAll enqueues every KuryrNetworkPolicy, listing them again after a
+// second until that succeeds (the change must not be lost).
+func enqueueAll(ctx context.Context, c client.Reader, q queue) {
+	for {
+		var knps kuryrv1.KuryrNetworkPolicyList
+		err := c.List(ctx, &knps)
+		if err == nil {
+			for _, k := range knps.Items {
+				q.Add(request(k.Namespace, k.Name))
+			}
+			return
+		}
+		log.FromContext(ctx).Error(err, "list KuryrNetworkPolicies after the peer mode changed")
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Second):
+		}
+	}
 }

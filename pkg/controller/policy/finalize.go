@@ -46,7 +46,7 @@ func (r *GroupReconciler) finalize(ctx context.Context, knp *kuryrv1.KuryrNetwor
 			return ctrl.Result{}, err
 		}
 	}
-	use, _ := r.addressMode(knp)
+	use := r.addressMode(knp)
 	pending, err := r.releasePeers(ctx, knp, true, !use)
 	if err != nil {
 		return ctrl.Result{}, err

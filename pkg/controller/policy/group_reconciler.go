@@ -51,8 +51,10 @@ type GroupReconciler struct {
 	Settings Settings
 	// Mode: peers as address groups or security groups (nil: security
 	// groups).
-	Mode  PeerMode
-	locks keyLocks
+	Mode PeerMode
+	// Locks serialise the work on each peer group (shared with the
+	// address gate).
+	Locks *PeerLocks
 }
 
 // inUseRetry: a group is deleted once no port carries it any more, which
@@ -89,11 +91,11 @@ func (r *GroupReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 // those of the other kind). A group made but not recorded yet (a crash) is
 // found again by its tags (an address group by its name).
 func (r *GroupReconciler) apply(ctx context.Context, knp *kuryrv1.KuryrNetworkPolicy) (ctrl.Result, error) {
-	addresses, wait := r.addressMode(knp)
-	if wait {
-		return ctrl.Result{RequeueAfter: modeWait}, r.condition(ctx, knp, metav1.ConditionFalse, kuryrv1.ReasonWaiting,
-			"waiting for the probe of Neutron's address groups (peers are address groups where Neutron enforces them)")
-	}
+	addresses := r.addressMode(knp)
+	// Peers moving between kinds: the new rules admit the same pods, so
+	// they are added before the old ones go (no moment denies them).
+	switching := len(knp.Spec.Peers) > 0 && addresses != (knp.Status.PeerKind == kuryrv1.PeerKindAddressGroups) &&
+		len(knp.Status.PeerGroups)+len(knp.Status.PeerAddressGroups) > 0
 	// The group and the peers' groups are made at the same time.
 	var sg *neutron.SecurityGroup
 	g, gctx := errgroup.WithContext(ctx)
@@ -123,7 +125,9 @@ func (r *GroupReconciler) apply(ctx context.Context, knp *kuryrv1.KuryrNetworkPo
 			return ctrl.Result{}, err
 		}
 	}
-	added, deleted, err := neutron.SyncRules(ctx, r.Neutron, sg, want, r.ruleSync())
+	sync := r.ruleSync()
+	sync.AddFirst = switching
+	added, deleted, err := neutron.SyncRules(ctx, r.Neutron, sg, want, sync)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -157,10 +161,6 @@ func (r *GroupReconciler) apply(ctx context.Context, knp *kuryrv1.KuryrNetworkPo
 	return res, r.condition(ctx, knp, metav1.ConditionTrue, "Applied",
 		fmt.Sprintf("%d rules, %d peers (%s)", len(want), len(knp.Spec.Peers), kind))
 }
-
-// modeWait: a new policy with peers looks again this often while the
-// address-group probe has not answered.
-const modeWait = 2 * time.Second
 
 // ensurePeersOf makes the peers' groups of the kind in force; it records
 // nothing.

@@ -43,7 +43,7 @@ func newGroupEnv(t *testing.T, objs ...client.Object) (*GroupReconciler, *neutro
 	_ = networkingv1.AddToScheme(s)
 	cl := fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).WithStatusSubresource(&kuryrv1.KuryrNetworkPolicy{}).Build()
 	f := neutrontest.New(t)
-	return &GroupReconciler{Client: cl, Neutron: neutron.New(f.Client(t)), Recorder: kittest.None{},
+	return &GroupReconciler{Client: cl, Neutron: neutron.New(f.Client(t)), Recorder: kittest.None{}, Locks: &PeerLocks{},
 		Settings: Settings{Cluster: "c1", ProjectID: "p"}}, f
 }
 

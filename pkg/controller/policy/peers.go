@@ -30,14 +30,16 @@ func peerOf(pp kuryrv1.PolicyPeer) Peer {
 	return Peer{Namespace: pp.Namespace, Namespaces: pp.NamespaceSelector, Pods: pp.PodSelector}
 }
 
-// keyLocks serialises work on one peer group (policies sharing it are
-// reconciled concurrently): at most one group is ever created per peer.
-type keyLocks struct {
+// PeerLocks serialise work on one peer group (policies sharing it are
+// reconciled concurrently, and the address gate takes addresses out of
+// address groups): at most one group is ever created per peer. The
+// KuryrNetworkPolicy reconciler and the address gate share one.
+type PeerLocks struct {
 	mu    sync.Mutex
 	locks map[string]*sync.Mutex
 }
 
-func (k *keyLocks) lock(key string) func() {
+func (k *PeerLocks) lock(key string) func() {
 	k.mu.Lock()
 	if k.locks == nil {
 		k.locks = map[string]*sync.Mutex{}
@@ -82,7 +84,7 @@ func (r *GroupReconciler) ensurePeers(ctx context.Context, knp *kuryrv1.KuryrNet
 // peerGroup returns the id of the peer's group: the recorded one if it
 // still exists, one found by tags or name, or a new one.
 func (r *GroupReconciler) peerGroup(ctx context.Context, key, recorded string) (string, error) {
-	defer r.locks.lock(key)()
+	defer r.Locks.lock(key)()
 	sg, err := neutron.EnsureGroup(ctx, r.Neutron, neutron.GroupSpec{Recorded: recorded, Tags: r.peerTags(key),
 		Name: names.PeerGroupName(key), ByName: true, Description: "kuryr: the pods of a NetworkPolicy peer",
 		Project: r.Settings.ProjectID})
@@ -126,19 +128,27 @@ func (r *GroupReconciler) releasePeers(ctx context.Context, knp *kuryrv1.KuryrNe
 	return pending, r.recordPeers(ctx, knp, left)
 }
 
-// releasePeer deletes a peer's group unless another live policy holds it
-// or (inMode) names the peer; done is false while ports still carry it.
+// releasePeer deletes a peer's group unless (inMode: the policy no longer
+// names the peer) another live policy names the peer and keeps the group,
+// or (leaving security groups) another policy's rules still name it;
+// done is false while ports still carry it, or another policy's rules
+// name it.
 func (r *GroupReconciler) releasePeer(ctx context.Context, knp *kuryrv1.KuryrNetworkPolicy, key, id string, inMode bool) (done bool, err error) {
-	defer r.locks.lock(key)()
+	defer r.Locks.lock(key)()
 	var knps kuryrv1.KuryrNetworkPolicyList
 	if err := r.List(ctx, &knps, client.UnsafeDisableDeepCopy); err != nil {
 		return false, fmt.Errorf("list KuryrNetworkPolicies: %w", err)
 	}
 	for i := range knps.Items {
 		other := &knps.Items[i]
-		if other.UID != knp.UID && other.DeletionTimestamp.IsZero() &&
-			(other.Status.PeerGroups[key] != "" || (inMode && namesPeer(other, key))) {
+		if other.UID == knp.UID || !other.DeletionTimestamp.IsZero() {
+			continue
+		}
+		switch {
+		case inMode && namesPeer(other, key):
 			return true, nil
+		case !inMode && other.Status.PeerGroups[key] == id && other.Status.PeerKind != kuryrv1.PeerKindAddressGroups:
+			return false, nil
 		}
 	}
 	if busy, err := portgroups.GroupOnPorts(ctx, r.Client, id); err != nil || busy {
@@ -176,13 +186,15 @@ func (r *GroupReconciler) recordPeers(ctx context.Context, knp *kuryrv1.KuryrNet
 // lock and only if no live KuryrNetworkPolicy names the peer now: one made
 // since the sweep read them may have just found the group again.
 func (r *GroupReconciler) SweepPeer(ctx context.Context, key, id string) error {
-	defer r.locks.lock(key)()
+	defer r.Locks.lock(key)()
 	var knps kuryrv1.KuryrNetworkPolicyList
 	if err := r.List(ctx, &knps, client.UnsafeDisableDeepCopy); err != nil {
 		return fmt.Errorf("list KuryrNetworkPolicies: %w", err)
 	}
 	for i := range knps.Items {
-		if knps.Items[i].DeletionTimestamp.IsZero() && namesPeer(&knps.Items[i], key) {
+		k := &knps.Items[i]
+		if k.Status.PeerGroups[key] == id || (k.DeletionTimestamp.IsZero() && namesPeer(k, key) &&
+			k.Status.PeerKind != kuryrv1.PeerKindAddressGroups) {
 			return nil
 		}
 	}

@@ -34,6 +34,14 @@ func (s PodGroups) ReleaseAddresses(ctx context.Context, kp *kuryrv1.KuryrPort, 
 	return s.Addresses.ReleaseAddresses(ctx, kp, addresses)
 }
 
+// ForgetAddresses implements portgroups.AddressGate.
+func (s PodGroups) ForgetAddresses(ctx context.Context, addresses []string) error {
+	if s.Addresses.Neutron == nil {
+		return nil
+	}
+	return s.Addresses.ForgetAddresses(ctx, addresses)
+}
+
 // Groups implements portgroups.GroupSource. While a policy that selects
 // the pod has no group yet, it answers a portgroups.GroupsNotReady with the
 // groups that fail closed on that policy's directions.

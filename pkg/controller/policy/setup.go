@@ -31,12 +31,20 @@ func (r *SpecReconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 // on the peers' pods' KuryrPorts and labels.
 func (r *GroupReconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	c := mgr.GetClient()
+	inMode := func() bool {
+		if r.Mode == nil {
+			return false
+		}
+		use, _ := r.Mode.AddressGroups()
+		return use
+	}
+	members := policiesOfMembers(c, inMode)
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("kuryrnetworkpolicy").
 		For(&kuryrv1.KuryrNetworkPolicy{}, builder.WithPredicates(kit.SpecOrResync)).
-		Watches(&kuryrv1.KuryrPort{}, onChange(policiesOfMembers(c), addressesChanged)).
-		Watches(&corev1.Pod{}, onChange(policiesOfMembers(c), labelsChanged)).
-		Watches(&corev1.Namespace{}, onChange(policiesOfMembers(c), labelsChanged))
+		Watches(&kuryrv1.KuryrPort{}, onChange(members, addressesChanged)).
+		Watches(&corev1.Pod{}, onChange(members, labelsChanged)).
+		Watches(&corev1.Namespace{}, onChange(members, labelsChanged))
 	if m, ok := r.Mode.(ModeChanges); ok {
 		b = b.WatchesRawSource(modeSource(c, m))
 	}

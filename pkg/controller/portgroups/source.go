@@ -32,10 +32,13 @@ type Defaults interface {
 // AddressGate is implemented by the owner of address groups that hold
 // pods' addresses (NetworkPolicy peers where Neutron enforces address
 // groups): before a KuryrPort gets its port's addresses, they are taken
-// out of every group the pod must not be admitted by (an address a gone
-// pod had must not admit the next pod that gets it).
+// out of every group the pod must not be admitted by (ReleaseAddresses),
+// and before a port goes back to a pool or is deleted, out of every group
+// (ForgetAddresses): an address a gone pod had must not admit whoever
+// gets it next.
 type AddressGate interface {
 	ReleaseAddresses(ctx context.Context, kp *kuryrv1.KuryrPort, addresses []string) error
+	ForgetAddresses(ctx context.Context, addresses []string) error
 }
 
 // ErrGroupsNotReady: a source cannot tell a port's groups yet (a policy
@@ -88,6 +91,18 @@ func (s Sources) ReleaseAddresses(ctx context.Context, kp *kuryrv1.KuryrPort, ad
 	for _, src := range s {
 		if g, ok := src.(AddressGate); ok {
 			if err := g.ReleaseAddresses(ctx, kp, addresses); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// ForgetAddresses asks every source that is an AddressGate.
+func (s Sources) ForgetAddresses(ctx context.Context, addresses []string) error {
+	for _, src := range s {
+		if g, ok := src.(AddressGate); ok {
+			if err := g.ForgetAddresses(ctx, addresses); err != nil {
 				return err
 			}
 		}

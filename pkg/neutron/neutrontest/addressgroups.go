@@ -11,9 +11,10 @@ import (
 )
 
 // Address groups as Neutron 26 keeps them: addresses stored as host
-// prefixes (10.0.0.5 → 10.0.0.5/32), a set; add_addresses takes ones
-// already there; remove_addresses refuses the whole call (404
-// AddressesNotFound) when one is not there; no tags (the tags
+// prefixes (10.0.0.5 → 10.0.0.5/32), a set; add_addresses refuses the
+// whole call (400 AddressesAlreadyExist) when one is there already;
+// remove_addresses refuses the whole call (404 AddressesNotFound) when one
+// is not there; no tags (the tags
 // sub-resource answers 404, a tags filter 400); a group a rule names is
 // not deleted (409 AddressGroupInUse).
 func (f *Fake) addressGroups(w http.ResponseWriter, r *http.Request, rest []string) {
@@ -43,7 +44,10 @@ func (f *Fake) addressGroups(w http.ResponseWriter, r *http.Request, rest []stri
 		var body struct {
 			Addresses []string `json:"addresses"`
 		}
-		_ = json.NewDecoder(r.Body).Decode(&body)
+		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+			badRequest("HTTPBadRequest", "invalid body: %v", err).write(w)
+			return
+		}
 		f.changeAddresses(w, rest[0], rest[1] == "add_addresses", body.Addresses)
 	default:
 		notFound("address-groups", r.URL.Path).write(w)
@@ -117,12 +121,17 @@ func (f *Fake) changeAddresses(w http.ResponseWriter, id string, add bool, in []
 	have, _ := g["addresses"].([]string)
 	var next []string
 	if add {
-		next = slices.Clone(have)
+		var there []string
 		for _, a := range addrs {
-			if !slices.Contains(next, a) {
-				next = append(next, a)
+			if slices.Contains(have, a) {
+				there = append(there, a)
 			}
 		}
+		if len(there) > 0 {
+			badRequest("AddressesAlreadyExist", "Addresses %q already exist in the address group %s.", there, id).write(w)
+			return
+		}
+		next = append(slices.Clone(have), addrs...)
 	} else {
 		var missing []string
 		for _, a := range addrs {

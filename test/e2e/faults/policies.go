@@ -146,9 +146,12 @@ func checkPeerAddresses(ctx context.Context, c *framework.Cloud, k *framework.Ku
 			named[pp.Key] = true
 		}
 		for key, id := range knp.Status.PeerAddressGroups {
-			want, err := peerAddresses(ctx, k, kps, knp, key)
+			want, named, err := peerAddresses(ctx, k, kps, knp, key)
 			if err != nil {
 				return err
+			}
+			if !named {
+				continue // a peer being released
 			}
 			ag, err := nc.GetAddressGroup(ctx, id)
 			if err != nil {
@@ -160,7 +163,7 @@ func checkPeerAddresses(ctx context.Context, c *framework.Cloud, k *framework.Ku
 			}
 		}
 	}
-	ags, err := nc.ListAddressGroups(ctx)
+	ags, err := nc.ListAddressGroups(ctx, "")
 	if err != nil {
 		return err
 	}
@@ -176,10 +179,10 @@ func checkPeerAddresses(ctx context.Context, c *framework.Cloud, k *framework.Ku
 // peerAddresses are the addresses of the KuryrPorts whose pods a policy's
 // peer matches, as address groups hold them.
 func peerAddresses(ctx context.Context, k *framework.Kuryr, kps []kuryrv1.KuryrPort,
-	knp kuryrv1.KuryrNetworkPolicy, key string) ([]string, error) {
+	knp kuryrv1.KuryrNetworkPolicy, key string) (addresses []string, named bool, err error) {
 	i := slices.IndexFunc(knp.Spec.Peers, func(pp kuryrv1.PolicyPeer) bool { return pp.Key == key })
 	if i < 0 {
-		return nil, nil // a peer being released
+		return nil, false, nil
 	}
 	pp := knp.Spec.Peers[i]
 	peer := policy.Peer{Namespace: pp.Namespace, Namespaces: pp.NamespaceSelector, Pods: pp.PodSelector}
@@ -196,14 +199,14 @@ func peerAddresses(ctx context.Context, k *framework.Kuryr, kps []kuryrv1.KuryrP
 		}
 		var ns corev1.Namespace
 		if err := k.Get(ctx, types.NamespacedName{Name: kp.Namespace}, &ns); err != nil {
-			return nil, err
+			return nil, true, err
 		}
 		if peer.Matches(p, ns.Labels) {
 			out = append(out, policy.PortAddresses(kp)...)
 		}
 	}
 	slices.Sort(out)
-	return slices.Compact(out), nil
+	return slices.Compact(out), true, nil
 }
 
 func wantGroups(ctx context.Context, k *framework.Kuryr, pod *corev1.Pod, nps []networkingv1.NetworkPolicy,

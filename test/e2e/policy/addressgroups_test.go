@@ -171,7 +171,7 @@ func TestPeersMoveBetweenKinds(t *testing.T) {
 func (f *fixture) waitPeerKind(t *testing.T, addressGroups bool) string {
 	t.Helper()
 	var group string
-	framework.Eventually(t, 2*time.Minute, 500*time.Millisecond, "the peer group of the other kind", func() (bool, error) {
+	framework.Eventually(t, 4*time.Minute, 500*time.Millisecond, "the peer group of the other kind", func() (bool, error) {
 		groups := f.k.PeerGroups(t, f.ns("a"), "clients")
 		for id := range groups {
 			group = id
