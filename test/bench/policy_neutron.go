@@ -46,7 +46,7 @@ func (b *policyBench) createPolicies(ctx context.Context, pa, pb *path) error {
 	if err := inParallel(len(nps), 10, func(i int) error { _, err := b.create(ctx, nps[i]); return err }); err != nil {
 		return err
 	}
-	if err := b.waitKNPs(ctx, len(nps), 3*time.Minute); err != nil {
+	if err := b.waitKNPs(ctx, len(nps), 6*time.Minute); err != nil {
 		return err
 	}
 	took := time.Since(start)

@@ -200,58 +200,6 @@ func (r *GroupReconciler) recordAddressPeers(ctx context.Context, knp *kuryrv1.K
 	return nil
 }
 
-// releaseAddressPeers drops the address groups of the peers the policy no
-// longer names (all of them with all): a group is deleted unless (inMode:
-// peers are address groups) another live policy names the peer and keeps
-// it, or (leaving address groups) another policy's rules still name it.
-// pending: a rule still names it.
-func (r *GroupReconciler) releaseAddressPeers(ctx context.Context, knp *kuryrv1.KuryrNetworkPolicy, all, inMode bool) (pending bool, err error) {
-	left := maps.Clone(knp.Status.PeerAddressGroups)
-	for key, id := range knp.Status.PeerAddressGroups {
-		if !all && namesPeer(knp, key) {
-			continue
-		}
-		done, err := r.releaseAddressPeer(ctx, knp, key, id, inMode)
-		if err != nil {
-			return false, err
-		}
-		if !done {
-			pending = true
-			continue
-		}
-		delete(left, key)
-	}
-	if len(left) == 0 {
-		left = nil
-	}
-	return pending, r.recordAddressPeers(ctx, knp, left)
-}
-
-func (r *GroupReconciler) releaseAddressPeer(ctx context.Context, knp *kuryrv1.KuryrNetworkPolicy, key, id string, inMode bool) (bool, error) {
-	defer r.Locks.lock("ag/" + key)()
-	var knps kuryrv1.KuryrNetworkPolicyList
-	if err := r.List(ctx, &knps, client.UnsafeDisableDeepCopy); err != nil {
-		return false, fmt.Errorf("list KuryrNetworkPolicies: %w", err)
-	}
-	for i := range knps.Items {
-		other := &knps.Items[i]
-		if other.UID == knp.UID || !other.DeletionTimestamp.IsZero() {
-			continue
-		}
-		switch {
-		case inMode && namesPeer(other, key):
-			return true, nil
-		case !inMode && other.Status.PeerAddressGroups[key] == id && other.Status.PeerKind == kuryrv1.PeerKindAddressGroups:
-			return false, nil
-		}
-	}
-	err := r.Neutron.DeleteAddressGroup(ctx, id)
-	if neutron.InUse(err) {
-		return false, nil // a rule of another policy still names it
-	}
-	return err == nil, err
-}
-
 // SweepAddressPeer deletes an orphaned peer address group for the sweep,
 // under the peer's lock and only if no KuryrNetworkPolicy holds the group
 // now, nor names the peer with address-group peers.

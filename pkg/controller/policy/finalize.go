@@ -47,11 +47,11 @@ func (r *GroupReconciler) finalize(ctx context.Context, knp *kuryrv1.KuryrNetwor
 		}
 	}
 	use := r.addressMode(knp)
-	pending, err := r.releasePeers(ctx, knp, true, !use)
+	pending, err := r.release(ctx, knp, r.securityPeers(), true, !use)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	pendingAddresses, err := r.releaseAddressPeers(ctx, knp, true, use)
+	pendingAddresses, err := r.release(ctx, knp, r.addressPeers(), true, use)
 	if err != nil {
 		return ctrl.Result{}, err
 	}

@@ -142,11 +142,11 @@ func (r *GroupReconciler) apply(ctx context.Context, knp *kuryrv1.KuryrNetworkPo
 	if added+deleted > 0 {
 		log.FromContext(ctx).Info("rules applied", "group", sg.ID, "added", added, "deleted", deleted, "addressGroups", addresses)
 	}
-	pending, err := r.releasePeers(ctx, knp, addresses, !addresses)
+	pending, err := r.release(ctx, knp, r.securityPeers(), addresses, !addresses)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	pendingAddresses, err := r.releaseAddressPeers(ctx, knp, !addresses, addresses)
+	pendingAddresses, err := r.release(ctx, knp, r.addressPeers(), !addresses, addresses)
 	if err != nil {
 		return ctrl.Result{}, err
 	}

@@ -101,66 +101,6 @@ func (r *GroupReconciler) peerTags(key string) []string {
 	return []string{names.ClusterTag(r.Settings.Cluster), names.PeerTag(key)}
 }
 
-// releasePeers drops the peer groups the policy no longer names as
-// security groups (all of them with all): a group is deleted unless
-// another live policy holds it, or names the peer while peers are
-// security groups (inMode). pending: a group is still on ports (the
-// KuryrPort reconciler is taking it off); retry shortly.
-func (r *GroupReconciler) releasePeers(ctx context.Context, knp *kuryrv1.KuryrNetworkPolicy, all, inMode bool) (pending bool, err error) {
-	left := maps.Clone(knp.Status.PeerGroups)
-	for key, id := range knp.Status.PeerGroups {
-		if !all && namesPeer(knp, key) {
-			continue
-		}
-		done, err := r.releasePeer(ctx, knp, key, id, inMode)
-		if err != nil {
-			return false, err
-		}
-		if !done {
-			pending = true
-			continue
-		}
-		delete(left, key)
-	}
-	if len(left) == 0 {
-		left = nil
-	}
-	return pending, r.recordPeers(ctx, knp, left)
-}
-
-// releasePeer deletes a peer's group unless (inMode: the policy no longer
-// names the peer) another live policy names the peer and keeps the group,
-// or (leaving security groups) another policy's rules still name it;
-// done is false while ports still carry it, or another policy's rules
-// name it.
-func (r *GroupReconciler) releasePeer(ctx context.Context, knp *kuryrv1.KuryrNetworkPolicy, key, id string, inMode bool) (done bool, err error) {
-	defer r.Locks.lock(key)()
-	var knps kuryrv1.KuryrNetworkPolicyList
-	if err := r.List(ctx, &knps, client.UnsafeDisableDeepCopy); err != nil {
-		return false, fmt.Errorf("list KuryrNetworkPolicies: %w", err)
-	}
-	for i := range knps.Items {
-		other := &knps.Items[i]
-		if other.UID == knp.UID || !other.DeletionTimestamp.IsZero() {
-			continue
-		}
-		switch {
-		case inMode && namesPeer(other, key):
-			return true, nil
-		case !inMode && other.Status.PeerGroups[key] == id && other.Status.PeerKind != kuryrv1.PeerKindAddressGroups:
-			return false, nil
-		}
-	}
-	if busy, err := portgroups.GroupOnPorts(ctx, r.Client, id); err != nil || busy {
-		return false, err
-	}
-	err = r.Neutron.DeleteSecurityGroup(ctx, id)
-	if neutron.InUse(err) {
-		return false, nil
-	}
-	return err == nil, err
-}
-
 func namesPeer(knp *kuryrv1.KuryrNetworkPolicy, key string) bool {
 	for _, pp := range knp.Spec.Peers {
 		if pp.Key == key {

@@ -1,0 +1,112 @@
+package policy
+
+import (
+	"context"
+	"fmt"
+	"maps"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/portgroups"
+	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+)
+
+// peerKind is what differs between a policy's security-group peers and its
+// address-group peers when they are released.
+type peerKind struct {
+	// groups are the policy's recorded peers of the kind, by key.
+	groups func(*kuryrv1.KuryrNetworkPolicy) map[string]string
+	// named: the policy's rules name peers of this kind now.
+	named func(*kuryrv1.KuryrNetworkPolicy) bool
+	// lock is the lock key of a peer of this kind.
+	lock func(key string) string
+	// remove deletes a group; done is false while it is still in use
+	// (on ports, named by a rule).
+	remove func(ctx context.Context, id string) (done bool, err error)
+	record func(ctx context.Context, knp *kuryrv1.KuryrNetworkPolicy, groups map[string]string) error
+}
+
+func (r *GroupReconciler) securityPeers() peerKind {
+	return peerKind{
+		groups: func(k *kuryrv1.KuryrNetworkPolicy) map[string]string { return k.Status.PeerGroups },
+		named:  func(k *kuryrv1.KuryrNetworkPolicy) bool { return k.Status.PeerKind != kuryrv1.PeerKindAddressGroups },
+		lock:   func(key string) string { return key },
+		remove: func(ctx context.Context, id string) (bool, error) {
+			if busy, err := portgroups.GroupOnPorts(ctx, r.Client, id); err != nil || busy {
+				return false, err
+			}
+			err := r.Neutron.DeleteSecurityGroup(ctx, id)
+			if neutron.InUse(err) {
+				return false, nil // on a port still
+			}
+			return err == nil, err
+		},
+		record: r.recordPeers,
+	}
+}
+
+func (r *GroupReconciler) addressPeers() peerKind {
+	return peerKind{
+		groups: func(k *kuryrv1.KuryrNetworkPolicy) map[string]string { return k.Status.PeerAddressGroups },
+		named:  func(k *kuryrv1.KuryrNetworkPolicy) bool { return k.Status.PeerKind == kuryrv1.PeerKindAddressGroups },
+		lock:   func(key string) string { return "ag/" + key },
+		remove: func(ctx context.Context, id string) (bool, error) {
+			err := r.Neutron.DeleteAddressGroup(ctx, id)
+			if neutron.InUse(err) {
+				return false, nil // a rule of another policy still names it
+			}
+			return err == nil, err
+		},
+		record: r.recordAddressPeers,
+	}
+}
+
+// release drops the policy's peers of a kind that it no longer names (all
+// of them with all). A group is deleted unless (inMode: peers are of this
+// kind) another live policy names the peer and keeps the group, or
+// (leaving the kind) another policy's rules still name it. pending: a
+// group is still in use (the KuryrPort reconciler is taking a security
+// group off the ports, or a rule names an address group); retry shortly.
+func (r *GroupReconciler) release(ctx context.Context, knp *kuryrv1.KuryrNetworkPolicy, k peerKind, all, inMode bool) (pending bool, err error) {
+	left := maps.Clone(k.groups(knp))
+	for key, id := range k.groups(knp) {
+		if !all && namesPeer(knp, key) {
+			continue
+		}
+		done, err := r.releaseOne(ctx, knp, k, key, id, inMode)
+		if err != nil {
+			return false, err
+		}
+		if !done {
+			pending = true
+			continue
+		}
+		delete(left, key)
+	}
+	if len(left) == 0 {
+		left = nil
+	}
+	return pending, k.record(ctx, knp, left)
+}
+
+func (r *GroupReconciler) releaseOne(ctx context.Context, knp *kuryrv1.KuryrNetworkPolicy, k peerKind, key, id string, inMode bool) (bool, error) {
+	defer r.Locks.lock(k.lock(key))()
+	var knps kuryrv1.KuryrNetworkPolicyList
+	if err := r.List(ctx, &knps, client.UnsafeDisableDeepCopy); err != nil {
+		return false, fmt.Errorf("list KuryrNetworkPolicies: %w", err)
+	}
+	for i := range knps.Items {
+		other := &knps.Items[i]
+		if other.UID == knp.UID || !other.DeletionTimestamp.IsZero() {
+			continue
+		}
+		switch {
+		case inMode && namesPeer(other, key):
+			return true, nil
+		case !inMode && k.groups(other)[key] == id && k.named(other):
+			return false, nil
+		}
+	}
+	return k.remove(ctx, id)
+}
