@@ -139,6 +139,17 @@ func HostPrefix(a string) (string, error) {
 	return netip.PrefixFrom(ip.Unmap(), ip.Unmap().BitLen()).String(), nil
 }
 
+// HostPrefixes are a port's addresses as an address group holds them.
+func (p *Port) HostPrefixes() []string {
+	var out []string
+	for _, ip := range p.FixedIPs {
+		if a, err := HostPrefix(ip.IPAddress); err == nil {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
 // DiffAddresses returns what to add to and remove from an address group
 // holding have so that it holds want (both as HostPrefix gives them). Pure.
 func DiffAddresses(want, have []string) (add, remove []string) {

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -264,15 +265,15 @@ func (p *Prober) pause(ctx context.Context, d time.Duration) {
 	}
 }
 
-// annotate sets (value != "") or removes an annotation of the probe's
-// node.
+// annotate sets an annotation of the probe's node.
 func (p *Prober) annotate(ctx context.Context, key, value string) error {
-	var v any
-	if value != "" {
-		v = value
-	}
-	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{key: v}}})
 	node := &corev1.Node{}
 	node.Name = p.Settings.Node
-	return client.IgnoreNotFound(p.Client.Patch(ctx, node, client.RawPatch("application/merge-patch+json", patch)))
+	return client.IgnoreNotFound(p.Client.Patch(ctx, node, annotationPatch(key, &value)))
+}
+
+// annotationPatch sets (value) or removes (nil) a Node annotation.
+func annotationPatch(key string, value *string) client.Patch {
+	raw, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]*string{key: value}}})
+	return client.RawPatch(types.MergePatchType, raw)
 }

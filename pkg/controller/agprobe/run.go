@@ -13,7 +13,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -292,8 +291,7 @@ func (p *Prober) unannotate(ctx context.Context) {
 		log.FromContext(ctx).Error(err, "listing nodes for the probe port's annotation")
 		return
 	}
-	patch := client.RawPatch(types.MergePatchType,
-		[]byte(`{"metadata":{"annotations":{"`+kuryrv1.ProbePortAnnotation+`":null}}}`))
+	patch := annotationPatch(kuryrv1.ProbePortAnnotation, nil)
 	for i := range nodes.Items {
 		n := &nodes.Items[i]
 		if _, ok := n.Annotations[kuryrv1.ProbePortAnnotation]; !ok {

@@ -152,7 +152,7 @@ func (r *Reconciler) ensurePort(ctx context.Context, kp *kuryrv1.KuryrPort) (ctr
 	}
 	r.Ledger.Record(kp.Spec.PodUID, port) // with the groups it carries now
 	if r.Addresses != nil {
-		if err := r.Addresses.ReleaseAddresses(ctx, kp, portAddresses(&port)); err != nil {
+		if err := r.Addresses.ReleaseAddresses(ctx, kp, port.HostPrefixes()); err != nil {
 			return ctrl.Result{}, r.fail(ctx, kp, "ReleaseAddresses", err)
 		}
 	}
@@ -252,7 +252,7 @@ func (r *Reconciler) finalize(ctx context.Context, kp *kuryrv1.KuryrPort) (time.
 	if r.Addresses != nil {
 		var addresses []string
 		for i := range held {
-			addresses = append(addresses, portAddresses(&held[i])...)
+			addresses = append(addresses, held[i].HostPrefixes()...)
 		}
 		if err := r.Addresses.ForgetAddresses(ctx, addresses); err != nil {
 			return 0, r.fail(ctx, kp, "ForgetAddresses", err)
@@ -316,15 +316,4 @@ func (r *Reconciler) setCondition(ctx context.Context, kp *kuryrv1.KuryrPort, st
 		return nil
 	}
 	return client.IgnoreNotFound(r.Status().Patch(ctx, kp, patch))
-}
-
-// portAddresses are a port's addresses as address groups hold them.
-func portAddresses(p *neutron.Port) []string {
-	var out []string
-	for _, ip := range p.FixedIPs {
-		if a, err := neutron.HostPrefix(ip.IPAddress); err == nil {
-			out = append(out, a)
-		}
-	}
-	return out
 }

@@ -2,14 +2,12 @@ package policy
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"slices"
 	"strings"
 	"sync"
 
 	"golang.org/x/sync/errgroup"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
@@ -188,36 +186,9 @@ func (r *GroupReconciler) applyAddresses(ctx context.Context, ag *neutron.Addres
 	return nil
 }
 
-func (r *GroupReconciler) recordAddressPeers(ctx context.Context, knp *kuryrv1.KuryrNetworkPolicy, groups map[string]string) error {
-	if maps.Equal(groups, knp.Status.PeerAddressGroups) {
-		return nil
-	}
-	patch := client.MergeFrom(knp.DeepCopy())
-	knp.Status.PeerAddressGroups = groups
-	if err := r.Status().Patch(ctx, knp, patch); err != nil {
-		return fmt.Errorf("record peer address groups: %w", err)
-	}
-	return nil
-}
-
 // SweepAddressPeer deletes an orphaned peer address group for the sweep,
 // under the peer's lock and only if no KuryrNetworkPolicy holds the group
 // now, nor names the peer with address-group peers.
 func (r *GroupReconciler) SweepAddressPeer(ctx context.Context, key, id string) error {
-	defer r.Locks.lock("ag/" + key)()
-	var knps kuryrv1.KuryrNetworkPolicyList
-	if err := r.List(ctx, &knps, client.UnsafeDisableDeepCopy); err != nil {
-		return fmt.Errorf("list KuryrNetworkPolicies: %w", err)
-	}
-	for i := range knps.Items {
-		k := &knps.Items[i]
-		if k.Status.PeerAddressGroups[key] == id || (k.DeletionTimestamp.IsZero() && namesPeer(k, key) &&
-			k.Status.PeerKind == kuryrv1.PeerKindAddressGroups) {
-			return nil
-		}
-	}
-	if err := r.Neutron.DeleteAddressGroup(ctx, id); err != nil && !neutron.InUse(err) {
-		return err
-	}
-	return nil
+	return r.sweep(ctx, r.addressPeers(), key, id)
 }

@@ -185,9 +185,9 @@ func (r *GroupReconciler) recordPeerKind(ctx context.Context, knp *kuryrv1.Kuryr
 
 func (r *GroupReconciler) recordPeersOf(ctx context.Context, knp *kuryrv1.KuryrNetworkPolicy, peers map[string]string, addresses bool) error {
 	if addresses {
-		return r.recordAddressPeers(ctx, knp, peers)
+		return r.record(ctx, knp, r.addressPeers(), peers)
 	}
-	return r.recordPeers(ctx, knp, peers)
+	return r.record(ctx, knp, r.securityPeers(), peers)
 }
 
 // policyUID is the UID of the NetworkPolicy that owns the object (its own

@@ -2,15 +2,12 @@ package policy
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"sync"
 
 	"golang.org/x/sync/errgroup"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
-	"github.com/kuryr-k8s/kuryr/pkg/controller/portgroups"
 	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
@@ -110,39 +107,10 @@ func namesPeer(knp *kuryrv1.KuryrNetworkPolicy, key string) bool {
 	return false
 }
 
-func (r *GroupReconciler) recordPeers(ctx context.Context, knp *kuryrv1.KuryrNetworkPolicy, groups map[string]string) error {
-	if maps.Equal(groups, knp.Status.PeerGroups) {
-		return nil
-	}
-	patch := client.MergeFrom(knp.DeepCopy())
-	knp.Status.PeerGroups = groups
-	if err := r.Status().Patch(ctx, knp, patch); err != nil {
-		return fmt.Errorf("record peer groups: %w", err)
-	}
-	return nil
-}
-
 // SweepPeer deletes an orphaned peer group for the sweep, under the peer's
-// lock and only if no live KuryrNetworkPolicy names the peer now: one made
-// since the sweep read them may have just found the group again.
+// lock and only if no KuryrNetworkPolicy holds the group now, nor names
+// the peer with security-group peers: one made since the sweep read them
+// may have just found the group again.
 func (r *GroupReconciler) SweepPeer(ctx context.Context, key, id string) error {
-	defer r.Locks.lock(key)()
-	var knps kuryrv1.KuryrNetworkPolicyList
-	if err := r.List(ctx, &knps, client.UnsafeDisableDeepCopy); err != nil {
-		return fmt.Errorf("list KuryrNetworkPolicies: %w", err)
-	}
-	for i := range knps.Items {
-		k := &knps.Items[i]
-		if k.Status.PeerGroups[key] == id || (k.DeletionTimestamp.IsZero() && namesPeer(k, key) &&
-			k.Status.PeerKind != kuryrv1.PeerKindAddressGroups) {
-			return nil
-		}
-	}
-	if busy, err := portgroups.GroupOnPorts(ctx, r.Client, id); err != nil || busy {
-		return err
-	}
-	if err := r.Neutron.DeleteSecurityGroup(ctx, id); err != nil && !neutron.InUse(err) {
-		return err
-	}
-	return nil
+	return r.sweep(ctx, r.securityPeers(), key, id)
 }

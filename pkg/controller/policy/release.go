@@ -13,10 +13,11 @@ import (
 )
 
 // peerKind is what differs between a policy's security-group peers and its
-// address-group peers when they are released.
+// address-group peers when they are recorded, released and swept.
 type peerKind struct {
-	// groups are the policy's recorded peers of the kind, by key.
-	groups func(*kuryrv1.KuryrNetworkPolicy) map[string]string
+	what string
+	// field is the policy's status field recording peers of the kind.
+	field func(*kuryrv1.KuryrNetworkPolicy) *map[string]string
 	// named: the policy's rules name peers of this kind now.
 	named func(*kuryrv1.KuryrNetworkPolicy) bool
 	// lock is the lock key of a peer of this kind.
@@ -24,14 +25,16 @@ type peerKind struct {
 	// remove deletes a group; done is false while it is still in use
 	// (on ports, named by a rule).
 	remove func(ctx context.Context, id string) (done bool, err error)
-	record func(ctx context.Context, knp *kuryrv1.KuryrNetworkPolicy, groups map[string]string) error
 }
+
+func (k peerKind) groups(knp *kuryrv1.KuryrNetworkPolicy) map[string]string { return *k.field(knp) }
 
 func (r *GroupReconciler) securityPeers() peerKind {
 	return peerKind{
-		groups: func(k *kuryrv1.KuryrNetworkPolicy) map[string]string { return k.Status.PeerGroups },
-		named:  func(k *kuryrv1.KuryrNetworkPolicy) bool { return k.Status.PeerKind != kuryrv1.PeerKindAddressGroups },
-		lock:   func(key string) string { return key },
+		what:  "peer groups",
+		field: func(k *kuryrv1.KuryrNetworkPolicy) *map[string]string { return &k.Status.PeerGroups },
+		named: func(k *kuryrv1.KuryrNetworkPolicy) bool { return k.Status.PeerKind != kuryrv1.PeerKindAddressGroups },
+		lock:  func(key string) string { return key },
 		remove: func(ctx context.Context, id string) (bool, error) {
 			if busy, err := portgroups.GroupOnPorts(ctx, r.Client, id); err != nil || busy {
 				return false, err
@@ -42,15 +45,15 @@ func (r *GroupReconciler) securityPeers() peerKind {
 			}
 			return err == nil, err
 		},
-		record: r.recordPeers,
 	}
 }
 
 func (r *GroupReconciler) addressPeers() peerKind {
 	return peerKind{
-		groups: func(k *kuryrv1.KuryrNetworkPolicy) map[string]string { return k.Status.PeerAddressGroups },
-		named:  func(k *kuryrv1.KuryrNetworkPolicy) bool { return k.Status.PeerKind == kuryrv1.PeerKindAddressGroups },
-		lock:   func(key string) string { return "ag/" + key },
+		what:  "peer address groups",
+		field: func(k *kuryrv1.KuryrNetworkPolicy) *map[string]string { return &k.Status.PeerAddressGroups },
+		named: func(k *kuryrv1.KuryrNetworkPolicy) bool { return k.Status.PeerKind == kuryrv1.PeerKindAddressGroups },
+		lock:  func(key string) string { return "ag/" + key },
 		remove: func(ctx context.Context, id string) (bool, error) {
 			err := r.Neutron.DeleteAddressGroup(ctx, id)
 			if neutron.InUse(err) {
@@ -58,7 +61,6 @@ func (r *GroupReconciler) addressPeers() peerKind {
 			}
 			return err == nil, err
 		},
-		record: r.recordAddressPeers,
 	}
 }
 
@@ -87,7 +89,7 @@ func (r *GroupReconciler) release(ctx context.Context, knp *kuryrv1.KuryrNetwork
 	if len(left) == 0 {
 		left = nil
 	}
-	return pending, k.record(ctx, knp, left)
+	return pending, r.record(ctx, knp, k, left)
 }
 
 func (r *GroupReconciler) releaseOne(ctx context.Context, knp *kuryrv1.KuryrNetworkPolicy, k peerKind, key, id string, inMode bool) (bool, error) {
@@ -109,4 +111,37 @@ func (r *GroupReconciler) releaseOne(ctx context.Context, knp *kuryrv1.KuryrNetw
 		}
 	}
 	return k.remove(ctx, id)
+}
+
+// record writes the policy's peers of a kind, if they changed.
+func (r *GroupReconciler) record(ctx context.Context, knp *kuryrv1.KuryrNetworkPolicy, k peerKind, groups map[string]string) error {
+	if maps.Equal(groups, k.groups(knp)) {
+		return nil
+	}
+	patch := client.MergeFrom(knp.DeepCopy())
+	*k.field(knp) = groups
+	if err := r.Status().Patch(ctx, knp, patch); err != nil {
+		return fmt.Errorf("record %s: %w", k.what, err)
+	}
+	return nil
+}
+
+// sweep deletes an orphaned peer group of a kind for the sweep, under the
+// peer's lock, unless a policy holds it now or a live one names the peer
+// with peers of this kind. In use (on a port, named by a rule): the next
+// sweep tries again.
+func (r *GroupReconciler) sweep(ctx context.Context, k peerKind, key, id string) error {
+	defer r.Locks.lock(k.lock(key))()
+	var knps kuryrv1.KuryrNetworkPolicyList
+	if err := r.List(ctx, &knps, client.UnsafeDisableDeepCopy); err != nil {
+		return fmt.Errorf("list KuryrNetworkPolicies: %w", err)
+	}
+	for i := range knps.Items {
+		p := &knps.Items[i]
+		if k.groups(p)[key] == id || (p.DeletionTimestamp.IsZero() && namesPeer(p, key) && k.named(p)) {
+			return nil
+		}
+	}
+	_, err := k.remove(ctx, id)
+	return err
 }
