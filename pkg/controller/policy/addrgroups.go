@@ -2,12 +2,9 @@ package policy
 
 import (
 	"context"
-	"maps"
 	"slices"
 	"strings"
-	"sync"
 
-	"golang.org/x/sync/errgroup"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
@@ -57,33 +54,6 @@ func (r *GroupReconciler) addressMode(knp *kuryrv1.KuryrNetworkPolicy) bool {
 
 func (r *GroupReconciler) addressDescription() string {
 	return names.PeerAddressGroupDescription(r.Settings.Cluster)
-}
-
-// ensureAddressPeers gives every peer of the spec its address group
-// holding exactly its pods' addresses, and returns their ids by peer key
-// with those of the peers the spec no longer names (kept until released).
-func (r *GroupReconciler) ensureAddressPeers(ctx context.Context, knp *kuryrv1.KuryrNetworkPolicy) (map[string]string, error) {
-	var mu sync.Mutex
-	groups := maps.Clone(knp.Status.PeerAddressGroups)
-	if groups == nil {
-		groups = map[string]string{}
-	}
-	g, ctx := errgroup.WithContext(ctx)
-	g.SetLimit(neutronCalls)
-	for _, pp := range knp.Spec.Peers {
-		recorded := knp.Status.PeerAddressGroups[pp.Key]
-		g.Go(func() error {
-			id, err := r.peerAddressGroup(ctx, pp, recorded)
-			if err != nil {
-				return err
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			groups[pp.Key] = id
-			return nil
-		})
-	}
-	return groups, g.Wait()
 }
 
 // peerAddressGroup returns the id of the peer's address group (the

@@ -103,7 +103,7 @@ func (r *GroupReconciler) apply(ctx context.Context, knp *kuryrv1.KuryrNetworkPo
 		sg, err = r.ensureGroup(gctx, knp)
 		return err
 	})
-	peers, err := r.ensurePeersOf(gctx, knp, addresses)
+	peers, err := r.ensurePeers(gctx, knp, r.kindOf(addresses))
 	// The first failure cancels gctx: report it, not the cancellation.
 	if werr := g.Wait(); err == nil || (werr != nil && errors.Is(err, context.Canceled)) {
 		err = werr
@@ -111,7 +111,7 @@ func (r *GroupReconciler) apply(ctx context.Context, knp *kuryrv1.KuryrNetworkPo
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := r.recordPeersOf(ctx, knp, peers, addresses); err != nil {
+	if err := r.record(ctx, knp, r.kindOf(addresses), peers); err != nil {
 		return ctrl.Result{}, err
 	}
 	want, missing := GroupRules(knp.Spec, peers, addresses)
@@ -162,13 +162,12 @@ func (r *GroupReconciler) apply(ctx context.Context, knp *kuryrv1.KuryrNetworkPo
 		fmt.Sprintf("%d rules, %d peers (%s)", len(want), len(knp.Spec.Peers), kind))
 }
 
-// ensurePeersOf makes the peers' groups of the kind in force; it records
-// nothing.
-func (r *GroupReconciler) ensurePeersOf(ctx context.Context, knp *kuryrv1.KuryrNetworkPolicy, addresses bool) (map[string]string, error) {
+// kindOf is the peer kind in force.
+func (r *GroupReconciler) kindOf(addresses bool) peerKind {
 	if addresses {
-		return r.ensureAddressPeers(ctx, knp)
+		return r.addressPeers()
 	}
-	return r.ensurePeers(ctx, knp)
+	return r.securityPeers()
 }
 
 func (r *GroupReconciler) recordPeerKind(ctx context.Context, knp *kuryrv1.KuryrNetworkPolicy, kind string) error {
@@ -181,13 +180,6 @@ func (r *GroupReconciler) recordPeerKind(ctx context.Context, knp *kuryrv1.Kuryr
 		return fmt.Errorf("record the peers' kind: %w", err)
 	}
 	return nil
-}
-
-func (r *GroupReconciler) recordPeersOf(ctx context.Context, knp *kuryrv1.KuryrNetworkPolicy, peers map[string]string, addresses bool) error {
-	if addresses {
-		return r.record(ctx, knp, r.addressPeers(), peers)
-	}
-	return r.record(ctx, knp, r.securityPeers(), peers)
 }
 
 // policyUID is the UID of the NetworkPolicy that owns the object (its own

@@ -2,10 +2,7 @@ package policy
 
 import (
 	"context"
-	"maps"
 	"sync"
-
-	"golang.org/x/sync/errgroup"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/names"
@@ -51,36 +48,10 @@ func (k *PeerLocks) lock(key string) func() {
 	return l.Unlock
 }
 
-// ensurePeers gives every peer of the spec its group (several at once) and
-// returns their ids by peer key, with those of the peers the spec no
-// longer names (kept until released). It records nothing.
-func (r *GroupReconciler) ensurePeers(ctx context.Context, knp *kuryrv1.KuryrNetworkPolicy) (map[string]string, error) {
-	var mu sync.Mutex
-	groups := maps.Clone(knp.Status.PeerGroups)
-	if groups == nil {
-		groups = map[string]string{}
-	}
-	g, ctx := errgroup.WithContext(ctx)
-	g.SetLimit(neutronCalls)
-	for _, pp := range knp.Spec.Peers {
-		recorded := knp.Status.PeerGroups[pp.Key]
-		g.Go(func() error {
-			id, err := r.peerGroup(ctx, pp.Key, recorded)
-			if err != nil {
-				return err
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			groups[pp.Key] = id
-			return nil
-		})
-	}
-	return groups, g.Wait()
-}
-
 // peerGroup returns the id of the peer's group: the recorded one if it
 // still exists, one found by tags or name, or a new one.
-func (r *GroupReconciler) peerGroup(ctx context.Context, key, recorded string) (string, error) {
+func (r *GroupReconciler) peerGroup(ctx context.Context, pp kuryrv1.PolicyPeer, recorded string) (string, error) {
+	key := pp.Key
 	defer r.Locks.lock(key)()
 	sg, err := neutron.EnsureGroup(ctx, r.Neutron, neutron.GroupSpec{Recorded: recorded, Tags: r.peerTags(key),
 		Name: names.PeerGroupName(key), ByName: true, Description: "kuryr: the pods of a NetworkPolicy peer",

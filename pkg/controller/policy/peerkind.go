@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -13,7 +16,7 @@ import (
 )
 
 // peerKind is what differs between a policy's security-group peers and its
-// address-group peers when they are recorded, released and swept.
+// address-group peers when they are made, recorded, released and swept.
 type peerKind struct {
 	what string
 	// field is the policy's status field recording peers of the kind.
@@ -22,6 +25,9 @@ type peerKind struct {
 	named func(*kuryrv1.KuryrNetworkPolicy) bool
 	// lock is the lock key of a peer of this kind.
 	lock func(key string) string
+	// ensure returns the id of the peer's group (the recorded one, one
+	// found, or a new one), its content made the peer's.
+	ensure func(ctx context.Context, pp kuryrv1.PolicyPeer, recorded string) (string, error)
 	// remove deletes a group; done is false while it is still in use
 	// (on ports, named by a rule).
 	remove func(ctx context.Context, id string) (done bool, err error)
@@ -31,10 +37,11 @@ func (k peerKind) groups(knp *kuryrv1.KuryrNetworkPolicy) map[string]string { re
 
 func (r *GroupReconciler) securityPeers() peerKind {
 	return peerKind{
-		what:  "peer groups",
-		field: func(k *kuryrv1.KuryrNetworkPolicy) *map[string]string { return &k.Status.PeerGroups },
-		named: func(k *kuryrv1.KuryrNetworkPolicy) bool { return k.Status.PeerKind != kuryrv1.PeerKindAddressGroups },
-		lock:  func(key string) string { return key },
+		what:   "peer groups",
+		field:  func(k *kuryrv1.KuryrNetworkPolicy) *map[string]string { return &k.Status.PeerGroups },
+		named:  func(k *kuryrv1.KuryrNetworkPolicy) bool { return k.Status.PeerKind != kuryrv1.PeerKindAddressGroups },
+		lock:   func(key string) string { return key },
+		ensure: r.peerGroup,
 		remove: func(ctx context.Context, id string) (bool, error) {
 			if busy, err := portgroups.GroupOnPorts(ctx, r.Client, id); err != nil || busy {
 				return false, err
@@ -50,10 +57,11 @@ func (r *GroupReconciler) securityPeers() peerKind {
 
 func (r *GroupReconciler) addressPeers() peerKind {
 	return peerKind{
-		what:  "peer address groups",
-		field: func(k *kuryrv1.KuryrNetworkPolicy) *map[string]string { return &k.Status.PeerAddressGroups },
-		named: func(k *kuryrv1.KuryrNetworkPolicy) bool { return k.Status.PeerKind == kuryrv1.PeerKindAddressGroups },
-		lock:  func(key string) string { return "ag/" + key },
+		what:   "peer address groups",
+		field:  func(k *kuryrv1.KuryrNetworkPolicy) *map[string]string { return &k.Status.PeerAddressGroups },
+		named:  func(k *kuryrv1.KuryrNetworkPolicy) bool { return k.Status.PeerKind == kuryrv1.PeerKindAddressGroups },
+		lock:   func(key string) string { return "ag/" + key },
+		ensure: r.peerAddressGroup,
 		remove: func(ctx context.Context, id string) (bool, error) {
 			err := r.Neutron.DeleteAddressGroup(ctx, id)
 			if neutron.InUse(err) {
@@ -62,6 +70,34 @@ func (r *GroupReconciler) addressPeers() peerKind {
 			return err == nil, err
 		},
 	}
+}
+
+// ensurePeers gives every peer of the spec its group of the kind
+// (several at once) and returns their ids by peer key, with those of the
+// peers the spec no longer names (kept until released). It records
+// nothing.
+func (r *GroupReconciler) ensurePeers(ctx context.Context, knp *kuryrv1.KuryrNetworkPolicy, k peerKind) (map[string]string, error) {
+	var mu sync.Mutex
+	groups := maps.Clone(k.groups(knp))
+	if groups == nil {
+		groups = map[string]string{}
+	}
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(neutronCalls)
+	for _, pp := range knp.Spec.Peers {
+		recorded := k.groups(knp)[pp.Key]
+		g.Go(func() error {
+			id, err := k.ensure(ctx, pp, recorded)
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			groups[pp.Key] = id
+			return nil
+		})
+	}
+	return groups, g.Wait()
 }
 
 // release drops the policy's peers of a kind that it no longer names (all
