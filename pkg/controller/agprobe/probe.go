@@ -184,8 +184,10 @@ func (p *Prober) recorded(ctx context.Context) (Result, bool) {
 	var last Result
 	for _, n := range nodes.Items {
 		var r Result
+		// A record from the future is not the probe's (another writer's,
+		// or a clock gone wrong): it would be reused forever.
 		if json.Unmarshal([]byte(n.Annotations[kuryrv1.AddressGroupProbeAnnotation]), &r) == nil && r.Verdict != Unknown &&
-			r.Time.After(last.Time) {
+			r.Time.After(last.Time) && !r.Time.After(time.Now().Add(time.Minute)) {
 			last = r
 		}
 	}

@@ -226,3 +226,26 @@ func TestTurnedOffKeepsTheAnswer(t *testing.T) {
 		t.Errorf("recorded when on again: %+v", r)
 	}
 }
+
+// TestRecordFromTheFutureIsNotReused: an answer dated ahead (another
+// writer's, or a clock gone wrong) is not taken: the probe runs.
+func TestRecordFromTheFutureIsNotReused(t *testing.T) {
+	d := &dataplane{enforced: false}
+	p, cl := newProber(t, d)
+	raw, _ := json.Marshal(kuryrv1.AddressGroupProbe{Verdict: Enforced, AddressGroups: true, Time: time.Now().Add(time.Hour)})
+	var n corev1.Node
+	if err := cl.Get(context.Background(), client.ObjectKey{Name: "n1"}, &n); err != nil {
+		t.Fatal(err)
+	}
+	n.Annotations = map[string]string{kuryrv1.AddressGroupProbeAnnotation: string(raw)}
+	if err := cl.Update(context.Background(), &n); err != nil {
+		t.Fatal(err)
+	}
+	p.Settings.Reuse = 24 * time.Hour
+	if err := p.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if use, _ := p.AddressGroups(); use || p.Result().Verdict != NotEnforced {
+		t.Errorf("a record from the future was trusted: %+v", p.Result())
+	}
+}

@@ -41,7 +41,8 @@ func OrphanAddressPeers(ags []neutron.AddressGroup, cluster string, l livePolici
 	out := map[string]string{}
 	for _, ag := range ags {
 		key, ok := strings.CutPrefix(ag.Name, names.PeerGroupPrefix)
-		if !ok || ag.Description != names.PeerAddressGroupDescription(cluster) || o.young(ag.CreatedAt) ||
+		// Without a creation time a group may be new: spared.
+		if !ok || ag.Description != names.PeerAddressGroupDescription(cluster) || ag.CreatedAt.IsZero() || o.young(ag.CreatedAt) ||
 			l.addressPeers[key] || l.heldAddressGroups[ag.ID] {
 			continue
 		}

@@ -52,6 +52,7 @@ func TestOrphanAddressPeers(t *testing.T) {
 		{ID: "other-cluster", Name: names.PeerGroupName("gone"), Description: names.PeerAddressGroupDescription("d"), CreatedAt: old},
 		{ID: "probe", Name: names.AddressGroupProbeName, Description: mine, CreatedAt: old},
 		{ID: "users", Name: "office", CreatedAt: old},
+		{ID: "no-creation-time", Name: names.PeerGroupName("gone"), Description: mine},
 	}
 	got := OrphanAddressPeers(ags, "c", live, Owners{Cutoff: now.Add(-MinAge)})
 	if len(got) != 2 || got["orphan"] != "gone" || got["left-by-a-switch"] != "sg-kind" {
