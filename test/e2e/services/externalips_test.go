@@ -30,7 +30,9 @@ import (
 func TestExternalIPs(t *testing.T) {
 	c, k, ns := framework.Setup(t, "e2e-extip")
 	backends := createBackends(t, c, ns, "web", 0, 2)
-	allocated, elsewhere := "172.24.4.231", "198.51.100.7"
+	// Outside public-subnet's allocation pool (.10–.250): no floating IP or
+	// router gateway made earlier in the run can hold it.
+	allocated, elsewhere := "172.24.4.251", "198.51.100.7"
 	s := webService(ns, "web", "web")
 	s.Spec.ExternalIPs = []string{allocated, elsewhere}
 	createService(t, c, s)
