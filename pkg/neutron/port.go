@@ -134,9 +134,18 @@ func (c *Client) GetPort(ctx context.Context, id string) (*Port, error) {
 	return &p, nil
 }
 
-// DeletePort deletes a port; one already gone is not an error.
+// DeletePort deletes a port; one already gone is not an error. A subport
+// (nested-vlan), which Neutron refuses to delete (409 PortInUseAsSubPort),
+// is detached from its trunk first.
 func (c *Client) DeletePort(ctx context.Context, id string) error {
-	if err := ignoreNotFound(ports.Delete(ctx, c.sc, id).ExtractErr()); err != nil {
+	err := ignoreNotFound(ports.Delete(ctx, c.sc, id).ExtractErr())
+	if trunk := trunkHolding(err); trunk != "" {
+		if err := c.RemoveSubports(ctx, trunk, []string{id}); err != nil {
+			return fmt.Errorf("delete port %s: %w", id, err)
+		}
+		err = ignoreNotFound(ports.Delete(ctx, c.sc, id).ExtractErr())
+	}
+	if err != nil {
 		return fmt.Errorf("delete port %s: %w", id, err)
 	}
 	return nil

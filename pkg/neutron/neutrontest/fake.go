@@ -1,7 +1,8 @@
 // Package neutrontest is a fake Neutron for unit tests: an HTTP server that
 // keeps ports, networks, subnets, security groups and their rules in
 // memory and understands the calls kuryr makes (tag and status filters,
-// tags sub-resources, security groups of ports included; a network is
+// tags sub-resources, security groups of ports included, trunks and
+// allowed address pairs with revision checks; a network is
 // deleted with its subnets, and refused while ports other than Neutron's
 // own are on it), counts requests, and can be told to fail. Address groups are kept as
 // Neutron 26 keeps them (addressgroups.go); the fake does not enforce
@@ -109,6 +110,8 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case collection == "address-groups":
 		f.addressGroups(w, r, parts[1:])
+	case collection == "trunks":
+		f.trunks(w, r, parts[1:])
 	case len(parts) >= 3 && parts[2] == "tags":
 		f.tags(w, r, collection, parts[1], parts[3:])
 	case collection == "security-groups":

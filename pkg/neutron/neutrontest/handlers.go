@@ -179,6 +179,13 @@ func (f *Fake) show(w http.ResponseWriter, collection, id string) {
 func (f *Fake) remove(w http.ResponseWriter, collection, id string) {
 	f.mu.Lock()
 	_, ok := f.objects[collection][id]
+	if ok && collection == "ports" {
+		if aerr := f.trunkUseLocked(id); aerr != nil {
+			f.mu.Unlock()
+			aerr.write(w)
+			return
+		}
+	}
 	if ok && collection == "networks" {
 		if aerr := f.removeNetwork(id); aerr != nil {
 			f.mu.Unlock()

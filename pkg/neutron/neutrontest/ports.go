@@ -1,6 +1,7 @@
 package neutrontest
 
 import (
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -21,6 +22,8 @@ import (
 //   - with CheckSecurityGroups, every group must exist (404).
 //
 // A port keeps its security group in use: deleting the group answers 409.
+// A PUT with If-Match: revision_number=N is refused (412) unless the port is
+// at revision N, as standard attributes do.
 
 const (
 	sgNeedPortSecurity = "Port security must be enabled and port must have an IP address in order to use security groups."
@@ -104,6 +107,15 @@ func (f *Fake) updatePort(w http.ResponseWriter, r *http.Request, id string) {
 	p, ok := f.objects["ports"][id]
 	if !ok {
 		notFound("ports", id).write(w)
+		return
+	}
+	rev := p["revision_number"]
+	if rev == nil {
+		rev = 0
+	}
+	if want := r.Header.Get("If-Match"); want != "" && want != fmt.Sprintf("revision_number=%v", rev) {
+		(&apiError{412, "RevisionNumberConstraintFailed", fmt.Sprintf("Constrained to %s, but current revision is %v",
+			want, rev)}).write(w)
 		return
 	}
 	psec := portSecurity(p)
