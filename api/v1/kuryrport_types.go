@@ -77,8 +77,36 @@ type VIF struct {
 	VIFName string `json:"vifName"`
 	// Default marks the interface that carries the default route (eth0).
 	Default bool `json:"default"`
-	// Active is true once Neutron reports the port ACTIVE.
+	// Active is true once Neutron reports the port ACTIVE (nested-macvlan:
+	// the VM's port, as the pod's port is never bound).
 	Active bool `json:"active"`
+	// Nested is set for pods of nodes that are VMs of the cloud: how the
+	// pod's port reaches the VM's NIC.
+	// +optional
+	Nested *NestedVIF `json:"nested,omitempty"`
+}
+
+// Nested modes: the pod's port is a subport of the VM's trunk with a VLAN
+// id, or an allowed address pair of the VM's port.
+const (
+	NestedVLAN    = "vlan"
+	NestedMacvlan = "macvlan"
+)
+
+// NestedVIF is where a nested pod's port sits on its VM.
+type NestedVIF struct {
+	// Mode is vlan (a subport of the VM's trunk) or macvlan (an allowed
+	// address pair of the VM's port).
+	// +kubebuilder:validation:Enum=vlan;macvlan
+	Mode string `json:"mode"`
+	// ParentPortID is the VM's port.
+	ParentPortID string `json:"parentPortId"`
+	// TrunkID is the VM's trunk (vlan).
+	// +optional
+	TrunkID string `json:"trunkId,omitempty"`
+	// VLANID is the subport's segmentation id (vlan).
+	// +optional
+	VLANID int `json:"vlanId,omitempty"`
 }
 
 // KuryrPortStatus is what the controller observed and created in Neutron.

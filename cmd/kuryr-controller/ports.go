@@ -10,6 +10,7 @@ import (
 	"github.com/kuryr-k8s/kuryr/pkg/controller/kit"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrport"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/loadbalancer"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/nested"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/policy"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/portgroups"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
@@ -25,15 +26,26 @@ func kuryrPortOptions(mgr ctrl.Manager, cfg *config.Config, nc *neutron.Client, 
 		Settings: kuryrport.Settings{
 			Cluster: cfg.Kubernetes.ClusterName, ProjectID: nd.Project, SecurityGroups: nd.PodSecurityGroups,
 			ExtraTags: nd.ResourceTags, PortDebug: cfg.Kubernetes.PortDebug, Bridge: nd.OVSBridge, MTUCap: nd.NetworkDeviceMTU,
-			BindTimeout: 2 * cfg.Neutron.Timeout,
+			BindTimeout: 2 * cfg.Neutron.Timeout, Nested: cfg.Nested(),
 		},
 		Startup: kuryrport.StartupOptions{Client: mgr.GetAPIReader(), Cache: mgr.GetCache(), Neutron: nc},
+	}
+	if cfg.Nested() {
+		o.Nested = placer(mgr, cfg, nc)
 	}
 	if cfg.Kubernetes.VIFPoolDriver == "neutron" && poolTargets != nil {
 		o.Pool = &kuryrport.PoolOptions{Neutron: nc, Targets: poolTargets,
 			Settings: kuryrport.PoolSettings{Min: cfg.VIFPool.Min, Max: cfg.VIFPool.Max, Batch: cfg.VIFPool.Batch}}
 	}
 	return o
+}
+
+// placer puts pods' ports on their VM node's port (nested modes).
+func placer(mgr ctrl.Manager, cfg *config.Config, nc *neutron.Client) *nested.Placer {
+	return &nested.Placer{Mode: cfg.Kubernetes.PodVIFDriver,
+		Parents: &nested.Parents{Neutron: nc, Nodes: mgr.GetClient(), Subnets: cfg.PodVIFNested.WorkerNodesSubnets,
+			NeedTrunk: cfg.Kubernetes.PodVIFDriver == config.PodVIFNestedVLAN},
+		Trunks: &nested.Trunks{Neutron: nc}, Pairs: &nested.Pairs{Neutron: nc, Attempts: cfg.PodVIFNested.RevUpdateAttempts}}
 }
 
 // portGroups are the sources of the groups pods' ports carry beyond

@@ -30,7 +30,39 @@ type Config struct {
 	CNIHealthServer    HealthServer
 	VIFPool            VIFPool
 	NetworkPolicy      NetworkPolicy
+	PodVIFNested       PodVIFNested
+	Binding            Binding
 }
+
+// Pod VIF drivers ([kubernetes] pod_vif_driver): ports bound to the node
+// (the node is a hypervisor, an OVN chassis), or nodes that are VMs of the
+// cloud whose pods sit on the VM's port.
+const (
+	PodVIFNeutron       = "neutron-vif"
+	PodVIFNestedVLAN    = "nested-vlan"
+	PodVIFNestedMacvlan = "nested-macvlan"
+)
+
+// PodVIFNested is the [pod_vif_nested] section (nested-vlan and
+// nested-macvlan).
+type PodVIFNested struct {
+	// WorkerNodesSubnets are the subnets of the VMs' ports, on which a
+	// node's port is found from its address.
+	WorkerNodesSubnets []string
+	// RevUpdateAttempts bounds the re-reads of a VM's port whose allowed
+	// address pairs changed under an update (nested-macvlan).
+	RevUpdateAttempts int
+}
+
+// Binding is the [binding] section (kuryr-daemon in nested modes).
+type Binding struct {
+	// LinkIface is the VM's NIC pods' VLAN and macvlan interfaces are made
+	// on; empty: the interface holding the node's address.
+	LinkIface string
+}
+
+// Nested says whether pods sit on their VM's port.
+func (c *Config) Nested() bool { return c.Kubernetes.PodVIFDriver != PodVIFNeutron }
 
 // NetworkPolicy is the [network_policy] section (new in this
 // implementation; the original enabled policies through its handler and
@@ -65,6 +97,8 @@ type Kubernetes struct {
 	ControllerHA       bool
 	HANamespace        string
 	VIFPoolDriver      string
+	// PodVIFDriver: neutron-vif, nested-vlan or nested-macvlan.
+	PodVIFDriver string
 	// RefuseUnserved: ClusterIPs without a load balancer or an endpoint
 	// are refused through a refuse port per node (on the service network).
 	RefuseUnserved bool

@@ -168,3 +168,30 @@ func TestLeaseHolder(t *testing.T) {
 		}
 	}
 }
+
+// TestNestedOptions: nested modes need worker_nodes_subnets and refuse
+// what cannot work on VM nodes, each naming the option.
+func TestNestedOptions(t *testing.T) {
+	base := strings.Replace(noauthConf, "cluster_name = test", "cluster_name = test\npod_vif_driver = nested-vlan", 1)
+	for _, tt := range []struct{ conf, want string }{
+		{base, "worker_nodes_subnets is required"},
+		{base + "[kubernetes]\nvif_pool_driver = neutron\n[pod_vif_nested]\nworker_nodes_subnets = s\n", "vif_pool_driver = neutron"},
+		{base + "[pod_vif_nested]\nworker_nodes_subnets = s\n[neutron_defaults]\nnode_subnet = n\n", "node_subnet must be empty"},
+	} {
+		c, _, err := Load(write(t, tt.conf), nil)
+		if err == nil {
+			err = c.ValidateController()
+		}
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%q: %v, want %q", tt.conf, err, tt.want)
+		}
+	}
+	c, _, err := Load(write(t, base+"[pod_vif_nested]\nworker_nodes_subnets = a, b\nrev_update_attempts = 5\n[binding]\nlink_iface = ens3\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.ValidateController(); err != nil || !c.Nested() || len(c.PodVIFNested.WorkerNodesSubnets) != 2 ||
+		c.PodVIFNested.RevUpdateAttempts != 5 || c.Binding.LinkIface != "ens3" {
+		t.Errorf("%v: %+v %+v", err, c.PodVIFNested, c.Binding)
+	}
+}

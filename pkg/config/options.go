@@ -139,6 +139,10 @@ func options(c *Config) []*option {
 		{"kubernetes", "port_debug", "true", "name Neutron ports <namespace>/<pod>", boolean(&k.PortDebug)},
 		{"kubernetes", "use_events", "true", "record Kubernetes Events for what users must see", boolean(&k.UseEvents)},
 		{"kubernetes", "vif_pool_driver", "noop", "noop: a port per pod; neutron: pools of ready ports per node (default and node subnet drivers)", oneOf(&k.VIFPoolDriver, "noop", "neutron")},
+		{"kubernetes", "pod_vif_driver", "neutron-vif", "neutron-vif: pods' ports are bound to their node (nodes are hypervisors: OVN chassis with the cloud's br-int); nested-vlan: nodes are VMs of the cloud, each pod's port is a subport of the VM's trunk with a VLAN id of its own and the pod a VLAN interface of the VM's NIC; nested-macvlan: nodes are VMs, each pod's address is an allowed address pair of the VM's port and the pod a macvlan interface (security groups, and so NetworkPolicies, then apply to the VM's port only)", oneOf(&k.PodVIFDriver, PodVIFNeutron, PodVIFNestedVLAN, PodVIFNestedMacvlan)},
+		{"pod_vif_nested", "worker_nodes_subnets", "", "subnets of the VMs' ports (nested modes): a node's port is the one holding the node's InternalIP on one of them (comma separated subnet ids)", list(&c.PodVIFNested.WorkerNodesSubnets)},
+		{"pod_vif_nested", "rev_update_attempts", "3", "nested-macvlan: re-reads of a VM's port whose allowed address pairs another writer changed under an update, before the reconcile is retried with backoff", integer(&c.PodVIFNested.RevUpdateAttempts, 1)},
+		{"binding", "link_iface", "", "kuryr-daemon in nested modes: the VM's NIC pods' VLAN or macvlan interfaces are made on; empty: the interface holding the node's address", str(&c.Binding.LinkIface)},
 		{"network_policy", "enabled", "true", "enforce NetworkPolicies with security groups: every pod port then carries a policy group or an open group per direction, besides pod_security_groups (which should admit only the nodes, for health checks, and the service subnet, for hairpin traffic)", boolean(&c.NetworkPolicy.Enabled)},
 		{"network_policy", "unrestricted_ingress_cidrs", "", "sources a pod that no NetworkPolicy isolates for ingress admits (the kuryr-open-ingress group); empty: the cluster's networks (every subnet on the cluster's router: pods, nodes, the cloud's VMs on tenant networks there; the pod subnet pool), read again every minute, so that the cloud's own networks reach such pods while clients from elsewhere come in only through LoadBalancer Services and their loadBalancerSourceRanges", cidrs(&c.NetworkPolicy.UnrestrictedIngress)},
 		{"network_policy", "address_groups", "true", "NetworkPolicy peers become Neutron address groups holding the peers' pods' addresses (one call when a pod joins or leaves a peer, no port update) where Neutron enforces a rule's remote address group, which the leader probes through the dataplane at start (a probe port on pod_subnet, plugged on its own node: needs NODE_NAME); elsewhere, and with false, peers are remote security groups whose members are the peers' ports", boolean(&c.NetworkPolicy.AddressGroups)},
@@ -223,7 +227,7 @@ var originalOnly = map[string]bool{}
 
 func init() {
 	for _, k := range []string{
-		"kubernetes.enabled_handlers", "kubernetes.pod_vif_driver",
+		"kubernetes.enabled_handlers",
 		"kubernetes.service_subnets_driver", "kubernetes.pod_security_groups_driver",
 		"kubernetes.service_security_groups_driver", "kubernetes.pod_project_driver",
 		"kubernetes.service_project_driver", "kubernetes.namespace_project_driver",
@@ -237,12 +241,11 @@ func init() {
 		"neutron_defaults.lbaas_activation_timeout", "neutron_defaults.subnet_mapping",
 		"octavia_defaults.member_mode", "octavia_defaults.enforce_sg_rules",
 		"octavia_defaults.timeout_client_data", "octavia_defaults.timeout_member_data",
-		"pod_vif_nested.worker_nodes_subnets", "pod_vif_nested.rev_update_attempts",
 		"vif_pool.ports_pool_update_frequency", "vif_pool.vif_pool_mapping",
 		"cni_daemon.bind_address", "cni_daemon.worker_num", "cni_daemon.pyroute2_timeout",
 		"cni_daemon.docker_mode", "cni_daemon.netns_proc_dir", "cni_daemon.cni_failures_count",
 		"cni_health_server.max_memory_usage", "cni_health_server.cg_path",
-		"binding.link_iface", "binding.default_driver", "binding.driver",
+		"binding.default_driver", "binding.driver",
 		"neutron.auth_section",
 	} {
 		originalOnly[k] = true

@@ -49,10 +49,41 @@ func (c *Config) ValidateController() error {
 		req(c.NamespaceSubnet.PodRouter, "namespace_subnet", "pod_router", why)
 		req(c.NamespaceSubnet.PodSubnetPool, "namespace_subnet", "pod_subnet_pool", why)
 	}
+	errs = append(errs, c.validateNested()...)
 	if c.Services() && c.Neutron.NoAuth() {
 		req(c.Octavia.EndpointOverride, "octavia", "endpoint_override", "with auth_type = none when service_subnet is set")
 	}
 	return errors.Join(errs...)
+}
+
+// validateNested checks the options nested modes need and refuse.
+func (c *Config) validateNested() []error {
+	if !c.Nested() {
+		return nil
+	}
+	var errs []error
+	mode := "with pod_vif_driver = " + c.Kubernetes.PodVIFDriver
+	if len(c.PodVIFNested.WorkerNodesSubnets) == 0 {
+		errs = append(errs, fmt.Errorf("[pod_vif_nested] worker_nodes_subnets is required %s "+
+			"(the subnets of the VMs' ports, on which a node's port is found)", mode))
+	}
+	if c.Kubernetes.VIFPoolDriver != "noop" {
+		errs = append(errs, fmt.Errorf("[kubernetes] vif_pool_driver = %s cannot be used %s yet: use noop",
+			c.Kubernetes.VIFPoolDriver, mode))
+	}
+	if c.Kubernetes.PodSubnetsDriver == SubnetDriverNode {
+		errs = append(errs, fmt.Errorf("[kubernetes] pod_subnets_driver = node cannot be used %s "+
+			"(a node's network is plugged into the node's own br-int)", mode))
+	}
+	if c.Kubernetes.RefuseUnserved && c.Services() {
+		errs = append(errs, fmt.Errorf("[kubernetes] refuse_unserved_services = true cannot be used %s yet "+
+			"(its port per node is plugged into the node's ovs_bridge): set it to false", mode))
+	}
+	if c.NeutronDefaults.NodeSubnet != "" {
+		errs = append(errs, fmt.Errorf("[neutron_defaults] node_subnet must be empty %s: "+
+			"VM nodes reach pods through their own port", mode))
+	}
+	return errs
 }
 
 // ValidateDaemon checks what kuryr-daemon needs.

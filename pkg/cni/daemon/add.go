@@ -53,7 +53,7 @@ func (d *Daemon) add(ctx context.Context, req *api.Request) ([]byte, *types.Erro
 	// What plugging changes is the host interface, named after the port:
 	// two sandboxes of a pod, or two pods one after the other with a pooled
 	// port, contend for it.
-	unlock := d.locks.lock(hostIf)
+	unlock := d.locks.Lock(hostIf)
 	cerr = d.plug(ctx, req, vif, hostIf, kp, res)
 	unlock()
 	if cerr != nil {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/kuryr-k8s/kuryr/pkg/cni/api"
 	"github.com/kuryr-k8s/kuryr/pkg/cni/plug"
+	"github.com/kuryr-k8s/kuryr/pkg/keyedlock"
 	"github.com/kuryr-k8s/kuryr/pkg/ovs"
 )
 
@@ -67,7 +68,7 @@ type Daemon struct {
 	// Ready reports whether ADDs can be served (STATUS).
 	Ready func() error
 
-	locks keyedLocks
+	locks keyedlock.Locks
 }
 
 // Handle serves one CNI request.

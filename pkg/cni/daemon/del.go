@@ -58,7 +58,7 @@ func (d *Daemon) removeAttachment(ctx context.Context, containerID, ifName strin
 	if att == nil {
 		return false, nil
 	}
-	unlock := d.locks.lock(att.Name)
+	unlock := d.locks.Lock(att.Name)
 	defer unlock()
 	if att, err = d.attachment(ctx, containerID, ifName); err != nil {
 		return false, tryAgain("reading OVS: %v", err)

@@ -54,7 +54,8 @@ func (w *ActivityWatcher) sweep(ctx context.Context) error {
 	}
 	var waiting []kuryrv1.KuryrPort
 	for _, kp := range kps.Items {
-		if v, ok := kp.Status.VIFs[kuryrv1.DefaultInterface]; ok && !v.Active && kp.DeletionTimestamp.IsZero() {
+		if v, ok := kp.Status.VIFs[kuryrv1.DefaultInterface]; ok && !v.Active && kp.DeletionTimestamp.IsZero() &&
+			(v.Nested == nil || v.Nested.Mode != kuryrv1.NestedMacvlan) { // never bound, never ACTIVE
 			waiting = append(waiting, kp)
 		}
 	}

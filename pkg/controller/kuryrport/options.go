@@ -27,6 +27,8 @@ type Options struct {
 	GroupPorts groupPorts
 	// Watches: what else makes a KuryrPort's groups change.
 	Watches []kit.Watch
+	// Nested, when set, places ports on their node's VM port.
+	Nested placer
 }
 
 // PoolOptions are a pool's Neutron client, the targets of its nodes and
@@ -51,6 +53,7 @@ func New(o Options) (*Reconciler, *Startup) {
 	r := &Reconciler{
 		Client: o.Client, Neutron: o.Neutron, Info: o.Info, Ledger: NewLedger(), Target: o.Target,
 		Recorder: o.Recorder, Settings: o.Settings, Groups: o.Groups, GroupPorts: o.GroupPorts, Watches: o.Watches,
+		Nested: o.Nested,
 	}
 	if o.Pool != nil {
 		r.Pool = NewPool(o.Pool.Neutron, o.Pool.Targets, o.Pool.Settings, o.Settings)

@@ -39,6 +39,13 @@ type netInfo interface {
 	Network(ctx context.Context, id string) (*neutron.Network, error)
 }
 
+// placer puts the ports of pods on VM nodes on their VM's port (package
+// nested).
+type placer interface {
+	Place(ctx context.Context, node string, ports []neutron.Port) (map[string]kuryrv1.NestedVIF, error)
+	Unplace(ctx context.Context, node string, at *kuryrv1.NestedVIF, port neutron.Port) error
+}
+
 // TargetFunc says which network and subnet a KuryrPort's port goes on; ok is
 // false while that is not known yet (a namespace's or node's network being
 // created).
@@ -66,6 +73,9 @@ type Reconciler struct {
 	// groups its pod must not be admitted by before the KuryrPort gets
 	// them, and out of all of them before the port is pooled or deleted.
 	Addresses portgroups.AddressGate
+	// Nested, when set, places ports on their node's VM port (nodes are
+	// VMs: nested-vlan, nested-macvlan) instead of binding them to nodes.
+	Nested placer
 	// Watches: what else makes a KuryrPort's groups change.
 	Watches []kit.Watch
 	watch   stopwatch
@@ -144,8 +154,10 @@ func (r *Reconciler) ensurePort(ctx context.Context, kp *kuryrv1.KuryrPort) (ctr
 	if err != nil {
 		return ctrl.Result{}, r.fail(ctx, kp, "CreatePort", err)
 	}
-	if res, done, err := r.checkBinding(ctx, kp, &port); done {
-		return res, err
+	if r.Nested == nil {
+		if res, done, err := r.checkBinding(ctx, kp, &port); done {
+			return res, err
+		}
 	}
 	if err := r.giveGroups(ctx, &port, groups); err != nil {
 		return ctrl.Result{}, r.fail(ctx, kp, "SetSecurityGroups", err)
@@ -160,6 +172,11 @@ func (r *Reconciler) ensurePort(ctx context.Context, kp *kuryrv1.KuryrPort) (ctr
 	vif, err := r.vif(ctx, &port)
 	if err != nil {
 		return ctrl.Result{}, r.fail(ctx, kp, "DescribePort", err)
+	}
+	if r.Nested != nil {
+		if err := r.place(ctx, kp, port, &vif); err != nil {
+			return ctrl.Result{}, r.fail(ctx, kp, "AttachToVM", err)
+		}
 	}
 	if reason == kuryrv1.ReasonPooled {
 		vif.Active = false // the pool's copy is old: the activity watcher says
@@ -259,6 +276,11 @@ func (r *Reconciler) finalize(ctx context.Context, kp *kuryrv1.KuryrPort) (time.
 		}
 	}
 	for _, p := range held {
+		if r.Nested != nil {
+			if err := r.Nested.Unplace(ctx, kp.Spec.PodNodeName, nestedOf(kp, p.ID), p); err != nil {
+				return 0, r.fail(ctx, kp, "DetachFromVM", err)
+			}
+		}
 		// A port given up is not pooled, nor one whose groups cannot be
 		// taken back to the pool's first (the next pod would inherit them).
 		if r.Pool != nil && !r.Ledger.Doomed(p.ID) && r.poolable(ctx, kp.Spec.PodUID, &p) &&

@@ -29,6 +29,9 @@ type Settings struct {
 	// BindTimeout: a port still unbound this long after its creation will
 	// never be bound (Neutron died while creating it) and is replaced.
 	BindTimeout time.Duration
+	// Nested: nodes are VMs; ports are not bound to a host (a subport
+	// inherits its trunk's binding, a pair's port is never bound).
+	Nested bool
 }
 
 // Target is the network and subnet a pod's port goes on.
@@ -42,9 +45,13 @@ func portSpec(kp *kuryrv1.KuryrPort, t Target, s Settings) neutron.PortSpec {
 		name = kp.Namespace + "/" + kp.Name
 	}
 	tags := append([]string{names.ClusterTag(s.Cluster), names.PodTag(kp.Spec.PodUID)}, s.ExtraTags...)
+	host := kp.Spec.PodNodeName
+	if s.Nested {
+		host = ""
+	}
 	return neutron.PortSpec{
 		Name: name, NetworkID: t.NetworkID, SubnetID: t.SubnetID, ProjectID: s.ProjectID,
-		HostID: kp.Spec.PodNodeName, DeviceID: kp.Spec.PodUID, DeviceOwner: DeviceOwner,
+		HostID: host, DeviceID: kp.Spec.PodUID, DeviceOwner: DeviceOwner,
 		SecurityGroups: s.SecurityGroups, Tags: tags,
 	}
 }

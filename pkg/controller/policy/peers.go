@@ -2,9 +2,9 @@ package policy
 
 import (
 	"context"
-	"sync"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/keyedlock"
 	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
@@ -28,25 +28,9 @@ func peerOf(pp kuryrv1.PolicyPeer) Peer {
 // reconciled concurrently, and the address gate takes addresses out of
 // address groups): at most one group is ever created per peer. The
 // KuryrNetworkPolicy reconciler and the address gate share one.
-type PeerLocks struct {
-	mu    sync.Mutex
-	locks map[string]*sync.Mutex
-}
+type PeerLocks struct{ keyedlock.Locks }
 
-func (k *PeerLocks) lock(key string) func() {
-	k.mu.Lock()
-	if k.locks == nil {
-		k.locks = map[string]*sync.Mutex{}
-	}
-	l, ok := k.locks[key]
-	if !ok {
-		l = &sync.Mutex{}
-		k.locks[key] = l
-	}
-	k.mu.Unlock()
-	l.Lock()
-	return l.Unlock
-}
+func (k *PeerLocks) lock(key string) func() { return k.Lock(key) }
 
 // peerGroup returns the id of the peer's group: the recorded one if it
 // still exists, one found by tags or name, or a new one.

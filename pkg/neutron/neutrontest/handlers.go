@@ -151,13 +151,16 @@ func (f *Fake) listSubnet(o Object) {
 }
 
 // completePort fills what Neutron would: MAC, an address on the requested
-// subnet, binding details, status DOWN.
+// subnet, binding details (unbound without a host), status DOWN.
 func (f *Fake) completePort(o Object) {
 	f.seq++
 	o["mac_address"] = fmt.Sprintf("fa:16:3e:00:%02x:%02x", f.seq/256, f.seq%256)
 	o["status"] = "DOWN"
 	o["binding:vif_type"] = "ovs"
 	o["binding:vif_details"] = Object{"bridge_name": "br-int"}
+	if str(o["binding:host_id"]) == "" { // nothing to bind to (a subport-to-be)
+		o["binding:vif_type"], o["binding:vif_details"] = "unbound", Object{}
+	}
 	subnet := ""
 	if ips, ok := o["fixed_ips"].([]any); ok && len(ips) > 0 {
 		subnet, _ = ips[0].(map[string]any)["subnet_id"].(string)

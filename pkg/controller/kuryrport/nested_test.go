@@ -1,0 +1,95 @@
+package kuryrport
+
+import (
+	"context"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/nested"
+	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+	"github.com/kuryr-k8s/kuryr/pkg/neutron/neutrontest"
+)
+
+// nestedEnv is an env whose node-a is a VM: its port on the worker subnet
+// is the parent of a trunk.
+func nestedEnv(t *testing.T, mode string, objs ...*kuryrv1.KuryrPort) (e *env, parent, trunk string) {
+	t.Helper()
+	e = newEnv(t)
+	for _, o := range objs {
+		if err := e.r.Create(context.Background(), o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	parent = e.fake.Add("ports", neutrontest.Object{"status": "ACTIVE", "mac_address": "fa:16:3e:00:00:01",
+		"fixed_ips": []neutrontest.Object{{"subnet_id": "workers", "ip_address": "10.20.0.5"}}})
+	trunk = e.fake.Add("trunks", neutrontest.Object{"port_id": parent, "sub_ports": []neutrontest.Object{}})
+	e.fake.Set("ports", parent, "trunk_details", neutrontest.Object{"trunk_id": trunk})
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-a"},
+		Status: corev1.NodeStatus{Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.20.0.5"}}}}
+	nc := e.r.Neutron.(*neutron.Client)
+	e.r.Settings.Nested = true
+	e.r.Nested = &nested.Placer{Mode: mode,
+		Parents: &nested.Parents{Neutron: nc, Nodes: fake.NewClientBuilder().WithObjects(node).Build(),
+			Subnets: []string{"workers"}, NeedTrunk: mode == nested.ModeVLAN},
+		Trunks: &nested.Trunks{Neutron: nc}, Pairs: &nested.Pairs{Neutron: nc, Attempts: 3}}
+	return e, parent, trunk
+}
+
+// TestNestedVLAN: the pod's port is created with no host binding, becomes
+// a subport of its VM's trunk with a VLAN id, and the KuryrPort says so;
+// deleting the KuryrPort detaches and deletes it.
+func TestNestedVLAN(t *testing.T) {
+	e, parent, trunk := nestedEnv(t, nested.ModeVLAN, kp("web", "uid-1"))
+	if err := e.reconcile(t, "web"); err != nil {
+		t.Fatal(err)
+	}
+	vif, ok := e.get(t, "web").Status.DefaultVIF()
+	if !ok || vif.Nested == nil || vif.Nested.Mode != kuryrv1.NestedVLAN || vif.Nested.TrunkID != trunk ||
+		vif.Nested.ParentPortID != parent || vif.Nested.VLANID != 1 {
+		t.Fatalf("VIF %+v nested %+v", vif, vif.Nested)
+	}
+	port := e.fake.Get("ports", vif.PortID)
+	if port["binding:host_id"] != nil && port["binding:host_id"] != "" || port["device_owner"] != neutron.SubportOwner {
+		t.Errorf("pod port: host %v owner %v; want no host and a subport", port["binding:host_id"], port["device_owner"])
+	}
+	deleteKP(t, e, "web")
+	if e.fake.Get("ports", vif.PortID) != nil || len(e.fake.Get("trunks", trunk)["sub_ports"].([]neutrontest.Object)) != 0 {
+		t.Errorf("port or subport left: %v / %v", e.fake.Get("ports", vif.PortID), e.fake.Get("trunks", trunk)["sub_ports"])
+	}
+}
+
+// TestNestedMacvlan: the pod's address and MAC become an allowed address
+// pair of the VM's port (the pod's port is never bound: the VIF is
+// usable at once); deleting the KuryrPort takes the pair off.
+func TestNestedMacvlan(t *testing.T) {
+	e, parent, _ := nestedEnv(t, nested.ModeMacvlan, kp("web", "uid-1"))
+	if err := e.reconcile(t, "web"); err != nil {
+		t.Fatal(err)
+	}
+	vif, _ := e.get(t, "web").Status.DefaultVIF()
+	if vif.Nested == nil || vif.Nested.Mode != kuryrv1.NestedMacvlan || vif.Nested.ParentPortID != parent || !vif.Active {
+		t.Fatalf("VIF %+v nested %+v", vif, vif.Nested)
+	}
+	pairs, _ := e.fake.Get("ports", parent)["allowed_address_pairs"].([]any)
+	if len(pairs) != 1 {
+		t.Fatalf("pairs %v", e.fake.Get("ports", parent)["allowed_address_pairs"])
+	}
+	deleteKP(t, e, "web")
+	if pairs, _ := e.fake.Get("ports", parent)["allowed_address_pairs"].([]any); len(pairs) != 0 || e.fake.Get("ports", vif.PortID) != nil {
+		t.Errorf("pair or port left: %v", pairs)
+	}
+}
+
+func deleteKP(t *testing.T, e *env, name string) {
+	t.Helper()
+	if err := e.r.Delete(context.Background(), e.get(t, name)); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.reconcile(t, name); err != nil {
+		t.Fatal(err)
+	}
+}

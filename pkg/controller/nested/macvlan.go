@@ -1,0 +1,108 @@
+package nested
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
+
+	"github.com/kuryr-k8s/kuryr/pkg/keyedlock"
+	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+)
+
+// pairAPI reads a VM's port and rewrites its allowed address pairs.
+type pairAPI interface {
+	GetParentPort(ctx context.Context, id string) (*neutron.ParentPort, error)
+	SetAddressPairs(ctx context.Context, portID string, pairs []ports.AddressPair, revision int) error
+}
+
+// Pairs adds pods' addresses to VMs' ports as allowed address pairs.
+// Neutron replaces the whole list on an update, so each change is made at
+// the revision it was computed from (If-Match): a writer that lost the
+// race (another controller, a user) reads again instead of dropping the
+// other's pairs.
+type Pairs struct {
+	Neutron pairAPI
+	// Attempts bounds the re-reads after a revision conflict
+	// ([pod_vif_nested] rev_update_attempts).
+	Attempts int
+	locks    keyedlock.Locks
+}
+
+// Add makes each pair allowed on the VM's port (pairs already there are
+// kept as they are).
+func (p *Pairs) Add(ctx context.Context, parent string, add []ports.AddressPair) error {
+	return p.change(ctx, parent, func(have []ports.AddressPair) []ports.AddressPair { return withPairs(have, add) })
+}
+
+// Remove takes the pairs of the given addresses off the VM's port.
+func (p *Pairs) Remove(ctx context.Context, parent string, ips []string) error {
+	return p.change(ctx, parent, func(have []ports.AddressPair) []ports.AddressPair { return withoutPairs(have, ips) })
+}
+
+func (p *Pairs) change(ctx context.Context, parent string, edit func([]ports.AddressPair) []ports.AddressPair) error {
+	defer p.locks.Lock(parent)()
+	var err error
+	for range max(p.Attempts, 1) {
+		var port *neutron.ParentPort
+		if port, err = p.Neutron.GetParentPort(ctx, parent); err != nil {
+			return err
+		}
+		want := edit(port.AllowedAddressPairs)
+		if samePairs(want, port.AllowedAddressPairs) {
+			return nil
+		}
+		err = p.Neutron.SetAddressPairs(ctx, parent, want, port.RevisionNumber)
+		if !neutron.PreconditionFailed(err) {
+			return err
+		}
+	}
+	return fmt.Errorf("port %s changed under every one of %d updates of its allowed address pairs: %w",
+		parent, max(p.Attempts, 1), err)
+}
+
+// withPairs is have with add, each address once (add's MAC wins). Pure.
+func withPairs(have, add []ports.AddressPair) []ports.AddressPair {
+	out := withoutPairs(have, addressesOf(add))
+	return append(out, add...)
+}
+
+// withoutPairs is have without the pairs of ips. Pure.
+func withoutPairs(have []ports.AddressPair, ips []string) []ports.AddressPair {
+	drop := map[string]bool{}
+	for _, ip := range ips {
+		drop[ip] = true
+	}
+	out := []ports.AddressPair{}
+	for _, h := range have {
+		if !drop[h.IPAddress] {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+func addressesOf(pairs []ports.AddressPair) []string {
+	var out []string
+	for _, p := range pairs {
+		out = append(out, p.IPAddress)
+	}
+	return out
+}
+
+// samePairs compares as sets.
+func samePairs(a, b []ports.AddressPair) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	set := map[ports.AddressPair]bool{}
+	for _, p := range a {
+		set[p] = true
+	}
+	for _, p := range b {
+		if !set[p] {
+			return false
+		}
+	}
+	return true
+}

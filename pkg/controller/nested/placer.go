@@ -1,0 +1,107 @@
+package nested
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+)
+
+// Placer puts pods' ports on their node's VM port, in one mode.
+type Placer struct {
+	Mode    string
+	Parents *Parents
+	Trunks  *Trunks
+	Pairs   *Pairs
+}
+
+// Place attaches the ports of pods on node to the node's VM port and says
+// where each sits (by port id).
+func (p *Placer) Place(ctx context.Context, node string, pods []neutron.Port) (map[string]kuryrv1.NestedVIF, error) {
+	parent, err := p.Parents.Of(ctx, node)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]kuryrv1.NestedVIF{}
+	switch p.Mode {
+	case ModeVLAN:
+		var ids []string
+		for _, port := range pods {
+			ids = append(ids, port.ID)
+		}
+		vlans, err := p.Trunks.Attach(ctx, parent.TrunkID, ids)
+		if err != nil {
+			p.forgetIfGone(node, err)
+			return nil, err
+		}
+		for _, port := range pods {
+			out[port.ID] = kuryrv1.NestedVIF{Mode: kuryrv1.NestedVLAN, ParentPortID: parent.PortID,
+				TrunkID: parent.TrunkID, VLANID: vlans[port.ID]}
+		}
+	case ModeMacvlan:
+		var pairs []ports.AddressPair
+		for _, port := range pods {
+			for _, ip := range port.FixedIPs {
+				pairs = append(pairs, ports.AddressPair{IPAddress: ip.IPAddress, MACAddress: port.MACAddress})
+			}
+			out[port.ID] = kuryrv1.NestedVIF{Mode: kuryrv1.NestedMacvlan, ParentPortID: parent.PortID}
+		}
+		if err := p.Pairs.Add(ctx, parent.PortID, pairs); err != nil {
+			p.forgetIfGone(node, err)
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("unknown nested mode %q", p.Mode)
+	}
+	return out, nil
+}
+
+// Unplace takes a pod's port off its VM port: where the KuryrPort recorded
+// it, else on its node's. A node that is gone leaves nothing to take off
+// for a subport (deleting the port detaches it); a pair then stays until
+// the sweep takes it off.
+func (p *Placer) Unplace(ctx context.Context, node string, at *kuryrv1.NestedVIF, port neutron.Port) error {
+	if at == nil {
+		parent, err := p.Parents.Of(ctx, node)
+		if apierrors.IsNotFound(err) {
+			log.FromContext(ctx).Info("node gone: its VM port is not known", "node", node, "port", port.ID)
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		mode := kuryrv1.NestedVLAN
+		if p.Mode == ModeMacvlan {
+			mode = kuryrv1.NestedMacvlan
+		}
+		at = &kuryrv1.NestedVIF{Mode: mode, ParentPortID: parent.PortID, TrunkID: parent.TrunkID}
+	}
+	switch at.Mode {
+	case kuryrv1.NestedVLAN:
+		return p.Trunks.Detach(ctx, at.TrunkID, []string{port.ID})
+	case kuryrv1.NestedMacvlan:
+		var ips []string
+		for _, ip := range port.FixedIPs {
+			ips = append(ips, ip.IPAddress)
+		}
+		err := p.Pairs.Remove(ctx, at.ParentPortID, ips)
+		if neutron.IsNotFound(err) {
+			return nil // the VM's port is gone, and its pairs with it
+		}
+		return err
+	}
+	return fmt.Errorf("unknown nested mode %q", at.Mode)
+}
+
+// forgetIfGone drops a node's remembered port after Neutron said its port
+// or trunk does not exist (the VM was rebuilt): the retry looks again.
+func (p *Placer) forgetIfGone(node string, err error) {
+	if neutron.IsNotFound(err) {
+		p.Parents.Forget(node)
+	}
+}
