@@ -57,12 +57,14 @@ type PodVIFNested struct {
 // Binding is the [binding] section (kuryr-daemon in nested modes).
 type Binding struct {
 	// LinkIface is the VM's NIC pods' VLAN and macvlan interfaces are made
-	// on; empty: the interface holding the node's address.
+	// on; empty: the interface of the node's default route.
 	LinkIface string
 }
 
 // Nested says whether pods sit on their VM's port.
-func (c *Config) Nested() bool { return c.Kubernetes.PodVIFDriver != PodVIFNeutron }
+func (c *Config) Nested() bool {
+	return c.Kubernetes.PodVIFDriver == PodVIFNestedVLAN || c.Kubernetes.PodVIFDriver == PodVIFNestedMacvlan
+}
 
 // NetworkPolicy is the [network_policy] section (new in this
 // implementation; the original enabled policies through its handler and
@@ -233,6 +235,8 @@ type CNIDaemon struct {
 	CNIConfDir       string
 	CNIBinary        string
 	CNIVersion       string
+	// AttachmentsDir holds a VM node's attachment records (nested modes).
+	AttachmentsDir string
 }
 
 // Overrides collects repeated --set section.option=value flags.

@@ -92,6 +92,10 @@ func (c *Config) ValidateDaemon() error {
 	if c.CNIDaemon.NodeName == "" {
 		errs = append(errs, errors.New("[cni_daemon] node_name is required (or $KUBERNETES_NODE_NAME, or a hostname)"))
 	}
+	if c.Nested() && c.CNIDaemon.WaitForUsable == "ovn-installed" {
+		errs = append(errs, fmt.Errorf("[cni_daemon] wait_for_usable = ovn-installed cannot be used with pod_vif_driver = %s "+
+			"(a VM node has no ovn-controller): use neutron-active", c.Kubernetes.PodVIFDriver))
+	}
 	if c.CNIDaemon.VIFAnnotationTimeout+c.CNIDaemon.ActiveTimeout > 210*time.Second {
 		errs = append(errs, errors.New("[cni_daemon] vif_annotation_timeout + active_timeout must stay below 210 s: "+
 			"the kubelet gives up on a CNI ADD after 4 minutes"))

@@ -65,6 +65,10 @@ type Port struct {
 	Bridge, Name                 string // bridge; host interface (tap...)
 	PortID, MAC, PodUID          string // the Neutron port; Nova-style vm-uuid
 	ContainerID, IfName, PodName string // the CNI attachment; namespace/name
+	// Netns is the pod's network namespace: kept by a VM node's file
+	// records (package records), whose pod interface is not a veth with
+	// an end on the node; OVS does not keep it.
+	Netns string `json:",omitempty"`
 }
 
 func (o *Client) session() *session {
@@ -104,7 +108,7 @@ func (o *Client) addPorts(ctx context.Context, ps []Port) ([]struct{}, error) {
 			if err != nil {
 				return nil, err
 			}
-			add, err := addPortOps(c, p.Bridge, p.Name, fmt.Sprint(i), &ovsIface{ExternalIDs: podExternalIDs(p)})
+			add, err := addPortOps(c, p.Bridge, p.Name, fmt.Sprint(i), &ovsIface{ExternalIDs: PodExternalIDs(p)})
 			if err != nil {
 				return nil, err
 			}

@@ -60,8 +60,9 @@ func waitApplied(ctx context.Context, s *session, res []ovsdb.OperationResult) e
 	return nil
 }
 
-// podExternalIDs are the external_ids of a pod's interface.
-func podExternalIDs(p Port) map[string]string {
+// PodExternalIDs are the external_ids of a pod's interface (a VM node
+// shows its file records the same way).
+func PodExternalIDs(p Port) map[string]string {
 	return map[string]string{
 		"iface-id": p.PortID, "attached-mac": p.MAC, "iface-status": "active", "vm-uuid": p.PodUID,
 		names.ExtContainerID: p.ContainerID, names.ExtIfName: p.IfName, names.ExtPod: p.PodName,

@@ -111,6 +111,9 @@ func (d *Daemon) waitPortData(ctx context.Context, pa podArgs) (kuryrv1.VIF, *ku
 }
 
 func (d *Daemon) plug(ctx context.Context, req *api.Request, vif kuryrv1.VIF, hostIf string, kp *kuryrv1.KuryrPort, res *current.Result) *types.Error {
+	if vif.Nested != nil || d.Link != "" {
+		return d.plugNested(ctx, req, vif, hostIf, kp, res)
+	}
 	err := d.Kernel.CreateVeth(plug.Veth{
 		Netns: req.Netns, IfName: req.IfName, HostIf: hostIf, MAC: vif.MACAddress, MTU: vif.MTU,
 		Result: res, TxChecksumOff: d.TxChecksumOff,

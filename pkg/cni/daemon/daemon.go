@@ -22,7 +22,8 @@ import (
 	"github.com/kuryr-k8s/kuryr/pkg/ovs"
 )
 
-// ovsAPI is the OVS seam: *ovs.Client on a node.
+// ovsAPI is where attachments are plugged and recorded: *ovs.Client on a
+// hypervisor node, *records.Dir on a VM node (nested modes).
 type ovsAPI interface {
 	AddPort(ctx context.Context, p ovs.Port) error
 	DelPort(ctx context.Context, name string) error
@@ -35,6 +36,7 @@ type kernelAPI interface {
 	CheckNetns(path string) error
 	CreateVeth(v plug.Veth) error
 	DeleteVeth(hostIf string)
+	CreateNested(n plug.Nested) error
 	RemovePodIf(netns, ifName string) error
 	Inspect(netns, ifName string, gw net.IP) (plug.Observed, error)
 }
@@ -60,6 +62,9 @@ type Daemon struct {
 	Kernel   kernelAPI
 	// Bridge is the integration bridge pods are plugged into.
 	Bridge string
+	// Link, on a VM node (nested modes), is the VM's NIC pods' VLAN and
+	// macvlan interfaces are made on; empty on a hypervisor node.
+	Link string
 	// PortTimeout bounds the wait for the controller's port data,
 	// UsableTimeout the wait for the port to carry traffic.
 	PortTimeout, UsableTimeout time.Duration

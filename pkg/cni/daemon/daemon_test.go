@@ -70,6 +70,7 @@ type fakeKernel struct {
 	removedPodIfs     []string
 	mu                sync.Mutex
 	veths             map[string]string // host interface -> netns
+	nested            []plug.Nested
 }
 
 func (k *fakeKernel) CreateVeth(v plug.Veth) error {
@@ -86,6 +87,14 @@ func (k *fakeKernel) CreateVeth(v plug.Veth) error {
 	k.created.Add(1)
 	return nil
 }
+func (k *fakeKernel) CreateNested(n plug.Nested) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.veths[n.TempName] = n.Netns
+	k.nested = append(k.nested, n)
+	return nil
+}
+func (k *fakeKernel) DefaultRouteLink() (string, error) { return "ens3", nil }
 func (k *fakeKernel) DeleteVeth(hostIf string) {
 	k.mu.Lock()
 	defer k.mu.Unlock()

@@ -70,6 +70,9 @@ func (d *Daemon) removeAttachment(ctx context.Context, containerID, ifName strin
 }
 
 func (d *Daemon) unplug(ctx context.Context, att *ovs.Port) *types.Error {
+	if att.Netns != "" {
+		return d.unplugNested(ctx, att)
+	}
 	if err := d.OVS.DelPort(ctx, att.Name); err != nil {
 		return tryAgain("removing OVS port %s: %v", att.Name, err)
 	}

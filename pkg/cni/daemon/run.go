@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/kuryr-k8s/kuryr/pkg/cni/plug"
+	"github.com/kuryr-k8s/kuryr/pkg/cni/records"
 	"github.com/kuryr-k8s/kuryr/pkg/config"
 	"github.com/kuryr-k8s/kuryr/pkg/ovs"
 	"github.com/kuryr-k8s/kuryr/pkg/retry"
@@ -35,7 +36,7 @@ type Options struct {
 // seams are the node's real parts, replaced in tests; nil is the real one.
 type seams struct {
 	ovs        nodeOVS
-	kernel     kernelAPI
+	kernel     nodeKernel
 	restConfig func(config.Kubernetes) (*rest.Config, error)
 	newCache   func(*rest.Config, string) (cache.Cache, error)
 	agents     func(context.Context, *node) error // on the node's cache
@@ -49,11 +50,31 @@ type nodeOVS interface {
 	InterfaceLister
 }
 
+// nodeKernel is the node's kernel: plugging, and finding a VM's NIC.
+type nodeKernel interface {
+	kernelAPI
+	DefaultRouteLink() (string, error)
+}
+
+// nestedLink is a VM node's NIC: [binding] link_iface, else the
+// interface of the default route.
+func nestedLink(cfg *config.Config, k nodeKernel) (string, error) {
+	if cfg.Binding.LinkIface != "" {
+		return cfg.Binding.LinkIface, nil
+	}
+	link, err := k.DefaultRouteLink()
+	if err != nil {
+		return "", fmt.Errorf("the VM's NIC: %w", err)
+	}
+	return link, nil
+}
+
 // node is a running daemon's parts.
 type node struct {
 	cfg       *config.Config
 	logger    logr.Logger
 	ovsdb     *ovs.Client // the node-port and refusal agents'
+	link      string      // a VM node's NIC (nested modes)
 	reg       *Registry
 	ready     *Readiness
 	restCfg   *rest.Config
@@ -123,8 +144,20 @@ func (o *Options) start(ctx context.Context) (*node, error) {
 	// One OVSDB session for all; it starts at the first call.
 	n := &node{cfg: cfg, logger: o.Logger, reg: NewRegistry(),
 		ovsdb: ovs.New(c.OVSDBConnection, Usable(c.WaitForUsable) == UsableOVNInstalled)}
+	if o.ovs == nil && cfg.Nested() {
+		// A VM node: no OVS; attachments are recorded in files.
+		o.ovs = &records.Dir{Path: c.AttachmentsDir}
+	}
 	if o.ovs == nil {
 		o.ovs = n.ovsdb
+	}
+	if cfg.Nested() {
+		link, err := nestedLink(cfg, o.kernel)
+		if err != nil {
+			return nil, err
+		}
+		n.link = link
+		o.Logger.Info("a VM node: pods get interfaces of its NIC", "mode", cfg.Kubernetes.PodVIFDriver, "link", link)
 	}
 	n.ready = &Readiness{OVS: o.ovs}
 	if err := serveHealth(ctx, cfg, n.ready, AttachmentsHandler(c.NodeName, o.ovs, n.reg)); err != nil {
@@ -151,8 +184,10 @@ func (o *Options) watch(ctx context.Context, n *node) error {
 	if err := WatchKuryrPorts(ctx, n.informers, n.reg); err != nil {
 		return err
 	}
-	if err := o.agents(ctx, n); err != nil {
-		return fmt.Errorf("node-port and refusal agents: %w", err)
+	if !n.cfg.Nested() { // their ports are plugged into the node's OVS
+		if err := o.agents(ctx, n); err != nil {
+			return fmt.Errorf("node-port and refusal agents: %w", err)
+		}
 	}
 	go func() { _ = n.informers.Start(ctx) }()
 	if err := o.cluster(ctx, n); err != nil {
@@ -165,7 +200,7 @@ func (o *Options) watch(ctx context.Context, n *node) error {
 func (o *Options) serveCNI(ctx context.Context, n *node) (*http.Server, error) {
 	c := o.Config.CNIDaemon
 	d := &Daemon{
-		Registry: n.reg, OVS: o.ovs, Kernel: o.kernel, Bridge: o.Config.NeutronDefaults.OVSBridge,
+		Registry: n.reg, OVS: o.ovs, Kernel: o.kernel, Bridge: o.Config.NeutronDefaults.OVSBridge, Link: n.link,
 		PortTimeout: c.VIFAnnotationTimeout, UsableTimeout: c.ActiveTimeout, Usable: Usable(c.WaitForUsable),
 		TxChecksumOff: c.DisableTxChecksum, Ready: n.ready.CanServe,
 	}

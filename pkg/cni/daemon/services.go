@@ -49,7 +49,10 @@ func watchCluster(ctx context.Context, n *node) error {
 	if err := serveNodePorts(ctx, logger, cfg, cluster, n.reg); err != nil {
 		return err
 	}
-	if cfg.CNIDaemon.ConntrackCleanup && cfg.Services() {
+	if cfg.CNIDaemon.ConntrackCleanup && cfg.Services() && cfg.Nested() {
+		logger.Info("conntrack_cleanup does nothing on a VM node: the load balancers' connection tracking is the hypervisors'")
+	}
+	if cfg.CNIDaemon.ConntrackCleanup && cfg.Services() && !cfg.Nested() {
 		flusher := conntrack.NewFlusher(vswitchdCtl(cfg.CNIDaemon))
 		if err := conntrack.Watch(ctx, cluster, flusher); err != nil {
 			return err

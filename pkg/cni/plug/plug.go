@@ -1,7 +1,8 @@
 // Package plug wires a pod's interface on the node's kernel side: a veth
 // pair whose host end becomes an OVS port of the integration bridge (see
 // package ovs) and whose pod end has the Neutron port's MAC, addresses and
-// routes.
+// routes; on a VM node, a VLAN or macvlan interface of the VM's NIC with
+// the same.
 package plug
 
 import (
@@ -26,6 +27,24 @@ type Veth struct {
 	// TxChecksumOff disables tx checksum offload in the pod: with OVS's
 	// userspace datapath nothing completes partial checksums, and TCP
 	// breaks.
+	TxChecksumOff bool
+}
+
+// Nested is a pod's interface on the NIC of a VM node (nested modes).
+type Nested struct {
+	Netns  string // the pod's network namespace path
+	IfName string // name in the pod, e.g. eth0
+	// TempName is its name in the node's namespace before the move
+	// (HostIfName of the port).
+	TempName string
+	Link     string // the VM's NIC
+	// VLANID > 0: a VLAN interface with that id (nested-vlan); 0: a
+	// macvlan (nested-macvlan).
+	VLANID int
+	MAC    string
+	MTU    int
+	// Result holds the addresses and routes to configure.
+	Result        *current.Result
 	TxChecksumOff bool
 }
 

@@ -87,8 +87,9 @@ func (Kernel) CheckNetns(path string) error {
 }
 
 // RemovePodIf deletes ifName from a pod namespace that may no longer exist,
-// only if it is a veth whose other end is in the caller's (the node's)
-// namespace: what a plug of this node left. A DEL for a sandbox this node
+// only if it is a veth whose other end, or a VLAN or macvlan interface
+// whose NIC, is in the caller's (the node's) namespace: what a plug of
+// this node left. A DEL for a sandbox this node
 // never plugged must not take another node's pod off the network: runtimes
 // on one host can share a CNI cache (libcni's /var/lib/cni), and a GC that
 // lists only one node's attachments sends DELs for every other node's
@@ -111,7 +112,9 @@ func (Kernel) RemovePodIf(netnsPath, ifName string) error {
 		if err != nil {
 			return fmt.Errorf("find %s: %w", ifName, err)
 		}
-		if _, ok := l.(*netlink.Veth); !ok {
+		switch l.(type) {
+		case *netlink.Veth, *netlink.Vlan, *netlink.Macvlan:
+		default:
 			return nil
 		}
 		// The node's namespace as this one numbers it (-1: none of its

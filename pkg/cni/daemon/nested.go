@@ -1,0 +1,77 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/containernetworking/cni/pkg/types"
+	current "github.com/containernetworking/cni/pkg/types/100"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/cni/api"
+	"github.com/kuryr-k8s/kuryr/pkg/cni/plug"
+	"github.com/kuryr-k8s/kuryr/pkg/ovs"
+)
+
+// plugNested gives a pod of a VM node its VLAN or macvlan interface on
+// the VM's NIC and records the attachment (with the pod's namespace, as
+// nothing of it is left on the node's side).
+func (d *Daemon) plugNested(ctx context.Context, req *api.Request, vif kuryrv1.VIF, hostIf string, kp *kuryrv1.KuryrPort, res *current.Result) *types.Error {
+	n, err := nestedOf(vif, d.Link)
+	if err != nil {
+		return types.NewError(types.ErrInvalidNetworkConfig, "port data and node disagree on nested mode", err.Error())
+	}
+	n.Netns, n.IfName, n.TempName, n.Result, n.TxChecksumOff = req.Netns, req.IfName, hostIf, res, d.TxChecksumOff
+	if err := d.Kernel.CreateNested(n); err != nil {
+		if errors.Is(err, plug.ErrVLANInUse) {
+			return tryAgain("plugging the pod's VLAN interface: %v (an older sandbox's namespace still holds it)", err)
+		}
+		return types.NewError(api.ErrPlug, "plugging the pod's interface on the VM's NIC failed", err.Error())
+	}
+	err = d.OVS.AddPort(ctx, ovs.Port{Name: hostIf, PortID: vif.PortID, MAC: vif.MACAddress, PodUID: kp.Spec.PodUID,
+		ContainerID: req.ContainerID, IfName: req.IfName, PodName: key(kp.Namespace, kp.Name), Netns: req.Netns})
+	if err != nil {
+		_ = d.Kernel.RemovePodIf(req.Netns, req.IfName)
+		return types.NewError(api.ErrPlug, "recording the pod's attachment failed", err.Error())
+	}
+	return nil
+}
+
+// nestedOf is the interface the port data asks for on a node whose NIC is
+// link: a KuryrPort of a hypervisor's pod on a VM node, or the reverse, is
+// refused (the controller and the daemons disagree on pod_vif_driver).
+func nestedOf(vif kuryrv1.VIF, link string) (plug.Nested, error) {
+	at := vif.Nested
+	switch {
+	case at == nil:
+		return plug.Nested{}, fmt.Errorf("port %s is bound to a hypervisor, but this node is a VM (NIC %s)", vif.PortID, link)
+	case link == "":
+		return plug.Nested{}, fmt.Errorf("port %s sits on a VM's port (%s), but this node is not a VM node "+
+			"([kubernetes] pod_vif_driver)", vif.PortID, at.Mode)
+	case at.Mode == kuryrv1.NestedVLAN && (at.VLANID < 1 || at.VLANID > 4094):
+		return plug.Nested{}, fmt.Errorf("port %s: VLAN id %d out of range", vif.PortID, at.VLANID)
+	case at.Mode != kuryrv1.NestedVLAN && at.Mode != kuryrv1.NestedMacvlan:
+		return plug.Nested{}, fmt.Errorf("port %s: unknown nested mode %q", vif.PortID, at.Mode)
+	}
+	n := plug.Nested{Link: link, MAC: vif.MACAddress, MTU: vif.MTU}
+	if at.Mode == kuryrv1.NestedVLAN {
+		n.VLANID = at.VLANID
+	}
+	return n, nil
+}
+
+// unplugNested removes a VM node's pod interface, then its record: a
+// crash between the two leaves the record, which the next DEL or GC
+// finishes.
+func (d *Daemon) unplugNested(ctx context.Context, att *ovs.Port) *types.Error {
+	if err := d.Kernel.RemovePodIf(att.Netns, att.IfName); err != nil {
+		return tryAgain("removing %s from %s: %v", att.IfName, att.Netns, err)
+	}
+	if err := d.OVS.DelPort(ctx, att.Name); err != nil {
+		return tryAgain("forgetting attachment %s: %v", att.Name, err)
+	}
+	log.FromContext(ctx).Info("pod unplugged", "pod", att.PodName, "container", att.ContainerID, "port", att.PortID)
+	return nil
+}

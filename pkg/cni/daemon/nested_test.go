@@ -1,0 +1,51 @@
+package daemon
+
+import (
+	"context"
+	"testing"
+
+	"github.com/containernetworking/cni/pkg/types"
+
+	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/cni/records"
+)
+
+// TestNestedAddDel: on a VM node a pod gets a VLAN interface of the NIC
+// with its subport's id, recorded in a file with its namespace (there is
+// no OVS); DEL takes the interface out of the pod and the record away; a
+// KuryrPort bound to a hypervisor is refused on a VM node and the reverse.
+func TestNestedAddDel(t *testing.T) {
+	d, _, k := newDaemon()
+	dir := &records.Dir{Path: t.TempDir()}
+	d.OVS, d.Link, d.Usable = dir, "ens3", UsableImmediately
+	kp := withVIF(kuryrPort("web", "u1"), func(v *kuryrv1.VIF) {
+		v.Nested = &kuryrv1.NestedVIF{Mode: kuryrv1.NestedVLAN, ParentPortID: "p", TrunkID: "t", VLANID: 7}
+	})
+	d.Registry.Set(kp)
+	if _, cerr := d.Handle(context.Background(), request("ADD", "web", "u1", "c1")); cerr != nil {
+		t.Fatal(cerr)
+	}
+	if len(k.nested) != 1 || k.nested[0].VLANID != 7 || k.nested[0].Link != "ens3" || k.nested[0].Netns != "/run/netns/c1" {
+		t.Fatalf("plugged %+v", k.nested)
+	}
+	recs, err := dir.Ports(context.Background())
+	if err != nil || len(recs) != 1 || recs[0].Netns != "/run/netns/c1" || recs[0].PortID != portID("web") {
+		t.Fatalf("records %+v, %v", recs, err)
+	}
+	if _, cerr := d.Handle(context.Background(), request("DEL", "web", "u1", "c1")); cerr != nil {
+		t.Fatal(cerr)
+	}
+	if recs, _ := dir.Ports(context.Background()); len(recs) != 0 || len(k.removedPodIfs) != 1 {
+		t.Errorf("after DEL: records %+v, pod interfaces removed %v", recs, k.removedPodIfs)
+	}
+
+	d.Registry.Set(kuryrPort("db", "u2")) // bound to a hypervisor
+	if _, cerr := d.Handle(context.Background(), request("ADD", "db", "u2", "c2")); cerr == nil || cerr.Code != types.ErrInvalidNetworkConfig {
+		t.Errorf("hypervisor port on a VM node: %+v", cerr)
+	}
+	h, _, _ := newDaemon()
+	h.Registry.Set(kp)
+	if _, cerr := h.Handle(context.Background(), request("ADD", "web", "u1", "c3")); cerr == nil || cerr.Code != types.ErrInvalidNetworkConfig {
+		t.Errorf("nested port on a hypervisor node: %+v", cerr)
+	}
+}

@@ -1,0 +1,144 @@
+package plug
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"syscall"
+
+	"github.com/containernetworking/plugins/pkg/ns"
+	"github.com/vishvananda/netlink"
+)
+
+// CreateNested gives a pod of a VM node its interface on the VM's NIC: a
+// VLAN interface with the subport's id (VLANID > 0) or a macvlan in bridge
+// mode, made under a temporary name in the node's namespace, moved into
+// the pod's, renamed, given the port's MAC, MTU, addresses and routes. A
+// leftover of an earlier attempt is removed first; on failure nothing is
+// left. A VLAN id still held by an interface on the NIC (a namespace the
+// runtime has not torn down) is ErrVLANInUse.
+func (k Kernel) CreateNested(n Nested) error {
+	parent, err := netlink.LinkByName(n.Link)
+	if err != nil {
+		return fmt.Errorf("the VM's NIC %s: %w", n.Link, err)
+	}
+	if n.MTU > parent.Attrs().MTU {
+		return fmt.Errorf("the pod network's MTU %d is above the MTU %d of the VM's NIC %s: "+
+			"lower the network's MTU or set [neutron_defaults] network_device_mtu", n.MTU, parent.Attrs().MTU, n.Link)
+	}
+	if l, err := netlink.LinkByName(n.TempName); err == nil {
+		if err := netlink.LinkDel(l); err != nil {
+			return fmt.Errorf("remove stale %s: %w", n.TempName, err)
+		}
+	}
+	if err := removeIn(n.Netns, n.IfName); err != nil {
+		return err
+	}
+	link, err := nestedLink(n, parent)
+	if err != nil {
+		return err
+	}
+	if err := netlink.LinkAdd(link); err != nil {
+		if n.VLANID > 0 && errors.Is(err, syscall.EEXIST) {
+			return fmt.Errorf("%w: VLAN %d on %s", ErrVLANInUse, n.VLANID, n.Link)
+		}
+		return fmt.Errorf("create %s on %s: %w", n.TempName, n.Link, err)
+	}
+	if err := k.moveIn(n); err != nil {
+		if l, lerr := netlink.LinkByName(n.TempName); lerr == nil {
+			_ = netlink.LinkDel(l)
+		}
+		_ = removeIn(n.Netns, n.IfName)
+		return err
+	}
+	return nil
+}
+
+// ErrVLANInUse: another interface on the NIC has the VLAN id.
+var ErrVLANInUse = errors.New("VLAN id in use on the VM's NIC")
+
+func nestedLink(n Nested, parent netlink.Link) (netlink.Link, error) {
+	mac, err := net.ParseMAC(n.MAC)
+	if err != nil {
+		return nil, fmt.Errorf("MAC %q: %w", n.MAC, err)
+	}
+	attrs := netlink.NewLinkAttrs()
+	attrs.Name, attrs.ParentIndex, attrs.MTU, attrs.HardwareAddr = n.TempName, parent.Attrs().Index, n.MTU, mac
+	if n.VLANID > 0 {
+		return &netlink.Vlan{LinkAttrs: attrs, VlanId: n.VLANID, VlanProtocol: netlink.VLAN_PROTOCOL_8021Q}, nil
+	}
+	return &netlink.Macvlan{LinkAttrs: attrs, Mode: netlink.MACVLAN_MODE_BRIDGE}, nil
+}
+
+// moveIn moves the new interface into the pod's namespace, names and
+// configures it there.
+func (Kernel) moveIn(n Nested) error {
+	pod, err := ns.GetNS(n.Netns)
+	if err != nil {
+		return fmt.Errorf("pod netns %s: %w", n.Netns, err)
+	}
+	defer pod.Close()
+	l, err := netlink.LinkByName(n.TempName)
+	if err != nil {
+		return fmt.Errorf("find %s: %w", n.TempName, err)
+	}
+	if err := netlink.LinkSetNsFd(l, int(pod.Fd())); err != nil {
+		return fmt.Errorf("move %s into %s: %w", n.TempName, n.Netns, err)
+	}
+	return pod.Do(func(ns.NetNS) error {
+		l, err := netlink.LinkByName(n.TempName)
+		if err != nil {
+			return fmt.Errorf("find %s in the pod: %w", n.TempName, err)
+		}
+		if err := netlink.LinkSetName(l, n.IfName); err != nil {
+			return fmt.Errorf("rename %s to %s: %w", n.TempName, n.IfName, err)
+		}
+		if err := netlink.LinkSetUp(l); err != nil {
+			return fmt.Errorf("set %s up: %w", n.IfName, err)
+		}
+		return configurePodEnd(Veth{IfName: n.IfName, Result: n.Result, TxChecksumOff: n.TxChecksumOff})
+	})
+}
+
+// removeIn deletes ifName from a pod namespace that may be gone already.
+func removeIn(netnsPath, ifName string) error {
+	err := ns.WithNetNSPath(netnsPath, func(ns.NetNS) error {
+		l, err := netlink.LinkByName(ifName)
+		if err != nil {
+			return nil
+		}
+		return netlink.LinkDel(l)
+	})
+	var gone ns.NSPathNotExistErr
+	if errors.As(err, &gone) {
+		return nil
+	}
+	return err
+}
+
+// DefaultRouteLink is the interface of the calling namespace's IPv4
+// default route: a VM's NIC when [binding] link_iface is not set.
+func (Kernel) DefaultRouteLink() (string, error) {
+	routes, err := netlink.RouteList(nil, netlink.FAMILY_V4)
+	if err != nil {
+		return "", fmt.Errorf("list routes: %w", err)
+	}
+	for _, r := range routes {
+		if ones, _ := maskOf(r.Dst); ones == 0 && r.LinkIndex > 0 {
+			l, err := netlink.LinkByIndex(r.LinkIndex)
+			if err != nil {
+				return "", fmt.Errorf("default route's interface: %w", err)
+			}
+			return l.Attrs().Name, nil
+		}
+	}
+	return "", errors.New("no IPv4 default route: set [binding] link_iface to the VM's NIC")
+}
+
+// maskOf is a route destination's prefix length (0 for the default).
+func maskOf(dst *net.IPNet) (int, int) {
+	if dst == nil {
+		return 0, 32
+	}
+	return dst.Mask.Size()
+}

@@ -1,0 +1,119 @@
+package plug
+
+import (
+	"net"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/containernetworking/plugins/pkg/ns"
+	"github.com/vishvananda/netlink"
+)
+
+// vmNIC makes the NIC of a VM node: ens3 in the node's namespace, a veth
+// whose other end is the "network" (10.99.0.1/24 in a namespace of its
+// own), as a VM's tap reaches the cloud.
+func vmNIC(t *testing.T, node, network ns.NetNS) {
+	t.Helper()
+	err := node.Do(func(ns.NetNS) error {
+		attrs := netlink.NewLinkAttrs()
+		attrs.Name, attrs.MTU = "ens3", 1500
+		if err := netlink.LinkAdd(&netlink.Veth{LinkAttrs: attrs, PeerName: "net0"}); err != nil {
+			return err
+		}
+		l, _ := netlink.LinkByName("ens3")
+		if err := netlink.LinkSetUp(l); err != nil {
+			return err
+		}
+		peer, _ := netlink.LinkByName("net0")
+		return netlink.LinkSetNsFd(peer, int(network.Fd()))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = network.Do(func(ns.NetNS) error {
+		l, err := netlink.LinkByName("net0")
+		if err != nil {
+			return err
+		}
+		addr, _ := netlink.ParseAddr("10.99.0.1/24")
+		if err := netlink.AddrAdd(l, addr); err != nil {
+			return err
+		}
+		return netlink.LinkSetUp(l)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestNestedMacvlan: a pod of a VM node gets a macvlan of the VM's NIC
+// with its port's MAC and address, reaches the network through the NIC,
+// and its interface is taken out again by RemovePodIf (it is this node's
+// plug); a retried ADD replaces what the first made; an MTU above the
+// NIC's is refused, saying which option lowers it.
+func TestNestedMacvlan(t *testing.T) {
+	needRoot(t)
+	node, pod, network := newNS(t), newNS(t), newNS(t)
+	vmNIC(t, node, network)
+	n := Nested{Netns: pod.Path(), IfName: "eth0", TempName: "tap0123456789", Link: "ens3",
+		MAC: "fa:16:3e:00:00:42", MTU: 1442, Result: result(t)}
+	err := node.Do(func(ns.NetNS) error {
+		runtime.LockOSThread()
+		if err := kernel.CreateNested(n); err != nil {
+			return err
+		}
+		return kernel.CreateNested(n)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var link string
+	_ = pod.Do(func(ns.NetNS) error { link, err = kernel.DefaultRouteLink(); return nil })
+	if err != nil || link != "eth0" {
+		t.Errorf("default route's interface in the pod: %q, %v", link, err)
+	}
+	o, err := kernel.Inspect(pod.Path(), "eth0", net.ParseIP("10.99.0.1"))
+	if err != nil || !o.Exists || o.MAC != n.MAC || !contains(o.Addrs, "10.99.0.5/24") || !o.HasGW {
+		t.Fatalf("pod interface %+v, %v", o, err)
+	}
+	// The network answers the pod through the NIC.
+	var ln net.Listener
+	_ = network.Do(func(ns.NetNS) error { ln, err = net.Listen("tcp", "10.99.0.1:0"); return err })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			_, _ = c.Write([]byte("hello"))
+			c.Close()
+		}
+	}()
+	err = pod.Do(func(ns.NetNS) error {
+		c, err := net.DialTimeout("tcp", ln.Addr().String(), 5*time.Second)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		buf := make([]byte, 5)
+		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		_, err = c.Read(buf)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("pod to the network through the VM's NIC: %v", err)
+	}
+	if err := node.Do(func(ns.NetNS) error { return kernel.RemovePodIf(pod.Path(), "eth0") }); err != nil {
+		t.Fatal(err)
+	}
+	if o, _ := kernel.Inspect(pod.Path(), "eth0", nil); o.Exists {
+		t.Error("pod interface left after RemovePodIf")
+	}
+	n.MTU = 9000
+	err = node.Do(func(ns.NetNS) error { return kernel.CreateNested(n) })
+	if err == nil || !strings.Contains(err.Error(), "network_device_mtu") {
+		t.Errorf("MTU above the NIC's: %v", err)
+	}
+}
