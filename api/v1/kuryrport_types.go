@@ -86,6 +86,12 @@ type VIF struct {
 	Nested *NestedVIF `json:"nested,omitempty"`
 }
 
+// PodVIFLabel on a Node says how its pods are plugged, overriding
+// [kubernetes] pod_vif_driver for that node (as the original's pod_vif
+// node label did): neutron-vif (the node is a hypervisor), nested-vlan or
+// nested-macvlan (the node is a VM of the cloud).
+const PodVIFLabel = "kuryr.openstack.org/pod-vif"
+
 // Nested modes: the pod's port is a subport of the VM's trunk with a VLAN
 // id, or an allowed address pair of the VM's port.
 const (

@@ -30,9 +30,7 @@ func kuryrPortOptions(mgr ctrl.Manager, cfg *config.Config, nc *neutron.Client, 
 		},
 		Startup: kuryrport.StartupOptions{Client: mgr.GetAPIReader(), Cache: mgr.GetCache(), Neutron: nc},
 	}
-	if cfg.Nested() {
-		o.Nested = placer(mgr, cfg, nc)
-	}
+	o.Nested = placer(mgr, cfg, nc)
 	if cfg.Kubernetes.VIFPoolDriver == "neutron" && poolTargets != nil {
 		o.Pool = &kuryrport.PoolOptions{Neutron: nc, Targets: poolTargets,
 			Settings: kuryrport.PoolSettings{Min: cfg.VIFPool.Min, Max: cfg.VIFPool.Max, Batch: cfg.VIFPool.Batch}}
@@ -40,12 +38,12 @@ func kuryrPortOptions(mgr ctrl.Manager, cfg *config.Config, nc *neutron.Client, 
 	return o
 }
 
-// placer puts pods' ports on their VM node's port (nested modes).
+// placer puts the ports of pods on VM nodes (pod_vif_driver, or the
+// node's label) on their VM's port.
 func placer(mgr ctrl.Manager, cfg *config.Config, nc *neutron.Client) *nested.Placer {
-	return &nested.Placer{Mode: cfg.Kubernetes.PodVIFDriver,
-		Parents: &nested.Parents{Neutron: nc, Nodes: mgr.GetClient(), Subnets: cfg.PodVIFNested.WorkerNodesSubnets,
-			NeedTrunk: cfg.Kubernetes.PodVIFDriver == config.PodVIFNestedVLAN},
-		Trunks: &nested.Trunks{Neutron: nc}, Pairs: &nested.Pairs{Neutron: nc, Attempts: cfg.PodVIFNested.RevUpdateAttempts}}
+	return &nested.Placer{Modes: &nested.Modes{Nodes: mgr.GetClient(), Default: cfg.Kubernetes.PodVIFDriver},
+		Parents: &nested.Parents{Neutron: nc, Nodes: mgr.GetClient(), Subnets: cfg.PodVIFNested.WorkerNodesSubnets},
+		Trunks:  &nested.Trunks{Neutron: nc}, Pairs: &nested.Pairs{Neutron: nc, Attempts: cfg.PodVIFNested.RevUpdateAttempts}}
 }
 
 // portGroups are the sources of the groups pods' ports carry beyond

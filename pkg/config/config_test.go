@@ -169,12 +169,11 @@ func TestLeaseHolder(t *testing.T) {
 	}
 }
 
-// TestNestedOptions: nested modes need worker_nodes_subnets and refuse
-// what cannot work on VM nodes, each naming the option.
+// TestNestedOptions: nested modes refuse what cannot work on VM nodes,
+// each naming the option.
 func TestNestedOptions(t *testing.T) {
 	base := strings.Replace(noauthConf, "cluster_name = test", "cluster_name = test\npod_vif_driver = nested-vlan", 1)
 	for _, tt := range []struct{ conf, want string }{
-		{base, "worker_nodes_subnets is required"},
 		{base + "[kubernetes]\nvif_pool_driver = neutron\n[pod_vif_nested]\nworker_nodes_subnets = s\n", "vif_pool_driver = neutron"},
 		{base + "[pod_vif_nested]\nworker_nodes_subnets = s\n[neutron_defaults]\nnode_subnet = n\n", "node_subnet must be empty"},
 	} {

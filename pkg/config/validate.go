@@ -63,10 +63,6 @@ func (c *Config) validateNested() []error {
 	}
 	var errs []error
 	mode := "with pod_vif_driver = " + c.Kubernetes.PodVIFDriver
-	if len(c.PodVIFNested.WorkerNodesSubnets) == 0 {
-		errs = append(errs, fmt.Errorf("[pod_vif_nested] worker_nodes_subnets is required %s "+
-			"(the subnets of the VMs' ports, on which a node's port is found)", mode))
-	}
 	if c.Kubernetes.VIFPoolDriver != "noop" {
 		errs = append(errs, fmt.Errorf("[kubernetes] vif_pool_driver = %s cannot be used %s yet: use noop",
 			c.Kubernetes.VIFPoolDriver, mode))

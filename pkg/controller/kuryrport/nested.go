@@ -7,6 +7,15 @@ import (
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
 
+// onVM says whether node is a VM node (its pods' ports sit on its VM's
+// port).
+func (r *Reconciler) onVM(ctx context.Context, node string) (bool, error) {
+	if r.Nested == nil {
+		return false, nil
+	}
+	return r.Nested.Nested(ctx, node)
+}
+
 // place puts a nested pod's port on its VM's port and records where in
 // the VIF. With nested-macvlan the pod's port is never bound (its traffic
 // is the VM port's, up while its node runs): it is usable at once.

@@ -17,6 +17,12 @@ import (
 // nestedEnv is an env whose node-a is a VM: its port on the worker subnet
 // is the parent of a trunk.
 func nestedEnv(t *testing.T, mode string, objs ...*kuryrv1.KuryrPort) (e *env, parent, trunk string) {
+	return mixedEnv(t, mode, "", objs...)
+}
+
+// mixedEnv is nestedEnv with the cluster's mode def and node-a's label
+// (none if empty).
+func mixedEnv(t *testing.T, def, label string, objs ...*kuryrv1.KuryrPort) (e *env, parent, trunk string) {
 	t.Helper()
 	e = newEnv(t)
 	for _, o := range objs {
@@ -31,11 +37,13 @@ func nestedEnv(t *testing.T, mode string, objs ...*kuryrv1.KuryrPort) (e *env, p
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-a"},
 		Status: corev1.NodeStatus{Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.20.0.5"}}}}
 	nc := e.r.Neutron.(*neutron.Client)
-	e.r.Settings.Nested = true
-	e.r.Nested = &nested.Placer{Mode: mode,
-		Parents: &nested.Parents{Neutron: nc, Nodes: fake.NewClientBuilder().WithObjects(node).Build(),
-			Subnets: []string{"workers"}, NeedTrunk: mode == nested.ModeVLAN},
-		Trunks: &nested.Trunks{Neutron: nc}, Pairs: &nested.Pairs{Neutron: nc, Attempts: 3}}
+	if label != "" {
+		node.Labels = map[string]string{kuryrv1.PodVIFLabel: label}
+	}
+	nodes := fake.NewClientBuilder().WithObjects(node, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-b"}}).Build()
+	e.r.Nested = &nested.Placer{Modes: &nested.Modes{Nodes: nodes, Default: def},
+		Parents: &nested.Parents{Neutron: nc, Nodes: nodes, Subnets: []string{"workers"}},
+		Trunks:  &nested.Trunks{Neutron: nc}, Pairs: &nested.Pairs{Neutron: nc, Attempts: 3}}
 	return e, parent, trunk
 }
 
@@ -81,6 +89,28 @@ func TestNestedMacvlan(t *testing.T) {
 	deleteKP(t, e, "web")
 	if pairs, _ := e.fake.Get("ports", parent)["allowed_address_pairs"].([]any); len(pairs) != 0 || e.fake.Get("ports", vif.PortID) != nil {
 		t.Errorf("pair or port left: %v", pairs)
+	}
+}
+
+// TestMixedCluster: in a cluster of hypervisors (neutron-vif), a node
+// labelled nested-vlan is a VM node: its pod's port is a subport, while a
+// pod on another node gets a port bound to that node.
+func TestMixedCluster(t *testing.T) {
+	vmPod, hvPod := kp("web", "uid-1"), kp("db", "uid-2")
+	hvPod.Spec.PodNodeName = "node-b"
+	e, _, trunk := mixedEnv(t, nested.ModeNeutron, nested.ModeVLAN, vmPod, hvPod)
+	for _, name := range []string{"web", "db"} {
+		if err := e.reconcile(t, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	vm, _ := e.get(t, "web").Status.DefaultVIF()
+	hv, _ := e.get(t, "db").Status.DefaultVIF()
+	if vm.Nested == nil || vm.Nested.TrunkID != trunk || hv.Nested != nil {
+		t.Errorf("VM node's VIF %+v, hypervisor's %+v", vm.Nested, hv.Nested)
+	}
+	if host := e.fake.Get("ports", hv.PortID)["binding:host_id"]; host != "node-b" {
+		t.Errorf("hypervisor pod's port bound to %v", host)
 	}
 }
 

@@ -42,6 +42,7 @@ type netInfo interface {
 // placer puts the ports of pods on VM nodes on their VM's port (package
 // nested).
 type placer interface {
+	Nested(ctx context.Context, node string) (bool, error)
 	Place(ctx context.Context, node string, ports []neutron.Port) (map[string]kuryrv1.NestedVIF, error)
 	Unplace(ctx context.Context, node string, at *kuryrv1.NestedVIF, port neutron.Port) error
 }
@@ -73,8 +74,9 @@ type Reconciler struct {
 	// groups its pod must not be admitted by before the KuryrPort gets
 	// them, and out of all of them before the port is pooled or deleted.
 	Addresses portgroups.AddressGate
-	// Nested, when set, places ports on their node's VM port (nodes are
-	// VMs: nested-vlan, nested-macvlan) instead of binding them to nodes.
+	// Nested, when set, places the ports of pods on VM nodes (nested-vlan,
+	// nested-macvlan: the cluster's pod_vif_driver or the node's label) on
+	// their VM's port instead of binding them to nodes.
 	Nested placer
 	// Watches: what else makes a KuryrPort's groups change.
 	Watches []kit.Watch
@@ -141,11 +143,15 @@ func (r *Reconciler) ensurePort(ctx context.Context, kp *kuryrv1.KuryrPort) (ctr
 	if !ok {
 		return ctrl.Result{}, r.setCondition(ctx, kp, metav1.ConditionFalse, kuryrv1.ReasonWaiting, "waiting for the pod's network (its namespace's or node's KuryrNetwork)")
 	}
+	nested, err := r.onVM(ctx, kp.Spec.PodNodeName)
+	if err != nil {
+		return ctrl.Result{}, r.fail(ctx, kp, "NodeMode", err)
+	}
 	groups, err := r.groupsAtCreation(ctx, kp)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	port, reason, err := r.obtainPort(ctx, kp, target, groups)
+	port, reason, err := r.obtainPort(ctx, kp, target, groups, nested)
 	var wait settling
 	if errors.As(err, &wait) {
 		return ctrl.Result{RequeueAfter: time.Duration(wait)}, r.setCondition(ctx, kp, metav1.ConditionFalse,
@@ -154,7 +160,7 @@ func (r *Reconciler) ensurePort(ctx context.Context, kp *kuryrv1.KuryrPort) (ctr
 	if err != nil {
 		return ctrl.Result{}, r.fail(ctx, kp, "CreatePort", err)
 	}
-	if r.Nested == nil {
+	if !nested {
 		if res, done, err := r.checkBinding(ctx, kp, &port); done {
 			return res, err
 		}
@@ -173,7 +179,7 @@ func (r *Reconciler) ensurePort(ctx context.Context, kp *kuryrv1.KuryrPort) (ctr
 	if err != nil {
 		return ctrl.Result{}, r.fail(ctx, kp, "DescribePort", err)
 	}
-	if r.Nested != nil {
+	if nested {
 		if err := r.place(ctx, kp, port, &vif); err != nil {
 			return ctrl.Result{}, r.fail(ctx, kp, "AttachToVM", err)
 		}
@@ -275,15 +281,21 @@ func (r *Reconciler) finalize(ctx context.Context, kp *kuryrv1.KuryrPort) (time.
 			return 0, r.fail(ctx, kp, "ForgetAddresses", err)
 		}
 	}
+	onVM, err := r.onVM(ctx, kp.Spec.PodNodeName)
+	if err != nil {
+		return 0, r.fail(ctx, kp, "NodeMode", err)
+	}
 	for _, p := range held {
-		if r.Nested != nil {
-			if err := r.Nested.Unplace(ctx, kp.Spec.PodNodeName, nestedOf(kp, p.ID), p); err != nil {
+		at := nestedOf(kp, p.ID)
+		if at != nil || onVM {
+			if err := r.Nested.Unplace(ctx, kp.Spec.PodNodeName, at, p); err != nil {
 				return 0, r.fail(ctx, kp, "DetachFromVM", err)
 			}
 		}
-		// A port given up is not pooled, nor one whose groups cannot be
+		// A port given up is not pooled, nor a VM node's (pools hold
+		// ports bound to hypervisors), nor one whose groups cannot be
 		// taken back to the pool's first (the next pod would inherit them).
-		if r.Pool != nil && !r.Ledger.Doomed(p.ID) && r.poolable(ctx, kp.Spec.PodUID, &p) &&
+		if r.Pool != nil && at == nil && !onVM && !r.Ledger.Doomed(p.ID) && r.poolable(ctx, kp.Spec.PodUID, &p) &&
 			r.Pool.Release(p, kp.Spec.PodUID) != Retire {
 			continue // back in its node's pool, or another pod's now
 		}

@@ -76,7 +76,8 @@ func placer(t *testing.T, f *neutrontest.Fake, mode string, nodes ...*corev1.Nod
 	for _, n := range nodes {
 		b = b.WithObjects(n)
 	}
-	return &Placer{Mode: mode, Parents: &Parents{Neutron: c, Nodes: b.Build(), Subnets: []string{"workers"}, NeedTrunk: mode == ModeVLAN},
+	cl := b.Build()
+	return &Placer{Modes: &Modes{Nodes: cl, Default: mode}, Parents: &Parents{Neutron: c, Nodes: cl, Subnets: []string{"workers"}},
 		Trunks: &Trunks{Neutron: c}, Pairs: &Pairs{Neutron: c, Attempts: 3}}
 }
 
@@ -208,13 +209,33 @@ func TestParents(t *testing.T) {
 		Status: corev1.NodeStatus{Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "192.0.2.1"}}}}
 	p := placer(t, f, ModeVLAN, node, bare, lost)
 	ctx := context.Background()
-	if got, err := p.Parents.Of(ctx, "vm-1"); err != nil || got.PortID != parent {
+	if got, err := p.Parents.Of(ctx, "vm-1", true); err != nil || got.PortID != parent {
 		t.Errorf("vm-1: %+v, %v", got, err)
 	}
-	if _, err := p.Parents.Of(ctx, "vm-2"); err == nil || !strings.Contains(err.Error(), "trunk create") {
+	if _, err := p.Parents.Of(ctx, "vm-2", true); err == nil || !strings.Contains(err.Error(), "trunk create") {
 		t.Errorf("vm-2 without a trunk: %v", err)
 	}
-	if _, err := p.Parents.Of(ctx, "vm-3"); err == nil || !strings.Contains(err.Error(), "worker_nodes_subnets") {
+	if _, err := p.Parents.Of(ctx, "vm-3", true); err == nil || !strings.Contains(err.Error(), "worker_nodes_subnets") {
 		t.Errorf("vm-3 off the worker subnets: %v", err)
+	}
+}
+
+// TestModes: a node's label overrides the cluster's pod_vif_driver; a
+// label naming no mode is an error; a node that is gone has the default.
+func TestModes(t *testing.T) {
+	label := func(name, v string) *corev1.Node {
+		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{kuryrv1.PodVIFLabel: v}}}
+	}
+	plain := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "hv"}}
+	m := &Modes{Nodes: fake.NewClientBuilder().WithObjects(plain, label("vm", ModeMacvlan), label("odd", "vlan")).Build(),
+		Default: ModeNeutron}
+	ctx := context.Background()
+	for node, want := range map[string]string{"hv": ModeNeutron, "vm": ModeMacvlan, "gone": ModeNeutron} {
+		if got, err := m.Of(ctx, node); err != nil || got != want {
+			t.Errorf("%s: %q, %v; want %q", node, got, err, want)
+		}
+	}
+	if _, err := m.Of(ctx, "odd"); err == nil || !strings.Contains(err.Error(), kuryrv1.PodVIFLabel) {
+		t.Errorf("odd label: %v", err)
 	}
 }

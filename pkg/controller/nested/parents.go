@@ -47,15 +47,14 @@ type Parents struct {
 	Nodes   client.Reader
 	// Subnets are worker_nodes_subnets; empty: any subnet.
 	Subnets []string
-	// NeedTrunk: nested-vlan needs the port to be a trunk's parent.
-	NeedTrunk bool
 
 	mu    sync.Mutex
 	known map[string]Parent // by node name
 }
 
-// Of returns node's VM port.
-func (p *Parents) Of(ctx context.Context, node string) (Parent, error) {
+// Of returns node's VM port; needTrunk (nested-vlan): it must be the
+// parent of a trunk.
+func (p *Parents) Of(ctx context.Context, node string, needTrunk bool) (Parent, error) {
 	var n corev1.Node
 	if err := p.Nodes.Get(ctx, client.ObjectKey{Name: node}, &n); err != nil {
 		return Parent{}, fmt.Errorf("read node %s: %w", node, err)
@@ -64,7 +63,7 @@ func (p *Parents) Of(ctx context.Context, node string) (Parent, error) {
 	p.mu.Lock()
 	known, ok := p.known[node]
 	p.mu.Unlock()
-	if ok && slices.Contains(addrs, known.Address) {
+	if ok && slices.Contains(addrs, known.Address) && (known.TrunkID != "" || !needTrunk) {
 		return known, nil
 	}
 	for _, a := range addrs {
@@ -78,7 +77,7 @@ func (p *Parents) Of(ctx context.Context, node string) (Parent, error) {
 		case len(ports) > 1:
 			return Parent{}, fmt.Errorf("node %s: %d ports hold its address %s on the worker nodes subnets %v; "+
 				"which one is the VM's is not clear", node, len(ports), a, p.Subnets)
-		case p.NeedTrunk && ports[0].TrunkID == "":
+		case needTrunk && ports[0].TrunkID == "":
 			return Parent{}, fmt.Errorf("node %s: its port %s (%s) is not the parent of a trunk; nested-vlan needs "+
 				"one (openstack network trunk create --parent-port %s ...)", node, ports[0].ID, a, ports[0].ID)
 		}

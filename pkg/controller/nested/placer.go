@@ -12,23 +12,33 @@ import (
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
 
-// Placer puts pods' ports on their node's VM port, in one mode.
+// Placer puts pods' ports on their node's VM port, in their node's mode.
 type Placer struct {
-	Mode    string
+	Modes   *Modes
 	Parents *Parents
 	Trunks  *Trunks
 	Pairs   *Pairs
 }
 
+// Nested says whether node is a VM node.
+func (p *Placer) Nested(ctx context.Context, node string) (bool, error) {
+	mode, err := p.Modes.Of(ctx, node)
+	return mode == ModeVLAN || mode == ModeMacvlan, err
+}
+
 // Place attaches the ports of pods on node to the node's VM port and says
 // where each sits (by port id).
 func (p *Placer) Place(ctx context.Context, node string, pods []neutron.Port) (map[string]kuryrv1.NestedVIF, error) {
-	parent, err := p.Parents.Of(ctx, node)
+	mode, err := p.Modes.Of(ctx, node)
+	if err != nil {
+		return nil, err
+	}
+	parent, err := p.Parents.Of(ctx, node, mode == ModeVLAN)
 	if err != nil {
 		return nil, err
 	}
 	out := map[string]kuryrv1.NestedVIF{}
-	switch p.Mode {
+	switch mode {
 	case ModeVLAN:
 		var ids []string
 		for _, port := range pods {
@@ -56,7 +66,7 @@ func (p *Placer) Place(ctx context.Context, node string, pods []neutron.Port) (m
 			return nil, err
 		}
 	default:
-		return nil, fmt.Errorf("unknown nested mode %q", p.Mode)
+		return nil, fmt.Errorf("node %s is not a VM node (mode %s)", node, mode)
 	}
 	return out, nil
 }
@@ -67,7 +77,11 @@ func (p *Placer) Place(ctx context.Context, node string, pods []neutron.Port) (m
 // the sweep takes it off.
 func (p *Placer) Unplace(ctx context.Context, node string, at *kuryrv1.NestedVIF, port neutron.Port) error {
 	if at == nil {
-		parent, err := p.Parents.Of(ctx, node)
+		mode, err := p.Modes.Of(ctx, node)
+		if err != nil {
+			return err
+		}
+		parent, err := p.Parents.Of(ctx, node, mode == ModeVLAN)
 		if apierrors.IsNotFound(err) {
 			log.FromContext(ctx).Info("node gone: its VM port is not known", "node", node, "port", port.ID)
 			return nil
@@ -75,11 +89,10 @@ func (p *Placer) Unplace(ctx context.Context, node string, at *kuryrv1.NestedVIF
 		if err != nil {
 			return err
 		}
-		mode := kuryrv1.NestedVLAN
-		if p.Mode == ModeMacvlan {
-			mode = kuryrv1.NestedMacvlan
+		at = &kuryrv1.NestedVIF{Mode: kuryrv1.NestedMacvlan, ParentPortID: parent.PortID}
+		if mode == ModeVLAN {
+			at = &kuryrv1.NestedVIF{Mode: kuryrv1.NestedVLAN, ParentPortID: parent.PortID, TrunkID: parent.TrunkID}
 		}
-		at = &kuryrv1.NestedVIF{Mode: mode, ParentPortID: parent.PortID, TrunkID: parent.TrunkID}
 	}
 	switch at.Mode {
 	case kuryrv1.NestedVLAN:

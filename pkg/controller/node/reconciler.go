@@ -6,6 +6,7 @@
 // that are VMs on Neutron reach pods through their own ports. Every node
 // also gets a refuse port on the service network (kind.go), through which
 // ClusterIPs without a load balancer or an endpoint refuse connections.
+// VM nodes (package nested) get neither.
 package node
 
 import (
@@ -26,6 +27,7 @@ import (
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/clusternet"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/kit"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/nested"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/openstack"
 )
@@ -87,7 +89,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // converge makes the node's port of kind k exist and its annotation say
 // how to configure it (or removes both when k is off).
 func (r *Reconciler) converge(ctx context.Context, k kind, node *corev1.Node) (ctrl.Result, error) {
-	if k.subnet == "" {
+	if k.subnet == "" || nested.OnVM(node, r.Settings.PodVIFDriver) {
 		return ctrl.Result{}, r.disable(ctx, k, node)
 	}
 	sub, err := r.Info.Subnet(ctx, k.subnet)

@@ -35,6 +35,10 @@ type Settings struct {
 	// BindTimeout: a port still unbound this long after its creation will
 	// never be bound, and is replaced.
 	BindTimeout time.Duration
+	// PodVIFDriver is [kubernetes] pod_vif_driver: VM nodes (nested
+	// modes, or the node's label) get no port of either kind, as nothing
+	// can be bound to them.
+	PodVIFDriver string
 }
 
 // portSpec is the port of kind k of a node. Pure.
