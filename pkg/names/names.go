@@ -53,6 +53,10 @@ const (
 	RefuseInterface = "kuryr-refuse"
 	// ProbeInterface is the host interface of the address-group probe port.
 	ProbeInterface = "kuryr-probe"
+	// MacvlanShim is a nested-macvlan VM node's own macvlan of its NIC,
+	// through which the node reaches its pods (a NIC cannot reach its own
+	// macvlans).
+	MacvlanShim = "kuryr-mvl"
 	// NodePortsTable is the nftables table (family inet) of the node ports.
 	NodePortsTable = "kuryr-node-ports"
 	// OVS external ids kuryr sets on a pod's interface beside iface-id.

@@ -65,10 +65,12 @@ type Port struct {
 	Bridge, Name                 string // bridge; host interface (tap...)
 	PortID, MAC, PodUID          string // the Neutron port; Nova-style vm-uuid
 	ContainerID, IfName, PodName string // the CNI attachment; namespace/name
-	// Netns is the pod's network namespace: kept by a VM node's file
-	// records (package records), whose pod interface is not a veth with
-	// an end on the node; OVS does not keep it.
-	Netns string `json:",omitempty"`
+	// Netns is the pod's network namespace, and IPs its addresses with a
+	// host route through the node's macvlan shim (nested-macvlan): kept by
+	// a VM node's file records (package records), whose pod interface is
+	// not a veth with an end on the node; OVS keeps neither.
+	Netns string   `json:",omitempty"`
+	IPs   []string `json:",omitempty"`
 }
 
 func (o *Client) session() *session {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -103,7 +104,7 @@ func TestOVSAddPortsTogether(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 5 || got[0] != (Port{Name: "tap1", PortID: "port-1", MAC: "fa:16:3e:00:00:01",
+	if len(got) != 5 || !reflect.DeepEqual(got[0], Port{Name: "tap1", PortID: "port-1", MAC: "fa:16:3e:00:00:01",
 		PodUID: "uid-1", ContainerID: "c1", IfName: "eth0", PodName: "ns/p1"}) {
 		t.Fatalf("Ports: %+v", got)
 	}

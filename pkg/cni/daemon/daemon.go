@@ -37,6 +37,8 @@ type kernelAPI interface {
 	CreateVeth(v plug.Veth) error
 	DeleteVeth(hostIf string)
 	CreateNested(n plug.Nested) error
+	RouteViaShim(link string, podIP net.IP) error
+	UnrouteViaShim(podIP net.IP) error
 	RemovePodIf(netns, ifName string) error
 	Inspect(netns, ifName string, gw net.IP) (plug.Observed, error)
 }

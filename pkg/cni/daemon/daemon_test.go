@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -71,6 +72,7 @@ type fakeKernel struct {
 	mu                sync.Mutex
 	veths             map[string]string // host interface -> netns
 	nested            []plug.Nested
+	shimRoutes        []string
 }
 
 func (k *fakeKernel) CreateVeth(v plug.Veth) error {
@@ -95,6 +97,18 @@ func (k *fakeKernel) CreateNested(n plug.Nested) error {
 	return nil
 }
 func (k *fakeKernel) DefaultRouteLink() (string, error) { return "ens3", nil }
+func (k *fakeKernel) RouteViaShim(_ string, ip net.IP) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.shimRoutes = append(k.shimRoutes, ip.String())
+	return nil
+}
+func (k *fakeKernel) UnrouteViaShim(ip net.IP) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.shimRoutes = slices.DeleteFunc(k.shimRoutes, func(s string) bool { return s == ip.String() })
+	return nil
+}
 func (k *fakeKernel) DeleteVeth(hostIf string) {
 	k.mu.Lock()
 	defer k.mu.Unlock()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 
 	"github.com/containernetworking/cni/pkg/types"
 	current "github.com/containernetworking/cni/pkg/types/100"
@@ -17,7 +18,9 @@ import (
 
 // plugNested gives a pod of a VM node its VLAN or macvlan interface on
 // the VM's NIC and records the attachment (with the pod's namespace, as
-// nothing of it is left on the node's side).
+// nothing of it is left on the node's side); a macvlan pod is routed
+// through the node's shim, so that the node (its kubelet's probes) reaches
+// it.
 func (d *Daemon) plugNested(ctx context.Context, req *api.Request, vif kuryrv1.VIF, hostIf string, kp *kuryrv1.KuryrPort, res *current.Result) *types.Error {
 	n, err := nestedOf(vif, d.Link)
 	if err != nil {
@@ -30,13 +33,34 @@ func (d *Daemon) plugNested(ctx context.Context, req *api.Request, vif kuryrv1.V
 		}
 		return types.NewError(api.ErrPlug, "plugging the pod's interface on the VM's NIC failed", err.Error())
 	}
-	err = d.OVS.AddPort(ctx, ovs.Port{Name: hostIf, PortID: vif.PortID, MAC: vif.MACAddress, PodUID: kp.Spec.PodUID,
-		ContainerID: req.ContainerID, IfName: req.IfName, PodName: key(kp.Namespace, kp.Name), Netns: req.Netns})
-	if err != nil {
+	rec := ovs.Port{Name: hostIf, PortID: vif.PortID, MAC: vif.MACAddress, PodUID: kp.Spec.PodUID,
+		ContainerID: req.ContainerID, IfName: req.IfName, PodName: key(kp.Namespace, kp.Name), Netns: req.Netns}
+	if n.VLANID == 0 {
+		rec.IPs = podIPs(vif)
+	}
+	// Recorded before the routes, so that a DEL after a failure takes
+	// them away too.
+	if err := d.OVS.AddPort(ctx, rec); err != nil {
 		_ = d.Kernel.RemovePodIf(req.Netns, req.IfName)
 		return types.NewError(api.ErrPlug, "recording the pod's attachment failed", err.Error())
 	}
+	for _, ip := range rec.IPs {
+		if err := d.Kernel.RouteViaShim(d.Link, net.ParseIP(ip)); err != nil {
+			return types.NewError(api.ErrPlug, "routing the node to its macvlan pod failed", err.Error())
+		}
+	}
 	return nil
+}
+
+// podIPs are the VIF's addresses without their prefix lengths.
+func podIPs(vif kuryrv1.VIF) []string {
+	var out []string
+	for _, a := range vif.IPs {
+		if ip, _, err := net.ParseCIDR(a.Address); err == nil {
+			out = append(out, ip.String())
+		}
+	}
+	return out
 }
 
 // nestedOf is the interface the port data asks for on a node whose NIC is
@@ -66,6 +90,11 @@ func nestedOf(vif kuryrv1.VIF, link string) (plug.Nested, error) {
 // crash between the two leaves the record, which the next DEL or GC
 // finishes.
 func (d *Daemon) unplugNested(ctx context.Context, att *ovs.Port) *types.Error {
+	for _, ip := range att.IPs {
+		if err := d.Kernel.UnrouteViaShim(net.ParseIP(ip)); err != nil {
+			return tryAgain("%v", err)
+		}
+	}
 	if err := d.Kernel.RemovePodIf(att.Netns, att.IfName); err != nil {
 		return tryAgain("removing %s from %s: %v", att.IfName, att.Netns, err)
 	}

@@ -39,6 +39,24 @@ func TestNestedAddDel(t *testing.T) {
 		t.Errorf("after DEL: records %+v, pod interfaces removed %v", recs, k.removedPodIfs)
 	}
 
+	// A macvlan pod is routed through the node's shim until its DEL.
+	mv := withVIF(kuryrPort("mv", "u3"), func(v *kuryrv1.VIF) {
+		v.Nested = &kuryrv1.NestedVIF{Mode: kuryrv1.NestedMacvlan, ParentPortID: "p"}
+	})
+	d.Registry.Set(mv)
+	if _, cerr := d.Handle(context.Background(), request("ADD", "mv", "u3", "c4")); cerr != nil {
+		t.Fatal(cerr)
+	}
+	if len(k.shimRoutes) != 1 || k.shimRoutes[0] != "10.10.0.5" {
+		t.Errorf("shim routes after a macvlan ADD: %v", k.shimRoutes)
+	}
+	if _, cerr := d.Handle(context.Background(), request("DEL", "mv", "u3", "c4")); cerr != nil {
+		t.Fatal(cerr)
+	}
+	if len(k.shimRoutes) != 0 {
+		t.Errorf("shim routes after its DEL: %v", k.shimRoutes)
+	}
+
 	d.Registry.Set(kuryrPort("db", "u2")) // bound to a hypervisor
 	if _, cerr := d.Handle(context.Background(), request("ADD", "db", "u2", "c2")); cerr == nil || cerr.Code != types.ErrInvalidNetworkConfig {
 		t.Errorf("hypervisor port on a VM node: %+v", cerr)

@@ -8,6 +8,8 @@ import (
 
 	"github.com/containernetworking/plugins/pkg/ns"
 	"github.com/vishvananda/netlink"
+
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 )
 
 // CreateNested gives a pod of a VM node its interface on the VM's NIC: a
@@ -141,4 +143,77 @@ func maskOf(dst *net.IPNet) (int, int) {
 		return 0, 32
 	}
 	return dst.Mask.Size()
+}
+
+// RouteViaShim makes the node reach a macvlan pod on its own NIC: a NIC
+// cannot reach its own macvlans, so the node gets one of its own
+// (names.MacvlanShim, bridge mode, no address) and a host route to the
+// pod's address through it, from the NIC's first IPv4 address (the
+// pod answers through the cloud). Idempotent.
+func (Kernel) RouteViaShim(link string, podIP net.IP) error {
+	shim, err := ensureShim(link)
+	if err != nil {
+		return err
+	}
+	src, err := firstIPv4(link)
+	if err != nil {
+		return err
+	}
+	r := &netlink.Route{LinkIndex: shim.Attrs().Index, Dst: hostNet(podIP), Src: src, Scope: netlink.SCOPE_LINK}
+	if err := netlink.RouteReplace(r); err != nil {
+		return fmt.Errorf("route %s via %s: %w", podIP, names.MacvlanShim, err)
+	}
+	return nil
+}
+
+// UnrouteViaShim removes the route RouteViaShim made (none is no error).
+func (Kernel) UnrouteViaShim(podIP net.IP) error {
+	shim, err := netlink.LinkByName(names.MacvlanShim)
+	if err != nil {
+		return nil
+	}
+	err = netlink.RouteDel(&netlink.Route{LinkIndex: shim.Attrs().Index, Dst: hostNet(podIP), Scope: netlink.SCOPE_LINK})
+	if err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("remove route to %s via %s: %w", podIP, names.MacvlanShim, err)
+	}
+	return nil
+}
+
+func ensureShim(link string) (netlink.Link, error) {
+	if l, err := netlink.LinkByName(names.MacvlanShim); err == nil {
+		return l, nil
+	}
+	parent, err := netlink.LinkByName(link)
+	if err != nil {
+		return nil, fmt.Errorf("the VM's NIC %s: %w", link, err)
+	}
+	attrs := netlink.NewLinkAttrs()
+	attrs.Name, attrs.ParentIndex = names.MacvlanShim, parent.Attrs().Index
+	if err := netlink.LinkAdd(&netlink.Macvlan{LinkAttrs: attrs, Mode: netlink.MACVLAN_MODE_BRIDGE}); err != nil && !errors.Is(err, syscall.EEXIST) {
+		return nil, fmt.Errorf("create %s on %s: %w", names.MacvlanShim, link, err)
+	}
+	l, err := netlink.LinkByName(names.MacvlanShim)
+	if err != nil {
+		return nil, err
+	}
+	return l, netlink.LinkSetUp(l)
+}
+
+func firstIPv4(link string) (net.IP, error) {
+	l, err := netlink.LinkByName(link)
+	if err != nil {
+		return nil, err
+	}
+	addrs, err := netlink.AddrList(l, netlink.FAMILY_V4)
+	if err != nil || len(addrs) == 0 {
+		return nil, fmt.Errorf("the VM's NIC %s has no IPv4 address (%v)", link, err)
+	}
+	return addrs[0].IP, nil
+}
+
+func hostNet(ip net.IP) *net.IPNet {
+	if v4 := ip.To4(); v4 != nil {
+		return &net.IPNet{IP: v4, Mask: net.CIDRMask(32, 32)}
+	}
+	return &net.IPNet{IP: ip, Mask: net.CIDRMask(128, 128)}
 }

@@ -26,6 +26,10 @@ func vmNIC(t *testing.T, node, network ns.NetNS) {
 		if err := netlink.LinkSetUp(l); err != nil {
 			return err
 		}
+		addr, _ := netlink.ParseAddr("10.99.0.2/24") // the VM's own address
+		if err := netlink.AddrAdd(l, addr); err != nil {
+			return err
+		}
 		peer, _ := netlink.LinkByName("net0")
 		return netlink.LinkSetNsFd(peer, int(network.Fd()))
 	})
@@ -50,8 +54,9 @@ func vmNIC(t *testing.T, node, network ns.NetNS) {
 
 // TestNestedMacvlan: a pod of a VM node gets a macvlan of the VM's NIC
 // with its port's MAC and address, reaches the network through the NIC,
-// and its interface is taken out again by RemovePodIf (it is this node's
-// plug); a retried ADD replaces what the first made; an MTU above the
+// reaches the node through the node's shim (a NIC cannot reach its own
+// macvlans), and its interface is taken out again by RemovePodIf (it is
+// this node's plug); a retried ADD replaces what the first made; an MTU above the
 // NIC's is refused, saying which option lowers it.
 func TestNestedMacvlan(t *testing.T) {
 	needRoot(t)
@@ -104,6 +109,35 @@ func TestNestedMacvlan(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatalf("pod to the network through the VM's NIC: %v", err)
+	}
+	// The node reaches its own pod through its shim.
+	err = node.Do(func(ns.NetNS) error { return kernel.RouteViaShim("ens3", net.ParseIP("10.99.0.5")) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var podLn net.Listener
+	_ = pod.Do(func(ns.NetNS) error { podLn, err = net.Listen("tcp", "10.99.0.5:0"); return err })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer podLn.Close()
+	go func() {
+		if c, err := podLn.Accept(); err == nil {
+			c.Close()
+		}
+	}()
+	err = node.Do(func(ns.NetNS) error {
+		c, err := net.DialTimeout("tcp", podLn.Addr().String(), 5*time.Second)
+		if err == nil {
+			c.Close()
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatalf("node to its own macvlan pod: %v", err)
+	}
+	if err := node.Do(func(ns.NetNS) error { return kernel.UnrouteViaShim(net.ParseIP("10.99.0.5")) }); err != nil {
+		t.Fatal(err)
 	}
 	if err := node.Do(func(ns.NetNS) error { return kernel.RemovePodIf(pod.Path(), "eth0") }); err != nil {
 		t.Fatal(err)

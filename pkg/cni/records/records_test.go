@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/kuryr-k8s/kuryr/pkg/ovs"
@@ -20,7 +21,7 @@ func TestRecords(t *testing.T) {
 		t.Fatalf("before any: %v, %v", got, err)
 	}
 	p := ovs.Port{Name: "tap0123", PortID: "port-1", MAC: "fa:16:3e:00:00:01", ContainerID: "c1", IfName: "eth0",
-		PodName: "ns/web", Netns: "/run/netns/c1"}
+		PodName: "ns/web", Netns: "/run/netns/c1", IPs: []string{"10.10.0.5"}}
 	if err := d.AddPort(ctx, p); err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +29,7 @@ func TestRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, err := d.Ports(ctx)
-	if err != nil || len(got) != 1 || got[0] != p {
+	if err != nil || len(got) != 1 || !reflect.DeepEqual(got[0], p) {
 		t.Fatalf("Ports = %+v, %v", got, err)
 	}
 	ifs, err := d.Interfaces(ctx)
