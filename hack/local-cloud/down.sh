@@ -36,8 +36,8 @@ kill_node_containers() {
 # cloud's, in _output/logs/kuryr-pods/.
 save_kuryr_logs
 log "stopping kubelets and containers"
-for n in "${NODES[@]}"; do stop_named "$n-kubelet"; done
-for n in "${NODES[@]}"; do kill_node_containers "$n"; stop_named "$n-containerd"; done
+for n in "${NODES[@]}" "${VM_NODES[@]}"; do stop_named "$n-kubelet"; done
+for n in "${NODES[@]}" "${VM_NODES[@]}"; do kill_node_containers "$n"; stop_named "$n-containerd"; done
 
 log "stopping everything else"
 if [ -d "$CLOUD_RUN/pids" ]; then
@@ -64,7 +64,7 @@ for ns in $(ip netns list | awk '{print $1}'); do
 done
 
 log "removing cgroups"
-for n in "${NODES[@]}"; do
+for n in "${NODES[@]}" "${VM_NODES[@]}"; do
   for sub in /sys/fs/cgroup/*/kc-"$n"; do
     [ -d "$sub" ] && find "$sub" -depth -type d -exec rmdir {} + 2>/dev/null
   done
@@ -74,7 +74,7 @@ restore_host_settings
 # libcni's cache of the nodes' sandboxes (the nodes share the host's
 # /var/lib/cni): the entries of this cloud's nodes (their pods' cgroups are
 # under kc-<node>) are gone with it; other users' entries stay.
-for n in "${NODES[@]}"; do
+for n in "${NODES[@]}" "${VM_NODES[@]}"; do
   grep -lF "\"cgroupPath\":\"/kc-$n/" /var/lib/cni/results/* 2>/dev/null | xargs -r rm -f || true
 done
 rm -rf "$CLOUD_STATE" /var/run/octavia/*.sock

@@ -54,6 +54,17 @@ COREDNS_BIN=$CLOUD_CACHE/coredns/$COREDNS_VERSION/coredns
 # Nodes: each a network namespace with its own OVS, ovn-controller,
 # containerd and kubelet. The first one is also the OVN gateway chassis.
 NODES=(${KURYR_CLOUD_NODES:-kuryr-node-1 kuryr-node-2})
+# VM nodes (components/vm-node.sh): Kubernetes nodes that are VMs of the
+# cloud, each a namespace whose one NIC is a Neutron port (the parent of a
+# trunk) on the worker network, plugged into the last hypervisor node's
+# br-int as Nova plugs a VM; their pods are nested-macvlan. None unless
+# KURYR_CLOUD_VM_NODES names them (e.g. "kuryr-vm-1").
+# A cloud that is up keeps its own (make down, kuryr-ctl.sh need no variable).
+VM_NODES=(${KURYR_CLOUD_VM_NODES:-$(cat "${KURYR_CLOUD_STATE:-/var/lib/kuryr-cloud}/vm-nodes" 2>/dev/null)})
+WORKER_SUBNET_CIDR=10.12.0.0/24 # the worker nodes' tenant network (on the router); VM node j gets .(10+j)
+WORKER_GW=10.12.0.1
+VM_NODE_LABEL=kuryr.openstack.org/pod-vif
+VM_NODE_TAINT=kuryr.openstack.org/vm-node
 UNDERLAY_NS=kc-underlay
 OUTSIDE_NS=kc-outside
 UNDERLAY_CIDR_PREFIX=10.250.0   # node i gets .(10+i)/24
@@ -90,13 +101,20 @@ CLUSTER_NAME=kuryr-local
 log() { printf '%s %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
 
-node_index() { # name -> 1-based index
+node_index() { # name -> 1-based index (VM node j: 100+j)
   local i
   for i in "${!NODES[@]}"; do
     [ "${NODES[$i]}" = "$1" ] && { echo $((i + 1)); return; }
   done
+  for i in "${!VM_NODES[@]}"; do
+    [ "${VM_NODES[$i]}" = "$1" ] && { echo $((i + 101)); return; }
+  done
   return 1
 }
+is_vm_node() { [ "$(node_index "$1")" -gt 100 ]; }
+vm_node_ip() { echo "${WORKER_SUBNET_CIDR%.*}.$((10 + $(node_index "$1") - 100))"; }
+# node_ip NODE: the address the node registers with (InternalIP).
+node_ip() { if is_vm_node "$1"; then vm_node_ip "$1"; else node_underlay_ip "$1"; fi; }
 node_ns() { echo "kc-$1"; }
 node_dir() { echo "$CLOUD_STATE/nodes/$1"; }
 node_underlay_ip() { echo "$UNDERLAY_CIDR_PREFIX.$((10 + $(node_index "$1")))"; }

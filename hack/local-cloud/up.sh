@@ -38,6 +38,7 @@ fi
 trap 'kill -- -$p_build 2>/dev/null || true' EXIT
 
 t0=$(date +%s.%N)
+mkdir -p "$CLOUD_STATE" && echo "${VM_NODES[*]}" >"$CLOUD_STATE/vm-nodes"
 save_host_settings
 mount_root
 cloud_ca
@@ -77,6 +78,12 @@ done
 join $p_neutron $p_keystone
 PROJECT_ID=$(cat "$KEYSTONE_DIR/kuryr-project.id")
 timed neutron-bootstrap bootstrap_neutron
+# VM nodes once their worker network is there (their hypervisor's OVS is
+# up: the node networks have joined).
+if [ ${#VM_NODES[@]} -gt 0 ]; then
+  timed worker-net ensure_worker_net
+  for n in "${VM_NODES[@]}"; do ( timed "$n" start_vm_node "$n" ) & pids+=($!); done
+fi
 write_kuryr_conf
 write_clouds_yaml
 join $p_octavia "${pids[@]}"
@@ -93,7 +100,7 @@ nodes_ready() {
   local ready
   ready=$("$K8S_BIN/kubectl" --kubeconfig "$ADMIN_KUBECONFIG" get nodes -o \
     jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' | grep -c True)
-  [ "$ready" -ge ${#NODES[@]} ]
+  [ "$ready" -ge $((${#NODES[@]} + ${#VM_NODES[@]})) ]
 }
 chassis_up() {
   # Neutron's alive=true filter does not work for OVN agents: read the field.

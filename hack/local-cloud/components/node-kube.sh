@@ -198,6 +198,11 @@ staticPodPath: $d/kubelet/manifests
 # remove each other's pods' logs as orphans.
 podLogsDir: $d/kubelet/pod-logs
 EOF
+  # A VM node: labelled with its pods' mode, tainted so that only what
+  # tolerates it (kuryr's daemon, the nested tests) runs there.
+  if is_vm_node "$node"; then
+    echo "registerWithTaints: [{key: $VM_NODE_TAINT, value: \"true\", effect: NoSchedule}]" >>"$d/kubelet/config.yaml"
+  fi
 }
 
 start_node_kubelet() {
@@ -206,8 +211,13 @@ start_node_kubelet() {
   ensure_cgroup_root "$node"
   write_kubelet_conf "$node"
   kubeconfig_for "node-$node" "$d/kubelet/kubeconfig"
-  start_bg "$node-kubelet" "$ns" -- "$K8S_BIN/kubelet" \
+  # A VM reaches the API server as any VM on the cloud: through its router.
+  is_vm_node "$node" && sed -i "s|https://127.0.0.1:$APISERVER_PORT|https://$EXTERNAL_GW:$APISERVER_PORT|" \
+    "$d/kubelet/kubeconfig"
+  local extra=()
+  is_vm_node "$node" && extra=(--node-labels "$VM_NODE_LABEL=nested-macvlan")
+  start_bg "$node-kubelet" "$ns" -- "$K8S_BIN/kubelet" "${extra[@]}" \
     --config "$d/kubelet/config.yaml" --kubeconfig "$d/kubelet/kubeconfig" \
-    --hostname-override "$node" --node-ip "$(node_underlay_ip "$node")" \
+    --hostname-override "$node" --node-ip "$(node_ip "$node")" \
     --root-dir "$d/kubelet/root" --cert-dir "$d/kubelet/pki" --v 1
 }

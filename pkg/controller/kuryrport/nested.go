@@ -3,6 +3,10 @@ package kuryrport
 import (
 	"context"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
@@ -29,9 +33,20 @@ func (r *Reconciler) place(ctx context.Context, kp *kuryrv1.KuryrPort, port neut
 	vif.Bridge = ""
 	if where.Mode == kuryrv1.NestedMacvlan {
 		vif.Active = true
+		if r.Groups != nil {
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: kp.Name, Namespace: kp.Namespace, UID: types.UID(kp.Spec.PodUID)}}
+			r.Recorder.Eventf(pod, kp, corev1.EventTypeWarning, ReasonPoliciesNotEnforced, "AttachToVM",
+				"NetworkPolicies are not enforced for this pod: it is a macvlan of its VM's port (nested-macvlan on node %s), "+
+					"whose security groups alone filter its traffic; use nested-vlan for per-pod security groups",
+				kp.Spec.PodNodeName)
+		}
 	}
 	return nil
 }
+
+// ReasonPoliciesNotEnforced: a pod's NetworkPolicies cannot be enforced
+// where it runs (nested-macvlan).
+const ReasonPoliciesNotEnforced = "NetworkPoliciesNotEnforced"
 
 // nestedOf is where the KuryrPort recorded port on its VM (nil: nowhere,
 // e.g. a port only the ledger knew).

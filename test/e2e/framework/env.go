@@ -35,6 +35,9 @@ type Cloud struct {
 	OS        *openstack.Clients
 	ProjectID string
 	Nodes     []string
+	// VMNodes are the nodes that are VMs of the cloud (nested-macvlan;
+	// KURYR_CLOUD_VM_NODES), tainted VMNodeTaint; none by default.
+	VMNodes []string
 	// NodeOVSDB maps a node name to its OVSDB socket ("unix:/...").
 	NodeOVSDB     map[string]string
 	NetnsPrefix   string
@@ -129,6 +132,7 @@ func readEnv() (*Cloud, error) {
 	c := &Cloud{
 		ProjectID:     r.get("KURYR_CLOUD_PROJECT"),
 		Nodes:         strings.Fields(r.get("KURYR_CLOUD_NODES")),
+		VMNodes:       strings.Fields(os.Getenv("KURYR_CLOUD_VM_NODES")),
 		NodeOVSDB:     map[string]string{},
 		NetnsPrefix:   r.get("KURYR_CLOUD_NETNS_PREFIX"),
 		OutsideNetns:  r.get("KURYR_CLOUD_OUTSIDE_NS"),

@@ -124,14 +124,20 @@ func (c *Cloud) DeleteNamespace(t testing.TB, name string) {
 	})
 }
 
-// TestPod is a pod of the test image pinned to node, with real probes run
-// by the kubelet from the node: readiness over TCP, liveness over HTTP.
+// VMNodeTaint keeps workloads off the local cloud's VM nodes unless they
+// tolerate it (hack/local-cloud/components/vm-node.sh).
+const VMNodeTaint = "kuryr.openstack.org/vm-node"
+
+// TestPod is a pod of the test image pinned to node (a VM node too), with
+// real probes run by the kubelet from the node: readiness over TCP,
+// liveness over HTTP.
 func (c *Cloud) TestPod(ns, name, node string) *corev1.Pod {
 	var grace int64 = 1
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{"app": names.E2EApp}},
 		Spec: corev1.PodSpec{
 			NodeName: node, TerminationGracePeriodSeconds: &grace, DNSPolicy: corev1.DNSDefault,
+			Tolerations: []corev1.Toleration{{Key: VMNodeTaint, Operator: corev1.TolerationOpExists}},
 			Containers: []corev1.Container{{
 				Name: "app", Image: c.TestImage, ImagePullPolicy: corev1.PullNever,
 				ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{
