@@ -60,7 +60,7 @@ NODES=(${KURYR_CLOUD_NODES:-kuryr-node-1 kuryr-node-2})
 # br-int as Nova plugs a VM; their pods are nested-macvlan. None unless
 # KURYR_CLOUD_VM_NODES names them (e.g. "kuryr-vm-1").
 # A cloud that is up keeps its own (make down, kuryr-ctl.sh need no variable).
-VM_NODES=(${KURYR_CLOUD_VM_NODES:-$(cat "${KURYR_CLOUD_STATE:-/var/lib/kuryr-cloud}/vm-nodes" 2>/dev/null)})
+VM_NODES=(${KURYR_CLOUD_VM_NODES:-$(cat "${KURYR_CLOUD_STATE:-/var/lib/kuryr-cloud}/vm-nodes" 2>/dev/null || true)})
 WORKER_SUBNET_CIDR=10.12.0.0/24 # the worker nodes' tenant network (on the router); VM node j gets .(10+j)
 WORKER_GW=10.12.0.1
 VM_NODE_LABEL=kuryr.openstack.org/pod-vif

@@ -29,8 +29,10 @@ type ParentPort struct {
 	trunk_details.TrunkDetailsExt
 }
 
-// ParentPorts lists the ports holding ip on one of subnets (all when
-// subnets is empty): a VM node's NIC, found from the node's address.
+// ParentPorts lists the ports holding ip on one of subnets: a VM node's
+// NIC, found from the node's address. With no subnets, on any subnet but
+// only Nova's ports (device_owner compute:*, not kuryr's own): another
+// network of the project may reuse the address.
 func (c *Client) ParentPorts(ctx context.Context, ip string, subnets []string) ([]ParentPort, error) {
 	q := url.Values{"fixed_ips": {"ip_address=" + ip}}
 	var res gophercloud.Result
@@ -45,7 +47,7 @@ func (c *Client) ParentPorts(ctx context.Context, ip string, subnets []string) (
 	}
 	for _, p := range all {
 		for _, f := range p.FixedIPs {
-			if f.IPAddress == ip && (len(subnets) == 0 || slices.Contains(subnets, f.SubnetID)) {
+			if f.IPAddress == ip && (slices.Contains(subnets, f.SubnetID) || len(subnets) == 0 && novaPort(p.DeviceOwner)) {
 				out = append(out, p)
 				break
 			}
@@ -149,4 +151,9 @@ func (c *Client) SetAddressPairs(ctx context.Context, portID string, pairs []por
 // another revision (412): read it again and retry.
 func PreconditionFailed(err error) bool {
 	return gophercloud.ResponseCodeIs(err, http.StatusPreconditionFailed)
+}
+
+// novaPort says whether a device owner is a Nova instance's.
+func novaPort(owner string) bool {
+	return strings.HasPrefix(owner, "compute:") && !strings.HasPrefix(owner, "compute:kuryr")
 }

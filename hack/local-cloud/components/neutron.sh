@@ -22,6 +22,9 @@ rpc_workers = 0
 rpc_state_report_workers = 0
 state_path = $NEUTRON_DIR
 allow_overlapping_ips = true
+# A nested-macvlan VM node's pods are allowed address pairs of its port
+# (Neutron's default allows 10 per port).
+max_allowed_address_pair = 128
 global_physnet_mtu = 1500
 notify_nova_on_port_status_changes = false
 notify_nova_on_port_data_changes = false

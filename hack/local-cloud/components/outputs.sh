@@ -45,6 +45,10 @@ enabled = true
 pod_router = $BS_ROUTER
 pod_subnet_pool = $BS_POD_POOL
 EOF
+  # VM nodes (vm-node.sh): their ports are on the worker subnet.
+  if [ -n "${BS_WORKER_SUBNET:-}" ]; then
+    printf '\n[pod_vif_nested]\nworker_nodes_subnets = %s\n' "$BS_WORKER_SUBNET" >>"$KURYR_CONF"
+  fi
 }
 
 # kuryr_conf_openstack: how kuryr reaches OpenStack, as in production: the

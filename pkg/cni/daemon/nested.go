@@ -96,7 +96,9 @@ func (d *Daemon) unplugNested(ctx context.Context, att *ovs.Port) *types.Error {
 		}
 	}
 	if err := d.Kernel.RemovePodIf(att.Netns, att.IfName); err != nil {
-		return tryAgain("removing %s from %s: %v", att.IfName, att.Netns, err)
+		// A namespace half torn down (its path no longer a namespace):
+		// what it held goes with it; the DEL must not fail forever.
+		log.FromContext(ctx).Info("could not remove the pod's interface", "netns", att.Netns, "error", err.Error())
 	}
 	if err := d.OVS.DelPort(ctx, att.Name); err != nil {
 		return tryAgain("forgetting attachment %s: %v", att.Name, err)

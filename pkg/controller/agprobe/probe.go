@@ -65,6 +65,9 @@ type Settings struct {
 	// nothing); 0 probes at every start.
 	Reuse time.Duration
 	Tags  []string
+	// OnVM: the controller's nodes are VMs (nested modes): nothing can be
+	// bound to them, so nothing is probed and peers stay security groups.
+	OnVM bool
 }
 
 // Prober runs the probe on the leader and serves its answer.
@@ -160,6 +163,10 @@ func (p *Prober) Start(ctx context.Context) error {
 // run probes; final: it cannot run in this configuration (no node, no
 // subnet): trying again would not help.
 func (p *Prober) run(ctx context.Context) (r Result, final bool) {
+	if p.Settings.OnVM {
+		return Result{Verdict: Unknown, Detail: "not probed: the nodes are VMs (pod_vif_driver nested-*), " +
+			"where no probe port can be bound"}, true
+	}
 	if p.Settings.Node == "" {
 		return Result{Verdict: Unknown, Detail: "not probed: the controller does not know its node (set NODE_NAME from spec.nodeName)"}, true
 	}

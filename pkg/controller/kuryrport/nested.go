@@ -8,16 +8,26 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/nested"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
 
-// onVM says whether node is a VM node (its pods' ports sit on its VM's
-// port).
-func (r *Reconciler) onVM(ctx context.Context, node string) (bool, error) {
+// where is how node's pods are plugged (a hypervisor's when there is no
+// placer).
+func (r *Reconciler) where(ctx context.Context, node string) (nested.Where, error) {
 	if r.Nested == nil {
-		return false, nil
+		return nested.Where{Mode: nested.ModeNeutron}, nil
 	}
-	return r.Nested.Nested(ctx, node)
+	return r.Nested.Where(ctx, node)
+}
+
+// target is where kp's port goes: the VM port's network for a pod of a
+// nested-macvlan node, else the subnet driver's.
+func (r *Reconciler) target(ctx context.Context, kp *kuryrv1.KuryrPort, where nested.Where) (Target, bool, error) {
+	if where.SubnetID != "" {
+		return Target{NetworkID: where.NetworkID, SubnetID: where.SubnetID}, true, nil
+	}
+	return r.Target(ctx, kp)
 }
 
 // place puts a nested pod's port on its VM's port and records where in

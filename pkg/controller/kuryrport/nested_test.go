@@ -30,7 +30,10 @@ func mixedEnv(t *testing.T, def, label string, objs ...*kuryrv1.KuryrPort) (e *e
 			t.Fatal(err)
 		}
 	}
-	parent = e.fake.Add("ports", neutrontest.Object{"status": "ACTIVE", "mac_address": "fa:16:3e:00:00:01",
+	e.fake.Add("networks", neutrontest.Object{"id": "net-workers", "name": "workers", "mtu": 1442})
+	e.fake.Add("subnets", neutrontest.Object{"id": "workers", "network_id": "net-workers", "cidr": "10.20.0.0/24",
+		"gateway_ip": "10.20.0.1", "ip_version": 4})
+	parent = e.fake.Add("ports", neutrontest.Object{"status": "ACTIVE", "mac_address": "fa:16:3e:00:00:01", "network_id": "net-workers",
 		"fixed_ips": []neutrontest.Object{{"subnet_id": "workers", "ip_address": "10.20.0.5"}}})
 	trunk = e.fake.Add("trunks", neutrontest.Object{"port_id": parent, "sub_ports": []neutrontest.Object{}})
 	e.fake.Set("ports", parent, "trunk_details", neutrontest.Object{"trunk_id": trunk})
@@ -70,9 +73,10 @@ func TestNestedVLAN(t *testing.T) {
 	}
 }
 
-// TestNestedMacvlan: the pod's address and MAC become an allowed address
-// pair of the VM's port (the pod's port is never bound: the VIF is
-// usable at once); deleting the KuryrPort takes the pair off.
+// TestNestedMacvlan: the pod's port is on the VM port's network (a
+// macvlan's frames leave untagged there), its address and MAC become an
+// allowed address pair of the VM's port (the pod's port is never bound:
+// the VIF is usable at once); deleting the KuryrPort takes the pair off.
 func TestNestedMacvlan(t *testing.T) {
 	e, parent, _ := nestedEnv(t, nested.ModeMacvlan, kp("web", "uid-1"))
 	if err := e.reconcile(t, "web"); err != nil {
@@ -81,6 +85,9 @@ func TestNestedMacvlan(t *testing.T) {
 	vif, _ := e.get(t, "web").Status.DefaultVIF()
 	if vif.Nested == nil || vif.Nested.Mode != kuryrv1.NestedMacvlan || vif.Nested.ParentPortID != parent || !vif.Active {
 		t.Fatalf("VIF %+v nested %+v", vif, vif.Nested)
+	}
+	if net := e.fake.Get("ports", vif.PortID)["network_id"]; net != "net-workers" {
+		t.Errorf("the macvlan pod's port is on %v, want the VM port's network", net)
 	}
 	pairs, _ := e.fake.Get("ports", parent)["allowed_address_pairs"].([]any)
 	if len(pairs) != 1 {

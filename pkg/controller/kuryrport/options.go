@@ -63,7 +63,7 @@ func New(o Options) (*Reconciler, *Startup) {
 	}
 	r.Addresses, _ = o.Groups.(portgroups.AddressGate)
 	start := NewStartup(Startup{Client: o.Startup.Client, Cache: o.Startup.Cache, Neutron: o.Startup.Neutron,
-		Cluster: o.Settings.Cluster, Ledger: r.Ledger, Pool: r.Pool})
+		Cluster: o.Settings.Cluster, Ledger: r.Ledger, Pool: r.Pool, PodVIFDriver: o.Settings.PodVIFDriver})
 	r.Started = start
 	return r, start
 }

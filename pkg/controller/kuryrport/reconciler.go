@@ -20,6 +20,7 @@ import (
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/kit"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/nested"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/portgroups"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/openstack"
@@ -42,7 +43,7 @@ type netInfo interface {
 // placer puts the ports of pods on VM nodes on their VM's port (package
 // nested).
 type placer interface {
-	Nested(ctx context.Context, node string) (bool, error)
+	Where(ctx context.Context, node string) (nested.Where, error)
 	Place(ctx context.Context, node string, ports []neutron.Port) (map[string]kuryrv1.NestedVIF, error)
 	Unplace(ctx context.Context, node string, at *kuryrv1.NestedVIF, port neutron.Port) error
 }
@@ -136,16 +137,17 @@ func (r *Reconciler) ensurePort(ctx context.Context, kp *kuryrv1.KuryrPort) (ctr
 	if err := kit.AddFinalizer(ctx, r.Client, kp, kuryrv1.KuryrPortFinalizer); err != nil {
 		return ctrl.Result{}, err
 	}
-	target, ok, err := r.Target(ctx, kp)
+	where, err := r.where(ctx, kp.Spec.PodNodeName)
+	if err != nil {
+		return ctrl.Result{}, r.fail(ctx, kp, "NodeMode", err)
+	}
+	nested := where.OnVM()
+	target, ok, err := r.target(ctx, kp, where)
 	if err != nil {
 		return ctrl.Result{}, r.fail(ctx, kp, "FindNetwork", err)
 	}
 	if !ok {
 		return ctrl.Result{}, r.setCondition(ctx, kp, metav1.ConditionFalse, kuryrv1.ReasonWaiting, "waiting for the pod's network (its namespace's or node's KuryrNetwork)")
-	}
-	nested, err := r.onVM(ctx, kp.Spec.PodNodeName)
-	if err != nil {
-		return ctrl.Result{}, r.fail(ctx, kp, "NodeMode", err)
 	}
 	groups, err := r.groupsAtCreation(ctx, kp)
 	if err != nil {
@@ -281,13 +283,19 @@ func (r *Reconciler) finalize(ctx context.Context, kp *kuryrv1.KuryrPort) (time.
 			return 0, r.fail(ctx, kp, "ForgetAddresses", err)
 		}
 	}
-	onVM, err := r.onVM(ctx, kp.Spec.PodNodeName)
-	if err != nil {
-		return 0, r.fail(ctx, kp, "NodeMode", err)
-	}
 	for _, p := range held {
 		at := nestedOf(kp, p.ID)
-		if at != nil || onVM {
+		onVM := at != nil
+		if !onVM && r.Nested != nil {
+			// Only the ledger knew the port: its node says whether it may
+			// sit on a VM port.
+			where, err := r.where(ctx, kp.Spec.PodNodeName)
+			if err != nil {
+				return 0, r.fail(ctx, kp, "NodeMode", err)
+			}
+			onVM = where.OnVM()
+		}
+		if onVM {
 			if err := r.Nested.Unplace(ctx, kp.Spec.PodNodeName, at, p); err != nil {
 				return 0, r.fail(ctx, kp, "DetachFromVM", err)
 			}
@@ -295,7 +303,7 @@ func (r *Reconciler) finalize(ctx context.Context, kp *kuryrv1.KuryrPort) (time.
 		// A port given up is not pooled, nor a VM node's (pools hold
 		// ports bound to hypervisors), nor one whose groups cannot be
 		// taken back to the pool's first (the next pod would inherit them).
-		if r.Pool != nil && at == nil && !onVM && !r.Ledger.Doomed(p.ID) && r.poolable(ctx, kp.Spec.PodUID, &p) &&
+		if r.Pool != nil && !onVM && !r.Ledger.Doomed(p.ID) && r.poolable(ctx, kp.Spec.PodUID, &p) &&
 			r.Pool.Release(p, kp.Spec.PodUID) != Retire {
 			continue // back in its node's pool, or another pod's now
 		}

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/nested"
 	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/retry"
@@ -39,7 +40,10 @@ type Startup struct {
 	Cluster string
 	Ledger  *Ledger
 	Pool    *Pool
-	done    chan struct{}
+	// PodVIFDriver is the cluster's default mode: VM nodes (nested modes,
+	// or their label) get no pool.
+	PodVIFDriver string
+	done         chan struct{}
 }
 
 // NewStartup returns a start-up that has not run yet.
@@ -111,7 +115,9 @@ func (s *Startup) loadPool(ctx context.Context, ports []neutron.Port) error {
 	}
 	s.Pool.load(ports, holders)
 	for _, n := range nodes.Items {
-		s.Pool.Fill(n.Name)
+		if !nested.OnVM(&n, s.PodVIFDriver) {
+			s.Pool.Fill(n.Name)
+		}
 	}
 	return s.Pool.resolve(ctx)
 }

@@ -29,9 +29,13 @@ type Settings struct {
 	// BindTimeout: a port still unbound this long after its creation will
 	// never be bound (Neutron died while creating it) and is replaced.
 	BindTimeout time.Duration
-	// Nested: nodes are VMs; ports are not bound to a host (a subport
-	// inherits its trunk's binding, a pair's port is never bound).
+	// Nested: the pod's node is a VM; its port is not bound to a host (a
+	// subport inherits its trunk's binding, a pair's port is never bound)
+	// and has no device_id (Neutron refuses a subport that has one, 409
+	// PortInUse).
 	Nested bool
+	// PodVIFDriver is [kubernetes] pod_vif_driver, the nodes' default mode.
+	PodVIFDriver string
 }
 
 // Target is the network and subnet a pod's port goes on.
@@ -45,13 +49,13 @@ func portSpec(kp *kuryrv1.KuryrPort, t Target, s Settings) neutron.PortSpec {
 		name = kp.Namespace + "/" + kp.Name
 	}
 	tags := append([]string{names.ClusterTag(s.Cluster), names.PodTag(kp.Spec.PodUID)}, s.ExtraTags...)
-	host := kp.Spec.PodNodeName
+	host, device := kp.Spec.PodNodeName, kp.Spec.PodUID
 	if s.Nested {
-		host = ""
+		host, device = "", ""
 	}
 	return neutron.PortSpec{
 		Name: name, NetworkID: t.NetworkID, SubnetID: t.SubnetID, ProjectID: s.ProjectID,
-		HostID: host, DeviceID: kp.Spec.PodUID, DeviceOwner: DeviceOwner,
+		HostID: host, DeviceID: device, DeviceOwner: DeviceOwner,
 		SecurityGroups: s.SecurityGroups, Tags: tags,
 	}
 }

@@ -13,6 +13,7 @@ package nested
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -34,9 +35,11 @@ type parentAPI interface {
 	ParentPorts(ctx context.Context, ip string, subnets []string) ([]neutron.ParentPort, error)
 }
 
-// Parent is a VM node's port.
+// Parent is a VM node's port, with the network and subnet of the node's
+// address on it.
 type Parent struct {
 	Node, Address, PortID, TrunkID string
+	NetworkID, SubnetID            string
 }
 
 // Parents finds the VM port of a node from the node's addresses on
@@ -81,7 +84,12 @@ func (p *Parents) Of(ctx context.Context, node string, needTrunk bool) (Parent, 
 			return Parent{}, fmt.Errorf("node %s: its port %s (%s) is not the parent of a trunk; nested-vlan needs "+
 				"one (openstack network trunk create --parent-port %s ...)", node, ports[0].ID, a, ports[0].ID)
 		}
-		found := Parent{Node: node, Address: a, PortID: ports[0].ID, TrunkID: ports[0].TrunkID}
+		found := Parent{Node: node, Address: a, PortID: ports[0].ID, TrunkID: ports[0].TrunkID, NetworkID: ports[0].NetworkID}
+		for _, ip := range ports[0].FixedIPs {
+			if ip.IPAddress == a {
+				found.SubnetID = ip.SubnetID
+			}
+		}
 		p.mu.Lock()
 		if p.known == nil {
 			p.known = map[string]Parent{}
@@ -90,9 +98,13 @@ func (p *Parents) Of(ctx context.Context, node string, needTrunk bool) (Parent, 
 		p.mu.Unlock()
 		return found, nil
 	}
-	return Parent{}, fmt.Errorf("node %s: no Neutron port holds any of its addresses %v on the worker nodes subnets %v "+
-		"([pod_vif_nested] worker_nodes_subnets)", node, addrs, p.Subnets)
+	return Parent{}, fmt.Errorf("node %s: %w: none holds any of its addresses %v on the worker nodes subnets %v "+
+		"([pod_vif_nested] worker_nodes_subnets)", node, ErrNoParent, addrs, p.Subnets)
 }
+
+// ErrNoParent: no Neutron port is the node's (the VM or its port is gone,
+// or its address changed).
+var ErrNoParent = errors.New("no VM port")
 
 // Forget drops what is known of node (its port or trunk went away).
 func (p *Parents) Forget(node string) {

@@ -2,6 +2,7 @@ package nested
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
@@ -20,10 +21,32 @@ type Placer struct {
 	Pairs   *Pairs
 }
 
-// Nested says whether node is a VM node.
-func (p *Placer) Nested(ctx context.Context, node string) (bool, error) {
+// Where is how a node's pods are plugged.
+type Where struct {
+	// Mode is the node's: neutron-vif (a hypervisor), nested-vlan or
+	// nested-macvlan.
+	Mode string
+	// NetworkID and SubnetID (nested-macvlan) are the VM port's: a
+	// macvlan's frames leave untagged on the VM port's network, so its
+	// pods' ports must be there (OVN then binds each as a virtual port of
+	// the VM's).
+	NetworkID, SubnetID string
+}
+
+// OnVM says whether the node is a VM node.
+func (w Where) OnVM() bool { return w.Mode == ModeVLAN || w.Mode == ModeMacvlan }
+
+// Where says how node's pods are plugged.
+func (p *Placer) Where(ctx context.Context, node string) (Where, error) {
 	mode, err := p.Modes.Of(ctx, node)
-	return mode == ModeVLAN || mode == ModeMacvlan, err
+	if err != nil || mode != ModeMacvlan {
+		return Where{Mode: mode}, err
+	}
+	parent, err := p.Parents.Of(ctx, node, false)
+	if err != nil {
+		return Where{}, err
+	}
+	return Where{Mode: mode, NetworkID: parent.NetworkID, SubnetID: parent.SubnetID}, nil
 }
 
 // Place attaches the ports of pods on node to the node's VM port and says
@@ -82,8 +105,11 @@ func (p *Placer) Unplace(ctx context.Context, node string, at *kuryrv1.NestedVIF
 			return err
 		}
 		parent, err := p.Parents.Of(ctx, node, mode == ModeVLAN)
-		if apierrors.IsNotFound(err) {
-			log.FromContext(ctx).Info("node gone: its VM port is not known", "node", node, "port", port.ID)
+		if apierrors.IsNotFound(err) || errors.Is(err, ErrNoParent) {
+			// A subport is detached by its port's delete; a pair stays on
+			// a VM port that is not found (gone, or its address changed).
+			log.FromContext(ctx).Info("the node's VM port is not known: nothing to take off it", "node", node,
+				"port", port.ID, "reason", err.Error())
 			return nil
 		}
 		if err != nil {

@@ -16,7 +16,8 @@ import (
 //     cannot join another (409 TrunkPortInUse);
 //   - add_subports is atomic: a VLAN id already used on the trunk, or
 //     twice in the call, refuses it all (409 DuplicateSubPort), as does a
-//     port that does not exist (404 PortNotFound);
+//     port that does not exist (404 PortNotFound) or one with a device_id
+//     (409 PortInUse: "used for other purposes");
 //   - an attached subport gets device_owner trunk:subport, binding:vif_type
 //     ovs, no binding:host_id, and its parent's status (OVN then claims it
 //     with the parent);
@@ -171,6 +172,10 @@ func (f *Fake) attachLocked(t Object, subs []Object) *apiError {
 		}
 		if err := f.checkFreeLocked(port); err != nil {
 			return err
+		}
+		if p := f.objects["ports"][port]; str(p["device_id"]) != "" {
+			return conflict("PortInUse", "Unable to complete operation on port %s for network %v. "+
+				"Port already has an attached device %v.", port, p["network_id"], p["device_id"])
 		}
 		seg := fmt.Sprint(s["segmentation_id"])
 		if used[seg] {
