@@ -100,6 +100,28 @@ func placeRetrying(ctx context.Context, p *Placer, pods []neutron.Port) (at map[
 	return nil, err
 }
 
+// placeAtOnce places each pod alone, all at once, by the placers in turn
+// (controllers knowing nothing of each other), and returns where.
+func placeAtOnce(t *testing.T, pods []neutron.Port, placers ...*Placer) []kuryrv1.NestedVIF {
+	t.Helper()
+	var wg sync.WaitGroup
+	placed := make([]kuryrv1.NestedVIF, len(pods))
+	for i := range pods {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			at, err := placeRetrying(context.Background(), placers[i%len(placers)], pods[i:i+1])
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			placed[i] = at[pods[i].ID]
+		}()
+	}
+	wg.Wait()
+	return placed
+}
+
 // TestVLANsConcurrentAndRestarted: pods placed at once on one VM, by one
 // controller and by a second one (a restarted or concurrent leader, which
 // knows nothing of the first: Neutron refuses its stale choices, and it
@@ -110,29 +132,11 @@ func TestVLANsConcurrentAndRestarted(t *testing.T) {
 	node, parent, trunk := vm(t, f, "vm-1", "10.20.0.5")
 	first, second := placer(t, f, ModeVLAN, node), placer(t, f, ModeVLAN, node)
 	ctx := context.Background()
-	var wg sync.WaitGroup
-	placed := make([]kuryrv1.NestedVIF, 20)
 	pods := make([]neutron.Port, 20)
 	for i := range pods {
 		pods[i] = podPort(f, fmt.Sprintf("10.10.0.%d", 10+i))
 	}
-	for i := range pods {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			p := first
-			if i%2 == 1 {
-				p = second
-			}
-			at, err := placeRetrying(ctx, p, pods[i:i+1])
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			placed[i] = at[pods[i].ID]
-		}()
-	}
-	wg.Wait()
+	placed := placeAtOnce(t, pods, first, second)
 	seen := map[int]bool{}
 	for i, at := range placed {
 		if at.Mode != kuryrv1.NestedVLAN || at.TrunkID != trunk || at.ParentPortID != parent || seen[at.VLANID] {
@@ -161,23 +165,11 @@ func TestPairsConcurrent(t *testing.T) {
 	node, parent, _ := vm(t, f, "vm-1", "10.20.0.5")
 	a, b := placer(t, f, ModeMacvlan, node), placer(t, f, ModeMacvlan, node)
 	ctx := context.Background()
-	var wg sync.WaitGroup
 	pods := make([]neutron.Port, 10)
 	for i := range pods {
 		pods[i] = podPort(f, fmt.Sprintf("10.10.0.%d", 10+i))
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			p := a
-			if i%2 == 1 {
-				p = b
-			}
-			if _, err := placeRetrying(ctx, p, pods[i:i+1]); err != nil {
-				t.Error(err)
-			}
-		}()
 	}
-	wg.Wait()
+	placeAtOnce(t, pods, a, b)
 	got, _ := neutron.New(f.Client(t)).GetParentPort(ctx, parent)
 	if len(got.AllowedAddressPairs) != len(pods) {
 		t.Fatalf("%d pairs after %d pods placed: %+v", len(got.AllowedAddressPairs), len(pods), got.AllowedAddressPairs)

@@ -45,12 +45,9 @@ func (f *Fake) trunks(w http.ResponseWriter, r *http.Request, rest []string) {
 	case len(rest) == 2 && r.Method == http.MethodGet && rest[1] == "get_subports":
 		f.mu.Lock()
 		defer f.mu.Unlock()
-		t, ok := f.objects["trunks"][rest[0]]
-		if !ok {
-			notFound("trunks", rest[0]).write(w)
-			return
+		if t := f.trunkLocked(w, rest[0]); t != nil {
+			openstacktest.WriteJSON(w, 200, Object{"sub_ports": subportsOf(t)})
 		}
-		openstacktest.WriteJSON(w, 200, Object{"sub_ports": subportsOf(t)})
 	case len(rest) == 2 && r.Method == http.MethodPut && (rest[1] == "add_subports" || rest[1] == "remove_subports"):
 		var body struct {
 			SubPorts []Object `json:"sub_ports"`
@@ -63,6 +60,17 @@ func (f *Fake) trunks(w http.ResponseWriter, r *http.Request, rest []string) {
 	default:
 		noRoute.write(w)
 	}
+}
+
+// trunkLocked is trunk id, or nil once 404 is answered; the caller holds
+// f.mu.
+func (f *Fake) trunkLocked(w http.ResponseWriter, id string) Object {
+	t, ok := f.objects["trunks"][id]
+	if !ok {
+		notFound("trunks", id).write(w)
+		return nil
+	}
+	return t
 }
 
 // subportsOf are a trunk's subports as JSON objects.
@@ -103,9 +111,8 @@ func (f *Fake) createTrunk(w http.ResponseWriter, in Object) {
 func (f *Fake) deleteTrunk(w http.ResponseWriter, id string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	t, ok := f.objects["trunks"][id]
-	if !ok {
-		notFound("trunks", id).write(w)
+	t := f.trunkLocked(w, id)
+	if t == nil {
 		return
 	}
 	if len(subportsOf(t)) > 0 {
@@ -137,9 +144,8 @@ func (f *Fake) checkFreeLocked(port string) *apiError {
 func (f *Fake) changeSubports(w http.ResponseWriter, id string, add bool, subs []Object) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	t, ok := f.objects["trunks"][id]
-	if !ok {
-		notFound("trunks", id).write(w)
+	t := f.trunkLocked(w, id)
+	if t == nil {
 		return
 	}
 	var err *apiError
