@@ -32,7 +32,8 @@ func (r *Reconciler) target(ctx context.Context, kp *kuryrv1.KuryrPort, where ne
 
 // place puts a nested pod's port on its VM's port and records where in
 // the VIF. With nested-macvlan the pod's port is never bound (its traffic
-// is the VM port's, up while its node runs): it is usable at once.
+// is the VM port's, up while its node runs): it is usable at once, and the
+// pod's MAC is its pair's (nested.MacvlanMAC), not the port's.
 func (r *Reconciler) place(ctx context.Context, kp *kuryrv1.KuryrPort, port neutron.Port, vif *kuryrv1.VIF) error {
 	at, err := r.Nested.Place(ctx, kp.Spec.PodNodeName, []neutron.Port{port})
 	if err != nil {
@@ -43,6 +44,7 @@ func (r *Reconciler) place(ctx context.Context, kp *kuryrv1.KuryrPort, port neut
 	vif.Bridge = ""
 	if where.Mode == kuryrv1.NestedMacvlan {
 		vif.Active = true
+		vif.MACAddress = nested.MacvlanMAC(port.ID) // the pair's, not the port's
 		if r.Groups != nil {
 			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: kp.Name, Namespace: kp.Namespace, UID: types.UID(kp.Spec.PodUID)}}
 			r.Recorder.Eventf(pod, kp, corev1.EventTypeWarning, ReasonPoliciesNotEnforced, "AttachToVM",

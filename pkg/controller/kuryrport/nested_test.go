@@ -86,6 +86,9 @@ func TestNestedMacvlan(t *testing.T) {
 	if vif.Nested == nil || vif.Nested.Mode != kuryrv1.NestedMacvlan || vif.Nested.ParentPortID != parent || !vif.Active {
 		t.Fatalf("VIF %+v nested %+v", vif, vif.Nested)
 	}
+	if vif.MACAddress != nested.MacvlanMAC(vif.PortID) {
+		t.Errorf("the macvlan pod's MAC %s, want the pair's %s (not the port's)", vif.MACAddress, nested.MacvlanMAC(vif.PortID))
+	}
 	if net := e.fake.Get("ports", vif.PortID)["network_id"]; net != "net-workers" {
 		t.Errorf("the macvlan pod's port is on %v, want the VM port's network", net)
 	}

@@ -3,6 +3,7 @@ package nested
 import (
 	"context"
 	"fmt"
+	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -229,5 +230,15 @@ func TestModes(t *testing.T) {
 	}
 	if _, err := m.Of(ctx, "odd"); err == nil || !strings.Contains(err.Error(), kuryrv1.PodVIFLabel) {
 		t.Errorf("odd label: %v", err)
+	}
+}
+
+// TestMacvlanMAC: a pod's macvlan MAC is unicast, locally administered,
+// stable for its port and not another port's.
+func TestMacvlanMAC(t *testing.T) {
+	a, b := MacvlanMAC("port-a"), MacvlanMAC("port-b")
+	mac, err := net.ParseMAC(a)
+	if err != nil || mac[0]&1 != 0 || mac[0]&2 == 0 || a != MacvlanMAC("port-a") || a == b {
+		t.Errorf("MacvlanMAC: %q (%v), %q", a, err, b)
 	}
 }

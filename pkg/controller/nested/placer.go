@@ -2,8 +2,10 @@ package nested
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"net"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -80,7 +82,7 @@ func (p *Placer) Place(ctx context.Context, node string, pods []neutron.Port) (m
 		var pairs []ports.AddressPair
 		for _, port := range pods {
 			for _, ip := range port.FixedIPs {
-				pairs = append(pairs, ports.AddressPair{IPAddress: ip.IPAddress, MACAddress: port.MACAddress})
+				pairs = append(pairs, ports.AddressPair{IPAddress: ip.IPAddress, MACAddress: MacvlanMAC(port.ID)})
 			}
 			out[port.ID] = kuryrv1.NestedVIF{Mode: kuryrv1.NestedMacvlan, ParentPortID: parent.PortID}
 		}
@@ -143,4 +145,18 @@ func (p *Placer) forgetIfGone(node string, err error) {
 	if neutron.IsNotFound(err) {
 		p.Parents.Forget(node)
 	}
+}
+
+// MacvlanMAC is the MAC of a nested-macvlan pod's interface: one derived
+// from its port's id (locally administered, unicast), not the port's own.
+// ML2/OVN makes the pod's port a virtual port of the VM's, and OVN never
+// delivers to a virtual port's own MAC (it expects the virtual address to
+// answer with another): with the port's MAC, replies to the pod were
+// routed to the virtual port and dropped on the VM's hypervisor. With
+// another MAC, allowed on the VM's port, they go to the VM's port. Pure.
+func MacvlanMAC(portID string) string {
+	sum := sha256.Sum256([]byte(portID))
+	mac := net.HardwareAddr(sum[:6])
+	mac[0] = mac[0]&0xfe | 0x02
+	return mac.String()
 }
