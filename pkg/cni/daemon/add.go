@@ -64,6 +64,9 @@ func (d *Daemon) add(ctx context.Context, req *api.Request) ([]byte, *types.Erro
 		return nil, cerr
 	}
 	usable := time.Now()
+	if vif.Nested != nil {
+		res = podEndOnly(res)
+	}
 	observeAdd(gotPort.Sub(start), plugged.Sub(gotPort), usable.Sub(plugged))
 	logger.Info("pod plugged", "port", vif.PortID, "ip", vif.IPs[0].Address,
 		"waitPort", gotPort.Sub(start).String(), "plug", plugged.Sub(gotPort).String(), "waitUsable", usable.Sub(plugged).String())

@@ -106,3 +106,18 @@ func (d *Daemon) unplugNested(ctx context.Context, att *ovs.Port) *types.Error {
 	log.FromContext(ctx).Info("pod unplugged", "pod", att.PodName, "container", att.ContainerID, "port", att.PortID)
 	return nil
 }
+
+// podEndOnly is a VM node's result: its pod interface alone, as nothing of
+// the attachment is on the node's side (Result's interface 0, the host
+// end, does not exist there). Pure.
+func podEndOnly(r *current.Result) *current.Result {
+	out := *r
+	out.Interfaces = r.Interfaces[1:]
+	out.IPs = nil
+	for _, ip := range r.IPs {
+		c := *ip
+		c.Interface = current.Int(0)
+		out.IPs = append(out.IPs, &c)
+	}
+	return &out
+}

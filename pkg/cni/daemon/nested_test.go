@@ -2,9 +2,11 @@ package daemon
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/containernetworking/cni/pkg/types"
+	current "github.com/containernetworking/cni/pkg/types/100"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/cni/records"
@@ -13,7 +15,8 @@ import (
 // TestNestedAddDel: on a VM node a pod gets a VLAN interface of the NIC
 // with its subport's id, recorded in a file with its namespace (there is
 // no OVS); DEL takes the interface out of the pod and the record away; a
-// KuryrPort bound to a hypervisor is refused on a VM node and the reverse.
+// KuryrPort bound to a hypervisor is refused on a VM node and the reverse;
+// the result names the pod interface alone (there is no host end).
 func TestNestedAddDel(t *testing.T) {
 	d, _, k := newDaemon()
 	dir := &records.Dir{Path: t.TempDir()}
@@ -22,8 +25,14 @@ func TestNestedAddDel(t *testing.T) {
 		v.Nested = &kuryrv1.NestedVIF{Mode: kuryrv1.NestedVLAN, ParentPortID: "p", TrunkID: "t", VLANID: 7}
 	})
 	d.Registry.Set(kp)
-	if _, cerr := d.Handle(context.Background(), request("ADD", "web", "u1", "c1")); cerr != nil {
+	raw, cerr := d.Handle(context.Background(), request("ADD", "web", "u1", "c1"))
+	if cerr != nil {
 		t.Fatal(cerr)
+	}
+	var res current.Result
+	if err := json.Unmarshal(raw, &res); err != nil || len(res.Interfaces) != 1 || res.Interfaces[0].Sandbox != "/run/netns/c1" ||
+		res.IPs[0].Interface == nil || *res.IPs[0].Interface != 0 {
+		t.Errorf("result %s (%v): want the pod interface alone", raw, err)
 	}
 	if len(k.nested) != 1 || k.nested[0].VLANID != 7 || k.nested[0].Link != "ens3" || k.nested[0].Netns != "/run/netns/c1" {
 		t.Fatalf("plugged %+v", k.nested)
