@@ -120,6 +120,16 @@ func TestProblems(t *testing.T) {
 				Spec:   kuryrv1.KuryrLoadBalancerSpec{AffinityTimeoutSeconds: 60},
 				Status: kuryrv1.KuryrLoadBalancerStatus{SessionAffinity: kuryrv1.AffinityNotEnforced}})
 		}, "session affinity", Warn, "of 1 Services with ClientIP affinity, 1 have it NOT enforced"},
+		{"a nested-macvlan node", func(f *clitest.Fixture) {
+			n := clitest.Node("vm-1", true)
+			n.Labels = map[string]string{kuryrv1.PodVIFLabel: "nested-macvlan"}
+			f.Objects = append(f.Objects, n)
+		}, "node modes", Warn, "NetworkPolicies are NOT enforced for the pods of the nested-macvlan nodes vm-1"},
+		{"a node label naming no mode", func(f *clitest.Fixture) {
+			n := clitest.Node("vm-1", true)
+			n.Labels = map[string]string{kuryrv1.PodVIFLabel: "vlan"}
+			f.Objects = append(f.Objects, n)
+		}, "node modes", Fail, `label kuryr.openstack.org/pod-vif="vlan" is none of`},
 		{"affinity enforced", func(f *clitest.Fixture) {
 			f.Objects = append(f.Objects, &kuryrv1.KuryrLoadBalancer{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "sticky"},
 				Spec:   kuryrv1.KuryrLoadBalancerSpec{AffinityTimeoutSeconds: 60},

@@ -50,7 +50,7 @@ func features(ctx context.Context, e *env.Env) []Finding {
 	default:
 		out = append(out, ok(c, "%d of %d Services with ClientIP affinity have it enforced (SOURCE_IP session persistence); the others are not converged yet", enforced, asked))
 	}
-	return append(out, peers(ctx, e))
+	return append(out, peers(ctx, e), vmNodes(ctx, e))
 }
 
 // peers says how NetworkPolicy peers are enforced: the leader's last

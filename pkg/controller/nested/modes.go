@@ -33,11 +33,11 @@ func (m *Modes) Of(ctx context.Context, node string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("read node %s: %w", node, err)
 	}
-	return modeOf(&n, m.Default)
+	return ModeOf(&n, m.Default)
 }
 
-// modeOf is a node's mode by its label. Pure.
-func modeOf(n *corev1.Node, def string) (string, error) {
+// ModeOf is a node's mode by its label, def without one. Pure.
+func ModeOf(n *corev1.Node, def string) (string, error) {
 	v, ok := n.Labels[kuryrv1.PodVIFLabel]
 	if !ok {
 		return def, nil
@@ -53,6 +53,6 @@ func modeOf(n *corev1.Node, def string) (string, error) {
 // OnVM says whether a node is a VM node (its label, else def, is a nested
 // mode); a label naming no mode counts as not (Modes.Of reports it). Pure.
 func OnVM(n *corev1.Node, def string) bool {
-	mode, err := modeOf(n, def)
+	mode, err := ModeOf(n, def)
 	return err == nil && (mode == ModeVLAN || mode == ModeMacvlan)
 }
