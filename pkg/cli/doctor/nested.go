@@ -2,7 +2,8 @@ package doctor
 
 import (
 	"context"
-	"sort"
+	"maps"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -48,13 +49,8 @@ func vmNodes(ctx context.Context, e *env.Env) Finding {
 
 // modesSummary lists the nodes of each mode. Pure.
 func modesSummary(byMode map[string][]string) string {
-	modes := make([]string, 0, len(byMode))
-	for m := range byMode {
-		modes = append(modes, m)
-	}
-	sort.Strings(modes)
 	var parts []string
-	for _, m := range modes {
+	for _, m := range slices.Sorted(maps.Keys(byMode)) {
 		parts = append(parts, m+": "+list(byMode[m]))
 	}
 	if len(parts) == 0 {

@@ -101,6 +101,15 @@ func placeRetrying(ctx context.Context, p *Placer, pods []neutron.Port) (at map[
 	return nil, err
 }
 
+// podPorts are n pods' ports, 10.10.0.10 on.
+func podPorts(f *neutrontest.Fake, n int) []neutron.Port {
+	out := make([]neutron.Port, n)
+	for i := range out {
+		out[i] = podPort(f, fmt.Sprintf("10.10.0.%d", 10+i))
+	}
+	return out
+}
+
 // placeAtOnce places each pod alone, all at once, by the placers in turn
 // (controllers knowing nothing of each other), and returns where.
 func placeAtOnce(t *testing.T, pods []neutron.Port, placers ...*Placer) []kuryrv1.NestedVIF {
@@ -133,10 +142,7 @@ func TestVLANsConcurrentAndRestarted(t *testing.T) {
 	node, parent, trunk := vm(t, f, "vm-1", "10.20.0.5")
 	first, second := placer(t, f, ModeVLAN, node), placer(t, f, ModeVLAN, node)
 	ctx := context.Background()
-	pods := make([]neutron.Port, 20)
-	for i := range pods {
-		pods[i] = podPort(f, fmt.Sprintf("10.10.0.%d", 10+i))
-	}
+	pods := podPorts(f, 20)
 	placed := placeAtOnce(t, pods, first, second)
 	seen := map[int]bool{}
 	for i, at := range placed {
@@ -166,10 +172,7 @@ func TestPairsConcurrent(t *testing.T) {
 	node, parent, _ := vm(t, f, "vm-1", "10.20.0.5")
 	a, b := placer(t, f, ModeMacvlan, node), placer(t, f, ModeMacvlan, node)
 	ctx := context.Background()
-	pods := make([]neutron.Port, 10)
-	for i := range pods {
-		pods[i] = podPort(f, fmt.Sprintf("10.10.0.%d", 10+i))
-	}
+	pods := podPorts(f, 10)
 	placeAtOnce(t, pods, a, b)
 	got, _ := neutron.New(f.Client(t)).GetParentPort(ctx, parent)
 	if len(got.AllowedAddressPairs) != len(pods) {
