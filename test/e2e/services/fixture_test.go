@@ -127,13 +127,17 @@ func answers(t *testing.T, p *corev1.Pod, cmd string, n int) []string {
 func reachesAll(t *testing.T, p *corev1.Pod, cmd string, want []string, timeout time.Duration) {
 	t.Helper()
 	sort.Strings(want)
-	framework.Eventually(t, timeout, time.Second, fmt.Sprintf("%s from %s reaches %v", cmd, p.Name, want), func() (bool, error) {
+	err := framework.Poll(timeout, time.Second, fmt.Sprintf("%s from %s reaches %v", cmd, p.Name, want), func() (bool, error) {
 		got := answers(t, p, cmd, 8*len(want)+8)
 		if strings.Join(got, ",") != strings.Join(want, ",") {
 			return false, fmt.Errorf("reached %v", got)
 		}
 		return true, nil
 	})
+	if err != nil {
+		explainUnreached(t, p, cmd, want)
+		t.Fatal(err)
+	}
 }
 
 // httpCmd is an HTTP GET of host:port printing the body (the backend's
