@@ -13,6 +13,7 @@ import (
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/cni/api"
 	"github.com/kuryr-k8s/kuryr/pkg/cni/plug"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/ovs"
 )
 
@@ -28,8 +29,8 @@ func (d *Daemon) plugNested(ctx context.Context, req *api.Request, vif kuryrv1.V
 	}
 	n.Netns, n.IfName, n.TempName, n.Result, n.TxChecksumOff = req.Netns, req.IfName, hostIf, res, d.TxChecksumOff
 	if err := d.Kernel.CreateNested(n); err != nil {
-		if errors.Is(err, plug.ErrVLANInUse) {
-			return tryAgain("plugging the pod's VLAN interface: %v (an older sandbox's namespace still holds it)", err)
+		if errors.Is(err, plug.ErrInUse) {
+			return tryAgain("plugging the pod's interface on the VM's NIC: %v", err)
 		}
 		return types.NewError(api.ErrPlug, "plugging the pod's interface on the VM's NIC failed", err.Error())
 	}
@@ -39,7 +40,9 @@ func (d *Daemon) plugNested(ctx context.Context, req *api.Request, vif kuryrv1.V
 		rec.IPs = podIPs(vif)
 	}
 	// Recorded before the routes, so that a DEL after a failure takes
-	// them away too.
+	// them away too; both under the routes' lock, which a DEL holds while
+	// it reads which addresses other records still route.
+	defer d.locks.Lock(shimRoutes)()
 	if err := d.OVS.AddPort(ctx, rec); err != nil {
 		_ = d.Kernel.RemovePodIf(req.Netns, req.IfName)
 		return types.NewError(api.ErrPlug, "recording the pod's attachment failed", err.Error())
@@ -90,10 +93,8 @@ func nestedOf(vif kuryrv1.VIF, link string) (plug.Nested, error) {
 // crash between the two leaves the record, which the next DEL or GC
 // finishes.
 func (d *Daemon) unplugNested(ctx context.Context, att *ovs.Port) *types.Error {
-	for _, ip := range att.IPs {
-		if err := d.Kernel.UnrouteViaShim(net.ParseIP(ip)); err != nil {
-			return tryAgain("%v", err)
-		}
+	if err := d.unrouteNested(ctx, att); err != nil {
+		return err
 	}
 	if err := d.Kernel.RemovePodIf(att.Netns, att.IfName); err != nil {
 		// A namespace half torn down (its path no longer a namespace):
@@ -104,6 +105,41 @@ func (d *Daemon) unplugNested(ctx context.Context, att *ovs.Port) *types.Error {
 		return tryAgain("forgetting attachment %s: %v", att.Name, err)
 	}
 	log.FromContext(ctx).Info("pod unplugged", "pod", att.PodName, "container", att.ContainerID, "port", att.PortID)
+	return nil
+}
+
+// shimRoutes is the daemon's lock key for the routes through the shim.
+const shimRoutes = "routes via " + names.MacvlanShim
+
+// unrouteNested removes the routes to a macvlan pod's addresses, but not
+// one to an address another attachment holds now: a late DEL of a pod
+// whose address went to a new pod on this node leaves the new one's route.
+func (d *Daemon) unrouteNested(ctx context.Context, att *ovs.Port) *types.Error {
+	if len(att.IPs) == 0 {
+		return nil
+	}
+	defer d.locks.Lock(shimRoutes)()
+	all, err := d.OVS.Ports(ctx)
+	if err != nil {
+		return tryAgain("reading the node's attachments: %v", err)
+	}
+	held := map[string]bool{}
+	for _, p := range all {
+		if p.Name != att.Name {
+			for _, ip := range p.IPs {
+				held[ip] = true
+			}
+		}
+	}
+	for _, ip := range att.IPs {
+		if held[ip] {
+			log.FromContext(ctx).Info("route kept: another pod of this node has the address now", "ip", ip, "port", att.PortID)
+			continue
+		}
+		if err := d.Kernel.UnrouteViaShim(net.ParseIP(ip)); err != nil {
+			return tryAgain("%v", err)
+		}
+	}
 	return nil
 }
 

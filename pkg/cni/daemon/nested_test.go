@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"testing"
 
 	"github.com/containernetworking/cni/pkg/types"
@@ -64,6 +65,29 @@ func TestNestedAddDel(t *testing.T) {
 	}
 	if len(k.shimRoutes) != 0 {
 		t.Errorf("shim routes after its DEL: %v", k.shimRoutes)
+	}
+	// A late DEL of a pod whose address went to a new pod of the node
+	// leaves the new pod's route.
+	mv2 := withVIF(kuryrPort("mv2", "u4"), func(v *kuryrv1.VIF) {
+		v.Nested = &kuryrv1.NestedVIF{Mode: kuryrv1.NestedMacvlan, ParentPortID: "p"}
+	})
+	d.Registry.Set(mv2)
+	for _, add := range [][3]string{{"mv", "u3", "c6"}, {"mv2", "u4", "c7"}} {
+		if _, cerr := d.Handle(context.Background(), request("ADD", add[0], add[1], add[2])); cerr != nil {
+			t.Fatal(cerr)
+		}
+	}
+	if _, cerr := d.Handle(context.Background(), request("DEL", "mv", "u3", "c6")); cerr != nil {
+		t.Fatal(cerr)
+	}
+	if !slices.Contains(k.shimRoutes, "10.10.0.5") {
+		t.Errorf("the late DEL took the new pod's route: %v", k.shimRoutes)
+	}
+	if _, cerr := d.Handle(context.Background(), request("DEL", "mv2", "u4", "c7")); cerr != nil {
+		t.Fatal(cerr)
+	}
+	if len(k.shimRoutes) != 0 {
+		t.Errorf("shim routes after both DELs: %v", k.shimRoutes)
 	}
 
 	d.Registry.Set(kuryrPort("db", "u2")) // bound to a hypervisor

@@ -18,7 +18,7 @@ import (
 // the pod's, renamed, given the port's MAC, MTU, addresses and routes. A
 // leftover of an earlier attempt is removed first; on failure nothing is
 // left. A VLAN id still held by an interface on the NIC (a namespace the
-// runtime has not torn down) is ErrVLANInUse.
+// runtime has not torn down) is ErrInUse.
 func (k Kernel) CreateNested(n Nested) error {
 	parent, err := netlink.LinkByName(n.Link)
 	if err != nil {
@@ -42,7 +42,7 @@ func (k Kernel) CreateNested(n Nested) error {
 	}
 	if err := netlink.LinkAdd(link); err != nil {
 		if n.VLANID > 0 && errors.Is(err, syscall.EEXIST) {
-			return fmt.Errorf("%w: VLAN %d on %s", ErrVLANInUse, n.VLANID, n.Link)
+			return fmt.Errorf("%w: VLAN %d on %s", ErrInUse, n.VLANID, n.Link)
 		}
 		return fmt.Errorf("create %s on %s: %w", n.TempName, n.Link, err)
 	}
@@ -51,13 +51,17 @@ func (k Kernel) CreateNested(n Nested) error {
 			_ = netlink.LinkDel(l)
 		}
 		_ = removeIn(n.Netns, n.IfName)
+		if n.VLANID == 0 && errors.Is(err, syscall.EADDRINUSE) {
+			return fmt.Errorf("%w: MAC %s on %s: %v", ErrInUse, n.MAC, n.Link, err)
+		}
 		return err
 	}
 	return nil
 }
 
-// ErrVLANInUse: another interface on the NIC has the VLAN id.
-var ErrVLANInUse = errors.New("VLAN id in use on the VM's NIC")
+// ErrInUse: another interface on the NIC has the VLAN id, or the macvlan
+// MAC (an older sandbox's namespace still holds it).
+var ErrInUse = errors.New("in use on the VM's NIC")
 
 func nestedLink(n Nested, parent netlink.Link) (netlink.Link, error) {
 	mac, err := net.ParseMAC(n.MAC)
@@ -181,7 +185,8 @@ func (Kernel) UnrouteViaShim(podIP net.IP) error {
 
 func ensureShim(link string) (netlink.Link, error) {
 	if l, err := netlink.LinkByName(names.MacvlanShim); err == nil {
-		return l, nil
+		// Up whatever happened before (a crash between add and up).
+		return l, netlink.LinkSetUp(l)
 	}
 	parent, err := netlink.LinkByName(link)
 	if err != nil {

@@ -1,6 +1,7 @@
 package plug
 
 import (
+	"errors"
 	"net"
 	"runtime"
 	"strings"
@@ -9,6 +10,8 @@ import (
 
 	"github.com/containernetworking/plugins/pkg/ns"
 	"github.com/vishvananda/netlink"
+
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 )
 
 // vmNIC makes the NIC of a VM node: ens3 in the node's namespace, a veth
@@ -138,6 +141,28 @@ func TestNestedMacvlan(t *testing.T) {
 	}
 	if err := node.Do(func(ns.NetNS) error { return kernel.UnrouteViaShim(net.ParseIP("10.99.0.5")) }); err != nil {
 		t.Fatal(err)
+	}
+	// A shim left down (a crash between its add and up) is brought up.
+	err = node.Do(func(ns.NetNS) error {
+		shim, err := netlink.LinkByName(names.MacvlanShim)
+		if err != nil {
+			return err
+		}
+		if err := netlink.LinkSetDown(shim); err != nil {
+			return err
+		}
+		return kernel.RouteViaShim("ens3", net.ParseIP("10.99.0.5"))
+	})
+	if err != nil {
+		t.Errorf("route via a shim left down: %v", err)
+	}
+	// A new sandbox of the pod while the old one's namespace still holds
+	// its macvlan (same MAC): in use, to be tried again.
+	n2 := n
+	n2.Netns, n2.Result = newNS(t).Path(), result(t)
+	err = node.Do(func(ns.NetNS) error { return kernel.CreateNested(n2) })
+	if !errors.Is(err, ErrInUse) {
+		t.Errorf("second macvlan with the MAC of one in use: %v, want ErrInUse", err)
 	}
 	if err := node.Do(func(ns.NetNS) error { return kernel.RemovePodIf(pod.Path(), "eth0") }); err != nil {
 		t.Fatal(err)

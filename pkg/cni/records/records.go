@@ -17,6 +17,8 @@ import (
 	"sync"
 	"time"
 
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
 	"github.com/kuryr-k8s/kuryr/pkg/ovs"
 )
 
@@ -42,12 +44,42 @@ func (d *Dir) AddPort(_ context.Context, p ovs.Port) error {
 	if err := os.MkdirAll(d.Path, 0o700); err != nil {
 		return fmt.Errorf("attachment records: %w", err)
 	}
+	// Written, synced, renamed and the directory synced: a VM reset at
+	// any point leaves the old record or the new one, never an empty one.
 	tmp := filepath.Join(d.Path, "."+p.Name+".tmp")
-	if err := os.WriteFile(tmp, raw, 0o600); err != nil {
+	if err := writeSynced(tmp, raw); err != nil {
 		return fmt.Errorf("record attachment %s: %w", p.Name, err)
 	}
 	if err := os.Rename(tmp, filepath.Join(d.Path, p.Name+suffix)); err != nil {
 		return fmt.Errorf("record attachment %s: %w", p.Name, err)
+	}
+	return syncDir(d.Path)
+}
+
+func writeSynced(path string, raw []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(raw); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func syncDir(path string) error {
+	dir, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("attachment records: %w", err)
+	}
+	defer dir.Close()
+	if err := dir.Sync(); err != nil {
+		return fmt.Errorf("attachment records: sync %s: %w", path, err)
 	}
 	return nil
 }
@@ -67,7 +99,7 @@ func (d *Dir) DelPort(_ context.Context, name string) error {
 }
 
 // Ports lists the recorded attachments (none before the first).
-func (d *Dir) Ports(context.Context) ([]ovs.Port, error) {
+func (d *Dir) Ports(ctx context.Context) ([]ovs.Port, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	entries, err := os.ReadDir(d.Path)
@@ -88,7 +120,15 @@ func (d *Dir) Ports(context.Context) ([]ovs.Port, error) {
 		}
 		var p ovs.Port
 		if err := json.Unmarshal(raw, &p); err != nil {
-			return nil, fmt.Errorf("attachment record %s: %w", e.Name(), err)
+			// One unreadable record (a disk that lost it) must not stop
+			// every DEL and the node's readiness: it is set aside, under
+			// a name the listing skips, for whoever looks.
+			aside := filepath.Join(d.Path, "."+strings.TrimSuffix(e.Name(), suffix)+".unreadable")
+			if rerr := os.Rename(filepath.Join(d.Path, e.Name()), aside); rerr != nil {
+				return nil, fmt.Errorf("attachment record %s: %w (setting it aside: %v)", e.Name(), err, rerr)
+			}
+			log.FromContext(ctx).Info("unreadable attachment record set aside", "record", aside, "error", err.Error())
+			continue
 		}
 		out = append(out, p)
 	}

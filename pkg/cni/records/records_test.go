@@ -13,7 +13,8 @@ import (
 // TestRecords: an attachment recorded is listed (also as an interface
 // with the external ids OVS would carry) until forgotten; forgetting one
 // never recorded is no error; a name that is not one file is refused; a
-// leftover temporary file of a crashed write is not an attachment.
+// leftover temporary file of a crashed write is not an attachment; an
+// unreadable record is set aside.
 func TestRecords(t *testing.T) {
 	d := &Dir{Path: filepath.Join(t.TempDir(), "attachments")}
 	ctx := context.Background()
@@ -28,9 +29,16 @@ func TestRecords(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(d.Path, ".tap9.tmp"), []byte("{"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// A record a disk lost (empty after a reset) is set aside, not fatal.
+	if err := os.WriteFile(filepath.Join(d.Path, "tap8.json"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	got, err := d.Ports(ctx)
 	if err != nil || len(got) != 1 || !reflect.DeepEqual(got[0], p) {
 		t.Fatalf("Ports = %+v, %v", got, err)
+	}
+	if _, err := os.Stat(filepath.Join(d.Path, ".tap8.unreadable")); err != nil {
+		t.Errorf("unreadable record not set aside: %v", err)
 	}
 	ifs, err := d.Interfaces(ctx)
 	if err != nil || len(ifs) != 1 || ifs[0].ExternalIDs["iface-id"] != "port-1" || ifs[0].ExternalIDs["attached-mac"] != p.MAC {

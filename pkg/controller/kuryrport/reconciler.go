@@ -288,12 +288,11 @@ func (r *Reconciler) finalize(ctx context.Context, kp *kuryrv1.KuryrPort) (time.
 		onVM := at != nil
 		if !onVM && r.Nested != nil {
 			// Only the ledger knew the port: its node says whether it may
-			// sit on a VM port.
+			// sit on a VM port. A node whose mode is not known (its label
+			// invalid) does not hold the port's deletion: it is deleted,
+			// not pooled, and Unplace finds nothing it could take off.
 			where, err := r.where(ctx, kp.Spec.PodNodeName)
-			if err != nil {
-				return 0, r.fail(ctx, kp, "NodeMode", err)
-			}
-			onVM = where.OnVM()
+			onVM = err != nil || where.OnVM()
 		}
 		if onVM {
 			if err := r.Nested.Unplace(ctx, kp.Spec.PodNodeName, at, p); err != nil {

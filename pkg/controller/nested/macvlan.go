@@ -3,6 +3,8 @@ package nested
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 
@@ -35,9 +37,11 @@ func (p *Pairs) Add(ctx context.Context, parent string, add []ports.AddressPair)
 	return p.change(ctx, parent, func(have []ports.AddressPair) []ports.AddressPair { return withPairs(have, add) })
 }
 
-// Remove takes the pairs of the given addresses off the VM's port.
-func (p *Pairs) Remove(ctx context.Context, parent string, ips []string) error {
-	return p.change(ctx, parent, func(have []ports.AddressPair) []ports.AddressPair { return withoutPairs(have, ips) })
+// Remove takes the given pairs off the VM's port: only a pair with the
+// same address and MAC, so that a late Remove for a port whose address was
+// since given to another pod's (another MAC) leaves the new pair alone.
+func (p *Pairs) Remove(ctx context.Context, parent string, drop []ports.AddressPair) error {
+	return p.change(ctx, parent, func(have []ports.AddressPair) []ports.AddressPair { return withoutExact(have, drop) })
 }
 
 func (p *Pairs) change(ctx context.Context, parent string, edit func([]ports.AddressPair) []ports.AddressPair) error {
@@ -76,6 +80,19 @@ func withoutPairs(have []ports.AddressPair, ips []string) []ports.AddressPair {
 	out := []ports.AddressPair{}
 	for _, h := range have {
 		if !drop[h.IPAddress] {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// withoutExact is have without the pairs in drop (address and MAC). Pure.
+func withoutExact(have, drop []ports.AddressPair) []ports.AddressPair {
+	out := []ports.AddressPair{}
+	for _, h := range have {
+		if !slices.ContainsFunc(drop, func(d ports.AddressPair) bool {
+			return d.IPAddress == h.IPAddress && strings.EqualFold(d.MACAddress, h.MACAddress)
+		}) {
 			out = append(out, h)
 		}
 	}

@@ -192,6 +192,31 @@ func TestPairsConcurrent(t *testing.T) {
 	}
 }
 
+// TestLateUnplaceKeepsNewPair: a pod's port deleted, its address given to
+// another pod's port on the same VM, then the first pod's unplacing retried
+// (its answer was lost): the new pod's pair stays.
+func TestLateUnplaceKeepsNewPair(t *testing.T) {
+	f := neutrontest.New(t)
+	node, parent, _ := vm(t, f, "vm-1", "10.20.0.5")
+	pl := placer(t, f, ModeMacvlan, node)
+	ctx := context.Background()
+	old := podPort(f, "10.10.0.40")
+	at := placeAtOnce(t, []neutron.Port{old}, pl)[0]
+	if err := pl.Unplace(ctx, "vm-1", &at, old); err != nil {
+		t.Fatal(err)
+	}
+	reused := podPort(f, "10.10.0.40")
+	placeAtOnce(t, []neutron.Port{reused}, pl)
+	if err := pl.Unplace(ctx, "vm-1", &at, old); err != nil { // late, again
+		t.Fatal(err)
+	}
+	got, _ := neutron.New(f.Client(t)).GetParentPort(ctx, parent)
+	want := ports.AddressPair{IPAddress: "10.10.0.40", MACAddress: MacvlanMAC(reused.ID)}
+	if len(got.AllowedAddressPairs) != 1 || got.AllowedAddressPairs[0] != want {
+		t.Errorf("pairs %+v, want only the new pod's %+v", got.AllowedAddressPairs, want)
+	}
+}
+
 // TestParents: a node's port is found by its InternalIP on the worker
 // subnets; nested-vlan refuses a port without a trunk, saying how to make
 // one; an address on no worker subnet is an error naming the option.

@@ -97,19 +97,20 @@ func (p *Placer) Place(ctx context.Context, node string, pods []neutron.Port) (m
 }
 
 // Unplace takes a pod's port off its VM port: where the KuryrPort recorded
-// it, else on its node's. A node that is gone leaves nothing to take off
-// for a subport (deleting the port detaches it); a pair then stays until
-// the sweep takes it off.
+// it, else on its node's. A subport not recorded needs nothing here
+// (deleting its port detaches it); nor does a node whose mode or VM port
+// is not known (gone, its label invalid): a pair then stays until the
+// VM port goes.
 func (p *Placer) Unplace(ctx context.Context, node string, at *kuryrv1.NestedVIF, port neutron.Port) error {
 	if at == nil {
 		mode, err := p.Modes.Of(ctx, node)
-		if err != nil {
-			return err
+		if err != nil || mode == ModeVLAN {
+			log.FromContext(ctx).Info("nothing recorded to take off the node's VM port", "node", node,
+				"port", port.ID, "mode", mode, "reason", fmt.Sprint(err))
+			return nil
 		}
-		parent, err := p.Parents.Of(ctx, node, mode == ModeVLAN)
+		parent, err := p.Parents.Of(ctx, node, false)
 		if apierrors.IsNotFound(err) || errors.Is(err, ErrNoParent) {
-			// A subport is detached by its port's delete; a pair stays on
-			// a VM port that is not found (gone, or its address changed).
 			log.FromContext(ctx).Info("the node's VM port is not known: nothing to take off it", "node", node,
 				"port", port.ID, "reason", err.Error())
 			return nil
@@ -118,19 +119,16 @@ func (p *Placer) Unplace(ctx context.Context, node string, at *kuryrv1.NestedVIF
 			return err
 		}
 		at = &kuryrv1.NestedVIF{Mode: kuryrv1.NestedMacvlan, ParentPortID: parent.PortID}
-		if mode == ModeVLAN {
-			at = &kuryrv1.NestedVIF{Mode: kuryrv1.NestedVLAN, ParentPortID: parent.PortID, TrunkID: parent.TrunkID}
-		}
 	}
 	switch at.Mode {
 	case kuryrv1.NestedVLAN:
 		return p.Trunks.Detach(ctx, at.TrunkID, []string{port.ID})
 	case kuryrv1.NestedMacvlan:
-		var ips []string
+		var pairs []ports.AddressPair
 		for _, ip := range port.FixedIPs {
-			ips = append(ips, ip.IPAddress)
+			pairs = append(pairs, ports.AddressPair{IPAddress: ip.IPAddress, MACAddress: MacvlanMAC(port.ID)})
 		}
-		err := p.Pairs.Remove(ctx, at.ParentPortID, ips)
+		err := p.Pairs.Remove(ctx, at.ParentPortID, pairs)
 		if neutron.IsNotFound(err) {
 			return nil // the VM's port is gone, and its pairs with it
 		}
