@@ -25,6 +25,7 @@
 #   kuryr-ctl.sh sql DB STATEMENT      run SQL in a service's database (as
 #                                      an operator repairs what an API cannot)
 #   kuryr-ctl.sh nbctl ARGS...         ovn-nbctl on the cloud's OVN northbound
+#   kuryr-ctl.sh appctl NODE CMD...    ovs-appctl on a node's ovs-vswitchd
 # Flags given to start or restart become the controller Deployment's extra
 # args (kept until the next start or restart); restart rolls both replicas
 # and waits for a ready leader. `kill` SIGKILLs every controller container
@@ -126,6 +127,12 @@ case "${1:-}" in
     shift
     "${IN_ROOT[@]}" ovn-nbctl --db="unix:$OVN_NB_SOCK" "$@"
     exit 0 ;;
+  appctl)
+    [ $# -ge 3 ] || die "usage: $0 appctl NODE COMMAND..."
+    node=$2
+    shift 2
+    "${IN_ROOT[@]}" ovs-appctl -t "$(node_run "$node")/ovs-vswitchd.ctl" "$@"
+    exit 0 ;;
   leader)
     kuryr_leader || die "no kuryr-controller leader"
     exit 0 ;;
@@ -146,7 +153,7 @@ case "${1:-}" in
     wait_for "a ready kuryr-controller leader" 60 leader_ready
     exit 0 ;;
   controller) ;;
-  *) die "usage: $0 controller|daemons|upgrade|leader|metrics|crash|freeze|thaw|hangs|pid|sql|nbctl ..." ;;
+  *) die "usage: $0 controller|daemons|upgrade|leader|metrics|crash|freeze|thaw|hangs|pid|sql|nbctl|appctl ..." ;;
 esac
 action=${2:-}
 shift 2 || true

@@ -20,7 +20,8 @@ import (
 // should, what tells a dataplane fault from a provider's: where each
 // backend runs and whether the client reaches it directly (the
 // backends' web port, 8080), and the OVN
-// load balancers that name the Service's address with their backends.
+// load balancers that name the Service's address with their backends,
+// and each node's tunnel neighbours.
 func explainUnreached(t *testing.T, p *corev1.Pod, cmd string, want []string) {
 	t.Helper()
 	out, _ := exec.Command("kubectl", "get", "pods", "-n", p.Namespace, "-o",
@@ -55,5 +56,14 @@ func explainUnreached(t *testing.T, p *corev1.Pod, cmd string, want []string) {
 				t.Logf("explain: OVN: %s", strings.TrimSpace(line))
 			}
 		}
+	}
+	// Each node's Geneve neighbours (a stale one drops what a node
+	// tunnels to the other).
+	nodes, _ := exec.Command("kubectl", "get", "nodes", "-o", "name").CombinedOutput()
+	for _, n := range strings.Fields(string(nodes)) {
+		n = strings.TrimPrefix(n, "node/")
+		phy, _ := exec.Command("ip", "-n", os.Getenv("KURYR_CLOUD_NETNS_PREFIX")+n, "-br", "link", "show", "br-phy").CombinedOutput()
+		neigh, err := exec.Command("bash", ctl, "appctl", n, "tnl/neigh/show").CombinedOutput()
+		t.Logf("explain: %s: %s tunnel neighbours (%v):\n%s", n, strings.TrimSpace(string(phy)), err, neigh)
 	}
 }
