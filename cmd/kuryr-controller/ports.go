@@ -18,7 +18,7 @@ import (
 
 // kuryrPortOptions are the KuryrPort reconciler's options but its groups.
 func kuryrPortOptions(mgr ctrl.Manager, cfg *config.Config, nc *neutron.Client, info *neutron.Info,
-	target kuryrport.TargetFunc, poolTargets kuryrport.NodeTargetFunc, rec kit.Recorder) kuryrport.Options {
+	target kuryrport.TargetFunc, poolTargets kuryrport.NodeTargetFunc, rec kit.Recorder, pl *nested.Placer) kuryrport.Options {
 	nd := cfg.NeutronDefaults
 	o := kuryrport.Options{
 		Client: mgr.GetClient(), Neutron: portBatching(nc, cfg),
@@ -30,7 +30,7 @@ func kuryrPortOptions(mgr ctrl.Manager, cfg *config.Config, nc *neutron.Client, 
 		},
 		Startup: kuryrport.StartupOptions{Client: mgr.GetAPIReader(), Cache: mgr.GetCache(), Neutron: nc},
 	}
-	o.Nested = placer(mgr, cfg, nc)
+	o.Nested = pl
 	if cfg.Kubernetes.VIFPoolDriver == "neutron" && poolTargets != nil {
 		o.Pool = &kuryrport.PoolOptions{Neutron: nc, Targets: poolTargets,
 			Settings: kuryrport.PoolSettings{Min: cfg.VIFPool.Min, Max: cfg.VIFPool.Max, Batch: cfg.VIFPool.Batch}}

@@ -105,7 +105,8 @@ func wire(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients, hs *heal
 	if err != nil {
 		return err
 	}
-	opts := kuryrPortOptions(mgr, cfg, nc, info, target, poolTargets, rec)
+	pl := placer(mgr, cfg, nc)
+	opts := kuryrPortOptions(mgr, cfg, nc, info, target, poolTargets, rec, pl)
 	if groups != nil {
 		opts.Groups, opts.GroupPorts, opts.Watches = groups, nc, watches
 	}
@@ -145,7 +146,7 @@ func wire(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients, hs *heal
 	sweeper := &cleanup.Sweeper{Client: mgr.GetClient(), Neutron: nc, Ledger: kp.Ledger, Cluster: cluster,
 		Router: cfg.NamespaceSubnet.PodRouter, Period: cfg.Controller.CleanupPeriod, Ready: start.Done(),
 		Settle: 2*cfg.Neutron.Timeout + 5*time.Second, NodePorts: cfg.NeutronDefaults.NodeSubnet != "",
-		RefusePorts: refuse}
+		RefusePorts: refuse, VMPairs: pl}
 	if kp.Pool != nil {
 		sweeper.Pool = kp.Pool
 	}

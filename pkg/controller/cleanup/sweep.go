@@ -94,6 +94,9 @@ type Sweeper struct {
 	// AddressGroups, when set with Policies, are swept of peers' address
 	// groups through Peers (an AddressPeerSweeper).
 	AddressGroups addressGroups
+	// VMPairs, when set (VM nodes may be nested-macvlan), are swept of
+	// pods' pairs whose ports are gone.
+	VMPairs vmPairs
 	// Ready is closed once the sweep may trust the cache (it is synced and
 	// the ledger loaded).
 	Ready <-chan struct{}
@@ -135,6 +138,12 @@ func (s *Sweeper) Start(ctx context.Context) error {
 func (s *Sweeper) Sweep(ctx context.Context, logger logr.Logger) error {
 	listedAt := time.Now()
 	tag := []string{names.ClusterTag(s.Cluster)}
+	// VM ports' pairs are read before the ports that own them are listed.
+	var parents []neutron.ParentPort
+	var pairsErr error
+	if s.VMPairs != nil {
+		parents, pairsErr = s.VMPairs.MacvlanParents(ctx) // a failure stops only this part
+	}
 	ports, err := s.Neutron.ListPorts(ctx, tag, "")
 	if err != nil {
 		return err
@@ -185,7 +194,10 @@ func (s *Sweeper) Sweep(ctx context.Context, logger logr.Logger) error {
 	}
 	errs = append(errs, s.sweepNetworks(ctx, logger, OrphanNetworks(nets, owned)))
 	errs = append(errs, s.sweepServices(ctx, logger, svc, owned), s.sweepPolicies(ctx, logger, policyGroups, owned),
-		s.sweepAddressPeers(ctx, logger, peerAddresses, owned), listErr)
+		s.sweepAddressPeers(ctx, logger, peerAddresses, owned), listErr, pairsErr)
+	if s.VMPairs != nil && pairsErr == nil {
+		errs = append(errs, s.sweepPairs(ctx, logger, OrphanPairs(parents, ports)))
+	}
 	return errors.Join(errs...)
 }
 

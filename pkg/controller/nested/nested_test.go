@@ -270,3 +270,24 @@ func TestMacvlanMAC(t *testing.T) {
 		t.Errorf("MacvlanMAC: %q (%v), %q", a, err, b)
 	}
 }
+
+// TestMacvlanParents: the sweep reads the VM ports of nested-macvlan
+// nodes only (a node's label, else the default), with their pairs; a
+// node whose port is not found is left out.
+func TestMacvlanParents(t *testing.T) {
+	f := neutrontest.New(t)
+	mv, mvPort, _ := vm(t, f, "vm-1", "10.20.0.5")
+	vl, _, _ := vm(t, f, "vm-2", "10.20.0.6")
+	vl.Labels = map[string]string{kuryrv1.PodVIFLabel: ModeVLAN}
+	lost := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "vm-3"},
+		Status: corev1.NodeStatus{Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.20.0.7"}}}}
+	pl := placer(t, f, ModeMacvlan, mv, vl, lost)
+	placeAtOnce(t, podPorts(f, 1), pl)
+	got, err := pl.MacvlanParents(context.Background())
+	if err != nil || len(got) != 1 || got[0].ID != mvPort || len(got[0].AllowedAddressPairs) != 1 {
+		t.Fatalf("MacvlanParents = %+v, %v; want %s with its pair", got, err, mvPort)
+	}
+	if !IsMacvlanMAC(got[0].AllowedAddressPairs[0].MACAddress) || IsMacvlanMAC("fa:16:3e:00:00:01") {
+		t.Errorf("kuryr's macvlan MACs not told from others: %+v", got[0].AllowedAddressPairs)
+	}
+}
