@@ -73,6 +73,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	if r.Settings.Pools && nested.OnVM(&node, r.Settings.PodVIFDriver) {
+		r.Recorder.Eventf(&node, nil, corev1.EventTypeWarning, "NotOnVMNode", "Configure",
+			"no port pool for this node's pods: it is a VM node (nested mode); their ports are made on demand")
+	}
 	res := ctrl.Result{}
 	for _, k := range r.kinds() {
 		kr, err := r.converge(ctx, k, &node)
@@ -89,7 +93,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // converge makes the node's port of kind k exist and its annotation say
 // how to configure it (or removes both when k is off).
 func (r *Reconciler) converge(ctx context.Context, k kind, node *corev1.Node) (ctrl.Result, error) {
-	if k.subnet == "" || nested.OnVM(node, r.Settings.PodVIFDriver) {
+	if k.subnet == "" {
+		return ctrl.Result{}, r.disable(ctx, k, node)
+	}
+	if nested.OnVM(node, r.Settings.PodVIFDriver) {
+		// Configured, and not for this node: said, not ignored.
+		r.Recorder.Eventf(node, nil, corev1.EventTypeWarning, "NotOnVMNode", "Configure",
+			"no %s port on this node: it is a VM node (nested mode), whose pods sit on its VM's port", k.what)
 		return ctrl.Result{}, r.disable(ctx, k, node)
 	}
 	sub, err := r.Info.Subnet(ctx, k.subnet)
