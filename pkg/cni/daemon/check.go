@@ -9,11 +9,15 @@ import (
 
 	"github.com/containernetworking/cni/pkg/types"
 
+	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/cni/api"
+	"github.com/kuryr-k8s/kuryr/pkg/cni/plug"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 )
 
-// check verifies the attachment against the pod's port: OVS port, MAC,
-// addresses and default route.
+// check verifies the attachment against the pod's port: OVS port (or
+// attachment record), MAC, addresses, default route, the interface's kind
+// (and VLAN id), and on a VM node the route to a macvlan pod via the shim.
 func (d *Daemon) check(ctx context.Context, req *api.Request) *types.Error {
 	if cerr := validateSandbox(req); cerr != nil {
 		return cerr
@@ -59,8 +63,42 @@ func (d *Daemon) check(ctx context.Context, req *api.Request) *types.Error {
 	if vif.Default && vif.Gateway != "" && !obs.HasGW {
 		problems = append(problems, "no route via "+vif.Gateway)
 	}
+	if obs.Exists {
+		problems = append(problems, kindProblems(vif, obs)...)
+	}
+	if vif.Nested != nil && vif.Nested.Mode == kuryrv1.NestedMacvlan {
+		for _, ip := range podIPs(vif) {
+			routed, err := d.Kernel.ShimRouted(net.ParseIP(ip))
+			if err != nil {
+				return tryAgain("%v", err)
+			}
+			if !routed {
+				problems = append(problems, "the node has no route to "+ip+" via "+names.MacvlanShim)
+			}
+		}
+	}
 	if len(problems) > 0 {
 		return types.NewError(api.ErrCheckFailed, "attachment differs from port "+vif.PortID, strings.Join(problems, "; "))
 	}
 	return nil
+}
+
+// kindProblems: the pod's interface is of the kind its port data asks
+// for (a veth on a hypervisor; a VLAN interface with the subport's id or
+// a macvlan on a VM node). Pure.
+func kindProblems(vif kuryrv1.VIF, obs plug.Observed) []string {
+	want, vlan := "veth", 0
+	if at := vif.Nested; at != nil {
+		want = "macvlan"
+		if at.Mode == kuryrv1.NestedVLAN {
+			want, vlan = "vlan", at.VLANID
+		}
+	}
+	var out []string
+	if obs.Kind != want {
+		out = append(out, fmt.Sprintf("a %s interface, the port data asks for a %s", obs.Kind, want))
+	} else if vlan > 0 && obs.VLANID != vlan {
+		out = append(out, fmt.Sprintf("VLAN %d, the subport has %d", obs.VLANID, vlan))
+	}
+	return out
 }

@@ -38,6 +38,8 @@ type kernelAPI interface {
 	DeleteVeth(hostIf string)
 	CreateNested(n plug.Nested) error
 	RouteViaShim(link string, podIP net.IP) error
+	// ShimRouted: the node routes podIP through its shim (CHECK).
+	ShimRouted(podIP net.IP) (bool, error)
 	UnrouteViaShim(podIP net.IP) error
 	RemovePodIf(netns, ifName string) error
 	Inspect(netns, ifName string, gw net.IP) (plug.Observed, error)

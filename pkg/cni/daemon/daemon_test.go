@@ -103,6 +103,11 @@ func (k *fakeKernel) RouteViaShim(_ string, ip net.IP) error {
 	k.shimRoutes = append(k.shimRoutes, ip.String())
 	return nil
 }
+func (k *fakeKernel) ShimRouted(ip net.IP) (bool, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return slices.Contains(k.shimRoutes, ip.String()), nil
+}
 func (k *fakeKernel) UnrouteViaShim(ip net.IP) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()

@@ -10,6 +10,7 @@ import (
 	current "github.com/containernetworking/cni/pkg/types/100"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/cni/plug"
 	"github.com/kuryr-k8s/kuryr/pkg/cni/records"
 )
 
@@ -98,5 +99,30 @@ func TestNestedAddDel(t *testing.T) {
 	h.Registry.Set(kp)
 	if _, cerr := h.Handle(context.Background(), request("ADD", "web", "u1", "c3")); cerr == nil || cerr.Code != types.ErrInvalidNetworkConfig {
 		t.Errorf("nested port on a hypervisor node: %+v", cerr)
+	}
+}
+
+// TestKindProblems: CHECK finds an interface of another kind than the
+// port data asks for, or a VLAN interface with another id.
+func TestKindProblems(t *testing.T) {
+	vlan := kuryrv1.VIF{Nested: &kuryrv1.NestedVIF{Mode: kuryrv1.NestedVLAN, VLANID: 7}}
+	macvlan := kuryrv1.VIF{Nested: &kuryrv1.NestedVIF{Mode: kuryrv1.NestedMacvlan}}
+	for _, tc := range []struct {
+		name string
+		vif  kuryrv1.VIF
+		obs  plug.Observed
+		bad  bool
+	}{
+		{"veth on a hypervisor", kuryrv1.VIF{}, plug.Observed{Kind: "veth"}, false},
+		{"macvlan for a hypervisor port", kuryrv1.VIF{}, plug.Observed{Kind: "macvlan"}, true},
+		{"the subport's VLAN", vlan, plug.Observed{Kind: "vlan", VLANID: 7}, false},
+		{"another VLAN", vlan, plug.Observed{Kind: "vlan", VLANID: 8}, true},
+		{"macvlan for a subport", vlan, plug.Observed{Kind: "macvlan"}, true},
+		{"macvlan", macvlan, plug.Observed{Kind: "macvlan"}, false},
+		{"veth for a macvlan port", macvlan, plug.Observed{Kind: "veth"}, true},
+	} {
+		if got := kindProblems(tc.vif, tc.obs); (len(got) > 0) != tc.bad {
+			t.Errorf("%s: %v", tc.name, got)
+		}
 	}
 }

@@ -183,6 +183,20 @@ func (Kernel) UnrouteViaShim(podIP net.IP) error {
 	return nil
 }
 
+// ShimRouted says whether the node routes podIP through its shim.
+func (Kernel) ShimRouted(podIP net.IP) (bool, error) {
+	shim, err := netlink.LinkByName(names.MacvlanShim)
+	if err != nil {
+		return false, nil
+	}
+	routes, err := netlink.RouteListFiltered(netlink.FAMILY_ALL,
+		&netlink.Route{LinkIndex: shim.Attrs().Index, Dst: hostNet(podIP)}, netlink.RT_FILTER_OIF|netlink.RT_FILTER_DST)
+	if err != nil {
+		return false, fmt.Errorf("list routes via %s: %w", names.MacvlanShim, err)
+	}
+	return len(routes) > 0, nil
+}
+
 func ensureShim(link string) (netlink.Link, error) {
 	if l, err := netlink.LinkByName(names.MacvlanShim); err == nil {
 		// Up whatever happened before (a crash between add and up).

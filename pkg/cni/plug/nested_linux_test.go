@@ -83,7 +83,7 @@ func TestNestedMacvlan(t *testing.T) {
 		t.Errorf("default route's interface in the pod: %q, %v", link, err)
 	}
 	o, err := kernel.Inspect(pod.Path(), "eth0", net.ParseIP("10.99.0.1"))
-	if err != nil || !o.Exists || o.MAC != n.MAC || !contains(o.Addrs, "10.99.0.5/24") || !o.HasGW {
+	if err != nil || !o.Exists || o.MAC != n.MAC || !contains(o.Addrs, "10.99.0.5/24") || !o.HasGW || o.Kind != "macvlan" {
 		t.Fatalf("pod interface %+v, %v", o, err)
 	}
 	// The network answers the pod through the NIC.
@@ -139,8 +139,17 @@ func TestNestedMacvlan(t *testing.T) {
 	if err != nil {
 		t.Fatalf("node to its own macvlan pod: %v", err)
 	}
+	var routed bool
+	_ = node.Do(func(ns.NetNS) error { routed, err = kernel.ShimRouted(net.ParseIP("10.99.0.5")); return nil })
+	if err != nil || !routed {
+		t.Errorf("ShimRouted after RouteViaShim: %v, %v", routed, err)
+	}
 	if err := node.Do(func(ns.NetNS) error { return kernel.UnrouteViaShim(net.ParseIP("10.99.0.5")) }); err != nil {
 		t.Fatal(err)
+	}
+	_ = node.Do(func(ns.NetNS) error { routed, err = kernel.ShimRouted(net.ParseIP("10.99.0.5")); return nil })
+	if err != nil || routed {
+		t.Errorf("ShimRouted after UnrouteViaShim: %v, %v", routed, err)
 	}
 	// A shim left down (a crash between its add and up) is brought up.
 	err = node.Do(func(ns.NetNS) error {

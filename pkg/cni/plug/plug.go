@@ -54,4 +54,8 @@ type Observed struct {
 	Addrs  []string // CIDR
 	HasGW  bool
 	Exists bool
+	// Kind is the interface's link type (veth, vlan, macvlan); VLANID a
+	// VLAN interface's id.
+	Kind   string
+	VLANID int
 }

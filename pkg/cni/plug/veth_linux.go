@@ -143,7 +143,10 @@ func (Kernel) Inspect(netnsPath, ifName string, gateway net.IP) (Observed, error
 		if err != nil {
 			return nil
 		}
-		o.Exists, o.MAC = true, l.Attrs().HardwareAddr.String()
+		o.Exists, o.MAC, o.Kind = true, l.Attrs().HardwareAddr.String(), l.Type()
+		if v, ok := l.(*netlink.Vlan); ok {
+			o.VLANID = v.VlanId
+		}
 		addrs, err := netlink.AddrList(l, netlink.FAMILY_ALL)
 		if err != nil {
 			return err
