@@ -186,8 +186,12 @@ func (Kernel) UnrouteViaShim(podIP net.IP) error {
 // ShimRouted says whether the node routes podIP through its shim.
 func (Kernel) ShimRouted(podIP net.IP) (bool, error) {
 	shim, err := netlink.LinkByName(names.MacvlanShim)
-	if err != nil {
+	var missing netlink.LinkNotFoundError
+	if errors.As(err, &missing) {
 		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("find %s: %w", names.MacvlanShim, err)
 	}
 	routes, err := netlink.RouteListFiltered(netlink.FAMILY_ALL,
 		&netlink.Route{LinkIndex: shim.Attrs().Index, Dst: hostNet(podIP)}, netlink.RT_FILTER_OIF|netlink.RT_FILTER_DST)

@@ -23,6 +23,7 @@ type Owners struct {
 	PortIDs   map[string]bool   // ports named by KuryrPort status
 	PortOfPod map[string]string // pod UID -> the port its KuryrPort names
 	Holders   map[string]string // port id -> the pod whose KuryrPort names it
+	VIFMACs   map[string]bool   // MACs (lower case) KuryrPorts' VIFs record
 	// PoolEnabled keeps unused pooled ports of the nodes that exist;
 	// NodePortsEnabled the management ports of the nodes that exist,
 	// RefusePortsEnabled their refuse ports.

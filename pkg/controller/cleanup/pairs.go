@@ -20,22 +20,28 @@ type vmPairs interface {
 }
 
 // OrphanPairs are, per VM port, kuryr's pairs (a MAC in kuryr's macvlan
-// range, nested.IsMacvlanMAC) whose pod port is gone: no port of the
-// cluster, listed after the VM ports were read, has that MAC. A pair is
-// added after its port is created and removed before its port is deleted,
-// so a pair read before the listing whose port is not in it is an orphan
-// (its KuryrPort force-removed, or its finalizer's removal lost). Pairs of
-// other MACs (the VM's own, users' VIPs) are never touched. Pure.
-func OrphanPairs(parents []neutron.ParentPort, clusterPorts []neutron.Port) map[string][]ports.AddressPair {
+// range, nested.IsMacvlanMAC) that nothing owns: no port of the cluster,
+// listed after the VM ports were read, has that MAC, and no KuryrPort,
+// read after too, names a port with it or records it as its VIF's MAC (a
+// port whose tagging failed is not listed by tag, but its KuryrPort names
+// it). A pair is added after its port is created and removed before its
+// port is deleted, so a pair read before the listings that none of them
+// owns is an orphan (its KuryrPort force-removed, or its finalizer's
+// removal lost). Pairs of other MACs (the VM's own, users' VIPs) are never
+// touched. Pure.
+func OrphanPairs(parents []neutron.ParentPort, clusterPorts []neutron.Port, o Owners) map[string][]ports.AddressPair {
 	owned := map[string]bool{}
 	for _, p := range clusterPorts {
 		owned[nested.MacvlanMAC(p.ID)] = true
+	}
+	for id := range o.PortIDs {
+		owned[nested.MacvlanMAC(id)] = true
 	}
 	out := map[string][]ports.AddressPair{}
 	for _, parent := range parents {
 		for _, pair := range parent.AllowedAddressPairs {
 			mac := strings.ToLower(pair.MACAddress)
-			if nested.IsMacvlanMAC(mac) && !owned[mac] {
+			if nested.IsMacvlanMAC(mac) && !owned[mac] && !o.VIFMACs[mac] {
 				out[parent.ID] = append(out[parent.ID], pair)
 			}
 		}

@@ -27,9 +27,9 @@ func vmPort(id string, pairs ...ports.AddressPair) neutron.ParentPort {
 	return p
 }
 
-// TestOrphanPairs: only kuryr's pairs (its macvlan MAC range) whose port
-// is not among the cluster's are orphans; the VM's own MAC, a user's VIP
-// and a pair whose port lives are kept.
+// TestOrphanPairs: only kuryr's pairs (its macvlan MAC range) that no
+// cluster port and no KuryrPort owns are orphans; the VM's own MAC, a
+// user's VIP and a pair whose port lives are kept.
 func TestOrphanPairs(t *testing.T) {
 	live, gone := nested.MacvlanMAC("live"), nested.MacvlanMAC("gone")
 	vip := ports.AddressPair{IPAddress: "10.20.0.100", MACAddress: "fa:16:3e:00:00:01"}
@@ -38,18 +38,25 @@ func TestOrphanPairs(t *testing.T) {
 		name    string
 		parents []neutron.ParentPort
 		ports   []neutron.Port
+		owners  Owners
 		want    map[string][]ports.AddressPair
 	}{
-		{"none", nil, nil, map[string][]ports.AddressPair{}},
+		{"none", nil, nil, Owners{}, map[string][]ports.AddressPair{}},
 		{"live pair kept", []neutron.ParentPort{vmPort("vm", ports.AddressPair{IPAddress: "10.20.0.7", MACAddress: live})},
-			[]neutron.Port{{Port: ports.Port{ID: "live"}}}, map[string][]ports.AddressPair{}},
+			[]neutron.Port{{Port: ports.Port{ID: "live"}}}, Owners{}, map[string][]ports.AddressPair{}},
+		{"pair of an untagged port its KuryrPort names kept",
+			[]neutron.ParentPort{vmPort("vm", ports.AddressPair{IPAddress: "10.20.0.7", MACAddress: live})},
+			nil, Owners{PortIDs: map[string]bool{"live": true}}, map[string][]ports.AddressPair{}},
+		{"pair whose MAC a KuryrPort records kept",
+			[]neutron.ParentPort{vmPort("vm", ports.AddressPair{IPAddress: "10.20.0.7", MACAddress: "0A:00:00:00:00:01"})},
+			nil, Owners{VIFMACs: map[string]bool{"0a:00:00:00:00:01": true}}, map[string][]ports.AddressPair{}},
 		{"gone pair orphaned, others kept",
 			[]neutron.ParentPort{vmPort("vm", vip, user, ports.AddressPair{IPAddress: "10.20.0.7", MACAddress: live},
 				ports.AddressPair{IPAddress: "10.20.0.8", MACAddress: gone})},
-			[]neutron.Port{{Port: ports.Port{ID: "live"}}},
+			[]neutron.Port{{Port: ports.Port{ID: "live"}}}, Owners{},
 			map[string][]ports.AddressPair{"vm": {{IPAddress: "10.20.0.8", MACAddress: gone}}}},
 	} {
-		if got := OrphanPairs(tc.parents, tc.ports); !reflect.DeepEqual(got, tc.want) {
+		if got := OrphanPairs(tc.parents, tc.ports, tc.owners); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -196,14 +197,14 @@ func (s *Sweeper) Sweep(ctx context.Context, logger logr.Logger) error {
 	errs = append(errs, s.sweepServices(ctx, logger, svc, owned), s.sweepPolicies(ctx, logger, policyGroups, owned),
 		s.sweepAddressPeers(ctx, logger, peerAddresses, owned), listErr, pairsErr)
 	if s.VMPairs != nil && pairsErr == nil {
-		errs = append(errs, s.sweepPairs(ctx, logger, OrphanPairs(parents, ports)))
+		errs = append(errs, s.sweepPairs(ctx, logger, OrphanPairs(parents, ports, owned)))
 	}
 	return errors.Join(errs...)
 }
 
 func (s *Sweeper) liveOwners(ctx context.Context) (Owners, error) {
 	o := Owners{PodUIDs: map[string]bool{}, PortIDs: map[string]bool{}, PortOfPod: map[string]string{},
-		Holders: map[string]string{}, Nodes: map[string]bool{}, NodePortOf: map[string]string{}, RefusePortOf: map[string]string{},
+		Holders: map[string]string{}, VIFMACs: map[string]bool{}, Nodes: map[string]bool{}, NodePortOf: map[string]string{}, RefusePortOf: map[string]string{},
 		Namespaces: map[string]bool{}, NetworkNodes: map[string]bool{}}
 	var nodes corev1.NodeList
 	if err := s.Client.List(ctx, &nodes); err != nil {
@@ -236,6 +237,7 @@ func (s *Sweeper) liveOwners(ctx context.Context) (Owners, error) {
 			o.PortIDs[v.PortID] = true
 			o.PortOfPod[kp.Spec.PodUID] = v.PortID
 			o.Holders[v.PortID] = kp.Spec.PodUID
+			o.VIFMACs[strings.ToLower(v.MACAddress)] = true
 		}
 	}
 	var kns kuryrv1.KuryrNetworkList

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"slices"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -147,24 +146,24 @@ func (p *Placer) forgetIfGone(node string, err error) {
 }
 
 // MacvlanMAC is the MAC of a nested-macvlan pod's interface: one derived
-// from its port's id (locally administered, unicast, in kuryr's range
-// 0a:6b:…), not the port's own. ML2/OVN makes the pod's port a virtual
-// port of the VM's, and OVN never delivers to a virtual port's own MAC (it
-// expects the virtual address to answer with another): with the port's
-// MAC, replies to the pod were routed to the virtual port and dropped on
-// the VM's hypervisor. With another MAC, allowed on the VM's port, they go
-// to the VM's port. Pure.
+// from its port's id (locally administered, unicast, first octet 0a: kuryr's
+// range, then 40 bits of the id's hash), not the port's own. ML2/OVN makes
+// the pod's port a virtual port of the VM's, and OVN never delivers to a
+// virtual port's own MAC (it expects the virtual address to answer with
+// another): with the port's MAC, replies to the pod were routed to the
+// virtual port and dropped on the VM's hypervisor. With another MAC,
+// allowed on the VM's port, they go to the VM's port. Pure.
 func MacvlanMAC(portID string) string {
 	sum := sha256.Sum256([]byte(portID))
-	return net.HardwareAddr(append(slices.Clone(macvlanPrefix), sum[:4]...)).String()
+	return net.HardwareAddr(append([]byte{macvlanOctet}, sum[:5]...)).String()
 }
 
-// macvlanPrefix marks kuryr's macvlan MACs (0x0a: locally administered,
-// unicast), so that the sweep tells kuryr's pairs on a VM port from others.
-var macvlanPrefix = net.HardwareAddr{0x0a, 0x6b}
+// macvlanOctet marks kuryr's macvlan MACs (locally administered, unicast),
+// so that the sweep tells kuryr's pairs on a VM port from others.
+const macvlanOctet = 0x0a
 
 // IsMacvlanMAC says whether mac is in kuryr's macvlan range. Pure.
 func IsMacvlanMAC(mac string) bool {
 	hw, err := net.ParseMAC(mac)
-	return err == nil && len(hw) == 6 && hw[0] == macvlanPrefix[0] && hw[1] == macvlanPrefix[1]
+	return err == nil && len(hw) == 6 && hw[0] == macvlanOctet
 }

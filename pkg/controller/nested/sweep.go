@@ -16,7 +16,7 @@ import (
 // MacvlanParents are the VM ports of the cluster's nested-macvlan nodes,
 // with their allowed address pairs as Neutron has them now (the sweep
 // reads them before it lists the ports that own pairs). A node whose VM
-// port is not found is left out.
+// port is not found or not read is left out (logged).
 func (p *Placer) MacvlanParents(ctx context.Context) ([]neutron.ParentPort, error) {
 	var nodes corev1.NodeList
 	if err := p.Modes.Nodes.List(ctx, &nodes); err != nil {
@@ -35,15 +35,18 @@ func (p *Placer) MacvlanParents(ctx context.Context) ([]neutron.ParentPort, erro
 			continue
 		}
 		if err != nil {
-			return nil, err
-		}
-		port, err := p.Pairs.Neutron.GetParentPort(ctx, parent.PortID)
-		if neutron.IsNotFound(err) {
-			p.Parents.Forget(n.Name)
+			// One node's port not read (ambiguous, Neutron busy) leaves
+			// the others' pairs swept.
+			log.FromContext(ctx).Info("the node's VM port is not read: its pairs are not swept this time",
+				"node", n.Name, "reason", err.Error())
 			continue
 		}
+		port, err := p.Pairs.Neutron.GetParentPort(ctx, parent.PortID)
 		if err != nil {
-			return nil, err
+			p.forgetIfGone(n.Name, err)
+			log.FromContext(ctx).Info("the node's VM port is not read: its pairs are not swept this time",
+				"node", n.Name, "port", parent.PortID, "reason", err.Error())
+			continue
 		}
 		out = append(out, *port)
 	}

@@ -17,6 +17,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -56,6 +57,16 @@ type Reconciler struct {
 	Recorder kit.Recorder
 	Settings Settings
 	unclear  openstack.Unanswered // kind/node of the last creates that went unanswered
+	warned   sync.Map             // node/what already told it does not get what (NotOnVMNode)
+}
+
+// notOnVM tells a VM node, once per controller run, that it does not get
+// what is configured for the others (every resync would repeat it).
+func (r *Reconciler) notOnVM(node *corev1.Node, what, note string) {
+	if _, told := r.warned.LoadOrStore(node.Name+"/"+what, true); told {
+		return
+	}
+	r.Recorder.Eventf(node, nil, corev1.EventTypeWarning, "NotOnVMNode", "Configure", "%s", note)
 }
 
 // Reconcile converges the ports of one node, one of each kind.
@@ -74,8 +85,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	if r.Settings.Pools && nested.OnVM(&node, r.Settings.PodVIFDriver) {
-		r.Recorder.Eventf(&node, nil, corev1.EventTypeWarning, "NotOnVMNode", "Configure",
-			"no port pool for this node's pods: it is a VM node (nested mode); their ports are made on demand")
+		r.notOnVM(&node, "pool", "no port pool for this node's pods: it is a VM node (nested mode); their ports are made on demand")
 	}
 	res := ctrl.Result{}
 	for _, k := range r.kinds() {
@@ -98,8 +108,7 @@ func (r *Reconciler) converge(ctx context.Context, k kind, node *corev1.Node) (c
 	}
 	if nested.OnVM(node, r.Settings.PodVIFDriver) {
 		// Configured, and not for this node: said, not ignored.
-		r.Recorder.Eventf(node, nil, corev1.EventTypeWarning, "NotOnVMNode", "Configure",
-			"no %s port on this node: it is a VM node (nested mode), whose pods sit on its VM's port", k.what)
+		r.notOnVM(node, k.what, fmt.Sprintf("no %s port on this node: it is a VM node (nested mode), whose pods sit on its VM's port", k.what))
 		return ctrl.Result{}, r.disable(ctx, k, node)
 	}
 	sub, err := r.Info.Subnet(ctx, k.subnet)
