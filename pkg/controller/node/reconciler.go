@@ -66,7 +66,13 @@ func (r *Reconciler) notOnVM(node *corev1.Node, what, note string) {
 	if _, told := r.warned.LoadOrStore(node.Name+"/"+what, true); told {
 		return
 	}
-	r.Recorder.Eventf(node, nil, corev1.EventTypeWarning, "NotOnVMNode", "Configure", "%s", note)
+	// The action names what is skipped: events of one reason and action
+	// on one object are one series, whatever their notes.
+	action := "Skip"
+	for _, w := range strings.Fields(what) {
+		action += strings.ToUpper(w[:1]) + w[1:]
+	}
+	r.Recorder.Eventf(node, nil, corev1.EventTypeWarning, "NotOnVMNode", action, "%s", note)
 }
 
 // Reconcile converges the ports of one node, one of each kind.
@@ -108,7 +114,7 @@ func (r *Reconciler) converge(ctx context.Context, k kind, node *corev1.Node) (c
 	}
 	if nested.OnVM(node, r.Settings.PodVIFDriver) {
 		// Configured, and not for this node: said, not ignored.
-		r.notOnVM(node, k.what, fmt.Sprintf("no %s port on this node: it is a VM node (nested mode), whose pods sit on its VM's port", k.what))
+		r.notOnVM(node, k.what, fmt.Sprintf("no %s on this node: it is a VM node (nested mode), whose pods sit on its VM's port", k.what))
 		return ctrl.Result{}, r.disable(ctx, k, node)
 	}
 	sub, err := r.Info.Subnet(ctx, k.subnet)
