@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/kuryr-k8s/kuryr/pkg/atomicfile"
 	"github.com/kuryr-k8s/kuryr/pkg/names"
 )
 
@@ -28,7 +29,7 @@ func Install(binary, binDir, confDir, socket, cniVersion string) error {
 	if err != nil {
 		return err
 	}
-	return writeAtomic(filepath.Join(confDir, "10-kuryr.conflist"), raw, 0o644)
+	return atomicfile.Write(filepath.Join(confDir, "10-kuryr.conflist"), raw, 0o644)
 }
 
 func copyAtomic(src, dst string, mode os.FileMode) error {
@@ -41,21 +42,5 @@ func copyAtomic(src, dst string, mode os.FileMode) error {
 	if err != nil {
 		return err
 	}
-	return writeAtomic(dst, raw, mode)
-}
-
-func writeAtomic(dst string, data []byte, mode os.FileMode) error {
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return err
-	}
-	// A dot-name: the runtime ignores files not ending in .conf/.conflist/.json.
-	tmp := filepath.Join(filepath.Dir(dst), "."+filepath.Base(dst)+".tmp")
-	if err := os.WriteFile(tmp, data, mode); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, dst); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return nil
+	return atomicfile.Write(dst, raw, mode)
 }

@@ -19,6 +19,7 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/kuryr-k8s/kuryr/pkg/atomicfile"
 	"github.com/kuryr-k8s/kuryr/pkg/ovs"
 )
 
@@ -46,40 +47,8 @@ func (d *Dir) AddPort(_ context.Context, p ovs.Port) error {
 	}
 	// Written, synced, renamed and the directory synced: a VM reset at
 	// any point leaves the old record or the new one, never an empty one.
-	tmp := filepath.Join(d.Path, "."+p.Name+".tmp")
-	if err := writeSynced(tmp, raw); err != nil {
+	if err := atomicfile.Write(filepath.Join(d.Path, p.Name+suffix), raw, 0o600); err != nil {
 		return fmt.Errorf("record attachment %s: %w", p.Name, err)
-	}
-	if err := os.Rename(tmp, filepath.Join(d.Path, p.Name+suffix)); err != nil {
-		return fmt.Errorf("record attachment %s: %w", p.Name, err)
-	}
-	return syncDir(d.Path)
-}
-
-func writeSynced(path string, raw []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(raw); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-func syncDir(path string) error {
-	dir, err := os.Open(path)
-	if err != nil {
-		return fmt.Errorf("attachment records: %w", err)
-	}
-	defer dir.Close()
-	if err := dir.Sync(); err != nil {
-		return fmt.Errorf("attachment records: sync %s: %w", path, err)
 	}
 	return nil
 }

@@ -67,44 +67,25 @@ func (p *Pairs) change(ctx context.Context, parent string, edit func([]ports.Add
 
 // withPairs is have with add, each address once (add's MAC wins). Pure.
 func withPairs(have, add []ports.AddressPair) []ports.AddressPair {
-	out := withoutPairs(have, addressesOf(add))
+	out := without(have, func(h ports.AddressPair) bool {
+		return slices.ContainsFunc(add, func(a ports.AddressPair) bool { return a.IPAddress == h.IPAddress })
+	})
 	return append(out, add...)
-}
-
-// withoutPairs is have without the pairs of ips. Pure.
-func withoutPairs(have []ports.AddressPair, ips []string) []ports.AddressPair {
-	drop := map[string]bool{}
-	for _, ip := range ips {
-		drop[ip] = true
-	}
-	out := []ports.AddressPair{}
-	for _, h := range have {
-		if !drop[h.IPAddress] {
-			out = append(out, h)
-		}
-	}
-	return out
 }
 
 // withoutExact is have without the pairs in drop (address and MAC). Pure.
 func withoutExact(have, drop []ports.AddressPair) []ports.AddressPair {
-	out := []ports.AddressPair{}
-	for _, h := range have {
-		if !slices.ContainsFunc(drop, func(d ports.AddressPair) bool {
+	return without(have, func(h ports.AddressPair) bool {
+		return slices.ContainsFunc(drop, func(d ports.AddressPair) bool {
 			return d.IPAddress == h.IPAddress && strings.EqualFold(d.MACAddress, h.MACAddress)
-		}) {
-			out = append(out, h)
-		}
-	}
-	return out
+		})
+	})
 }
 
-func addressesOf(pairs []ports.AddressPair) []string {
-	var out []string
-	for _, p := range pairs {
-		out = append(out, p.IPAddress)
-	}
-	return out
+// without is a copy of have without what gone says, never nil (Neutron
+// takes an empty list, not null, for "no pairs"). Pure.
+func without(have []ports.AddressPair, gone func(ports.AddressPair) bool) []ports.AddressPair {
+	return slices.DeleteFunc(append([]ports.AddressPair{}, have...), gone)
 }
 
 // samePairs compares as sets.

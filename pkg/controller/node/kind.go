@@ -16,8 +16,9 @@ import (
 // kind is one sort of port kuryr gives every node, announced to the node's
 // daemon by an annotation of the Node.
 type kind struct {
-	// what names the kind in logs and Events.
-	what string
+	// what names the kind in logs and Events; skip is the action of the
+	// Event that says a VM node does without it.
+	what, skip string
 	// annotation is the Node annotation that describes the port.
 	annotation string
 	// tag marks the node's ports of this kind.
@@ -36,7 +37,7 @@ type kind struct {
 // load balancer or no endpoint are refused at once through it).
 func (r *Reconciler) kinds() []kind {
 	return []kind{{
-		what: "management port", annotation: kuryrv1.NodePortAnnotation, tag: names.NodeTag,
+		what: "management port", skip: "SkipManagementPort", annotation: kuryrv1.NodePortAnnotation, tag: names.NodeTag,
 		prefix: names.NodePortPrefix, deviceOwner: DeviceOwner, subnet: r.Settings.Subnet,
 		complete: func(ctx context.Context, node *corev1.Node, np kuryrv1.NodePort, sub *neutron.Subnet) (kuryrv1.NodePort, error) {
 			dests, err := r.destinations(ctx, node)
@@ -46,7 +47,7 @@ func (r *Reconciler) kinds() []kind {
 			return withRoutes(np, sub, dests)
 		},
 	}, {
-		what: "refuse port", annotation: kuryrv1.RefusePortAnnotation, tag: names.RefuseTag,
+		what: "refuse port", skip: "SkipRefusePort", annotation: kuryrv1.RefusePortAnnotation, tag: names.RefuseTag,
 		prefix: names.RefusePortPrefix, deviceOwner: RefuseDeviceOwner, subnet: r.Settings.RefuseSubnet,
 		complete: func(_ context.Context, _ *corev1.Node, np kuryrv1.NodePort, sub *neutron.Subnet) (kuryrv1.NodePort, error) {
 			return refusing(np, sub)

@@ -61,16 +61,12 @@ type Reconciler struct {
 }
 
 // notOnVM tells a VM node, once per controller run, that it does not get
-// what is configured for the others (every resync would repeat it).
-func (r *Reconciler) notOnVM(node *corev1.Node, what, note string) {
-	if _, told := r.warned.LoadOrStore(node.Name+"/"+what, true); told {
+// what is configured for the others (every resync would repeat it). The
+// action names what is skipped: events of one reason and action on one
+// object are one series, whatever their notes.
+func (r *Reconciler) notOnVM(node *corev1.Node, action, note string) {
+	if _, told := r.warned.LoadOrStore(node.Name+"/"+action, true); told {
 		return
-	}
-	// The action names what is skipped: events of one reason and action
-	// on one object are one series, whatever their notes.
-	action := "Skip"
-	for _, w := range strings.Fields(what) {
-		action += strings.ToUpper(w[:1]) + w[1:]
 	}
 	r.Recorder.Eventf(node, nil, corev1.EventTypeWarning, "NotOnVMNode", action, "%s", note)
 }
@@ -91,7 +87,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	if r.Settings.Pools && nested.OnVM(&node, r.Settings.PodVIFDriver) {
-		r.notOnVM(&node, "pool", "no port pool for this node's pods: it is a VM node (nested mode); their ports are made on demand")
+		r.notOnVM(&node, "SkipPool", "no port pool for this node's pods: it is a VM node (nested mode); their ports are made on demand")
 	}
 	res := ctrl.Result{}
 	for _, k := range r.kinds() {
@@ -114,7 +110,7 @@ func (r *Reconciler) converge(ctx context.Context, k kind, node *corev1.Node) (c
 	}
 	if nested.OnVM(node, r.Settings.PodVIFDriver) {
 		// Configured, and not for this node: said, not ignored.
-		r.notOnVM(node, k.what, fmt.Sprintf("no %s on this node: it is a VM node (nested mode), whose pods sit on its VM's port", k.what))
+		r.notOnVM(node, k.skip, fmt.Sprintf("no %s on this node: it is a VM node (nested mode), whose pods sit on its VM's port", k.what))
 		return ctrl.Result{}, r.disable(ctx, k, node)
 	}
 	sub, err := r.Info.Subnet(ctx, k.subnet)
