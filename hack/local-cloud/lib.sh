@@ -57,10 +57,16 @@ NODES=(${KURYR_CLOUD_NODES:-kuryr-node-1 kuryr-node-2})
 # VM nodes (components/vm-node.sh): Kubernetes nodes that are VMs of the
 # cloud, each a namespace whose one NIC is a Neutron port (the parent of a
 # trunk) on the worker network, plugged into the last hypervisor node's
-# br-int as Nova plugs a VM; their pods are nested-macvlan. None unless
-# KURYR_CLOUD_VM_NODES names them (e.g. "kuryr-vm-1").
+# br-int as Nova plugs a VM; their pods are nested-macvlan. One,
+# kuryr-vm-1, unless KURYR_CLOUD_VM_NODES names others ("" for none).
 # A cloud that is up keeps its own (make down, kuryr-ctl.sh need no variable).
-VM_NODES=(${KURYR_CLOUD_VM_NODES:-$(cat "${KURYR_CLOUD_STATE:-/var/lib/kuryr-cloud}/vm-nodes" 2>/dev/null || true)})
+if [ -n "${KURYR_CLOUD_VM_NODES+set}" ]; then
+  VM_NODES=($KURYR_CLOUD_VM_NODES)
+elif [ -f "$CLOUD_STATE/vm-nodes" ]; then
+  VM_NODES=($(cat "$CLOUD_STATE/vm-nodes"))
+else
+  VM_NODES=(kuryr-vm-1)
+fi
 WORKER_SUBNET_CIDR=10.12.0.0/24 # the worker nodes' tenant network (on the router); VM node j gets .(10+j)
 WORKER_GW=10.12.0.1
 VM_NODE_LABEL=kuryr.openstack.org/pod-vif
