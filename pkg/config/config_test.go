@@ -173,15 +173,17 @@ func TestLeaseHolder(t *testing.T) {
 // each naming the option.
 func TestNestedOptions(t *testing.T) {
 	base := strings.Replace(noauthConf, "cluster_name = test", "cluster_name = test\npod_vif_driver = nested-vlan", 1)
+	macvlan := strings.Replace(base, "nested-vlan", "nested-macvlan", 1)
 	for _, tt := range []struct{ conf, want string }{
-		{base + "[kubernetes]\nvif_pool_driver = neutron\n[pod_vif_nested]\nworker_nodes_subnets = s\n", "vif_pool_driver = neutron"},
+		{macvlan + "[kubernetes]\nvif_pool_driver = neutron\n[pod_vif_nested]\nworker_nodes_subnets = s\n", "vif_pool_driver = neutron"},
+		{base + "[kubernetes]\nvif_pool_driver = neutron\n[pod_vif_nested]\nworker_nodes_subnets = s\n", ""}, // pools of subports
 		{base + "[pod_vif_nested]\nworker_nodes_subnets = s\n[neutron_defaults]\nnode_subnet = n\n", "node_subnet must be empty"},
 	} {
 		c, _, err := Load(write(t, tt.conf), nil)
 		if err == nil {
 			err = c.ValidateController()
 		}
-		if err == nil || !strings.Contains(err.Error(), tt.want) {
+		if (tt.want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%q: %v, want %q", tt.conf, err, tt.want)
 		}
 	}

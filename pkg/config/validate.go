@@ -63,8 +63,9 @@ func (c *Config) validateNested() []error {
 	}
 	var errs []error
 	mode := "with pod_vif_driver = " + c.Kubernetes.PodVIFDriver
-	if c.Kubernetes.VIFPoolDriver != "noop" {
-		errs = append(errs, fmt.Errorf("[kubernetes] vif_pool_driver = %s cannot be used %s yet: use noop",
+	if c.Kubernetes.VIFPoolDriver != "noop" && c.Kubernetes.PodVIFDriver != "nested-vlan" {
+		errs = append(errs, fmt.Errorf("[kubernetes] vif_pool_driver = %s cannot be used %s: a pair on the VM's "+
+			"port admits each pod's traffic, and a port has few (use noop, or nested-vlan for pools of subports)",
 			c.Kubernetes.VIFPoolDriver, mode))
 	}
 	if c.Kubernetes.PodSubnetsDriver == SubnetDriverNode {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/nested"
 	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/openstack"
@@ -22,11 +23,11 @@ func (s settling) Error() string {
 // obtainPort returns the pod's port: the one the ledger knows (re-read if
 // it was not bound when listed), one an unanswered create made, one from
 // the pool, or a new one.
-func (r *Reconciler) obtainPort(ctx context.Context, kp *kuryrv1.KuryrPort, target Target, groups []string, onVM bool) (neutron.Port, string, error) {
+func (r *Reconciler) obtainPort(ctx context.Context, kp *kuryrv1.KuryrPort, target Target, groups []string, mode string) (neutron.Port, string, error) {
 	uid := kp.Spec.PodUID
 	if p, found := r.Ledger.Lookup(uid); found {
 		if !r.Ledger.Doomed(p.ID) {
-			return r.bound(ctx, kp, target, groups, p, kuryrv1.ReasonAdopted, onVM)
+			return r.bound(ctx, kp, target, groups, p, kuryrv1.ReasonAdopted, mode)
 		}
 		if err := r.discard(ctx, kp, p.ID); err != nil {
 			return neutron.Port{}, "", fmt.Errorf("a port given up: %w", err)
@@ -45,18 +46,20 @@ func (r *Reconciler) obtainPort(ctx context.Context, kp *kuryrv1.KuryrPort, targ
 		}
 		if found {
 			r.Ledger.Record(uid, p)
-			return r.bound(ctx, kp, target, groups, p, kuryrv1.ReasonAdopted, onVM)
+			return r.bound(ctx, kp, target, groups, p, kuryrv1.ReasonAdopted, mode)
 		}
 		r.Ledger.Unanswered.GiveUp(uid)
 	}
-	if r.Pool != nil && !onVM { // pooled ports are bound to hypervisors
-		if p, ok := r.Pool.Take(kp.Spec.PodNodeName, uid, target); ok {
+	// A hypervisor's pooled ports are bound to it, a nested-vlan VM's are
+	// its trunk's subports; nested-macvlan's are not pooled.
+	if vlan := mode == nested.ModeVLAN; r.Pool != nil && nested.Poolable(mode) {
+		if p, ok := r.Pool.Take(kp.Spec.PodNodeName, uid, target, vlan); ok {
 			r.Ledger.Record(uid, p)
-			return r.bound(ctx, kp, target, groups, p, kuryrv1.ReasonPooled, onVM)
+			return r.bound(ctx, kp, target, groups, p, kuryrv1.ReasonPooled, mode)
 		}
 	}
 	settings := r.Settings
-	settings.Nested = onVM
+	settings.Nested = nested.Where{Mode: mode}.OnVM()
 	if len(groups) > 0 {
 		settings.SecurityGroups = union(settings.SecurityGroups, groups)
 	}
@@ -80,7 +83,7 @@ func (r *Reconciler) obtainPort(ctx context.Context, kp *kuryrv1.KuryrPort, targ
 // ports before the refill returns). A bound port is not replaced as "never
 // bound" for a stale copy; one deleted meanwhile is forgotten and another
 // obtained.
-func (r *Reconciler) bound(ctx context.Context, kp *kuryrv1.KuryrPort, target Target, groups []string, p neutron.Port, reason string, onVM bool) (neutron.Port, string, error) {
+func (r *Reconciler) bound(ctx context.Context, kp *kuryrv1.KuryrPort, target Target, groups []string, p neutron.Port, reason string, mode string) (neutron.Port, string, error) {
 	if p.VIFType != neutron.VIFTypeUnbound && p.VIFType != "" {
 		return p, reason, nil // bound, or failed: checkBinding decides
 	}
@@ -90,7 +93,7 @@ func (r *Reconciler) bound(ctx context.Context, kp *kuryrv1.KuryrPort, target Ta
 		if r.Pool != nil {
 			r.Pool.Forget(p.ID) // in case it was a pooled port
 		}
-		return r.obtainPort(ctx, kp, target, groups, onVM)
+		return r.obtainPort(ctx, kp, target, groups, mode)
 	}
 	if err != nil {
 		return p, "", fmt.Errorf("re-read port %s: %w", p.ID, err)

@@ -60,6 +60,9 @@ func New(o Options) (*Reconciler, *Startup) {
 		// A pooled port handed to a pod nothing selects then needs no
 		// write of its groups.
 		r.Pool.Defaults, _ = o.Groups.(portgroups.Defaults)
+		if o.Nested != nil {
+			r.Pool.Nested = o.Nested
+		}
 	}
 	r.Addresses, _ = o.Groups.(portgroups.AddressGate)
 	start := NewStartup(Startup{Client: o.Startup.Client, Cache: o.Startup.Cache, Neutron: o.Startup.Neutron,

@@ -31,16 +31,25 @@ type PoolSettings struct {
 // node is refilled only once its target is known, and a pod is handed only
 // a port on the target it asks for; free ports left on another one (the
 // node's network removed, or the configuration changed) are deleted.
+//
+// A nested-vlan VM node's pool holds unbound ports attached in advance as
+// subports of its trunk (one add_subports per refill), a hypervisor's ports
+// bound to it; a port is handed out only to a pod of a node of its kind.
 type Pool struct {
 	mu      sync.Mutex
 	ports   map[string]*pooled   // port id -> state
 	free    map[string][]string  // node -> free port ids, most recent last
 	nodes   map[string]bool      // nodes to keep filled
 	targets map[string]Target    // node -> where its ports go, once asked (Target{}: nowhere now)
+	onVM    map[string]bool      // node -> whether its ports are a VM trunk's subports, once asked
 	unclear openstack.Unanswered // nodes whose last refill went unanswered
 	kick    chan struct{}
 	Targets NodeTargetFunc
 	Neutron poolAPI
+	// Nested, when set, says how each node's pods are plugged and attaches
+	// a nested-vlan VM's pooled ports to its trunk; without it every node
+	// is a hypervisor.
+	Nested poolPlacer
 	// Settings are the pool's bounds, Spec what its ports are created with.
 	Settings PoolSettings
 	Spec     Settings
@@ -66,6 +75,7 @@ const goneMemory = 10 * time.Minute
 type pooled struct {
 	port      neutron.Port
 	node      string
+	vm        bool // unbound: a VM trunk's subport, not a hypervisor's port
 	state     portState
 	holder    string    // pod UID while held
 	goneAt    time.Time // when deleted
@@ -93,12 +103,13 @@ const (
 // ports go.
 func NewPool(n poolAPI, targets NodeTargetFunc, s PoolSettings, spec Settings) *Pool {
 	return &Pool{ports: map[string]*pooled{}, free: map[string][]string{}, nodes: map[string]bool{},
-		targets: map[string]Target{}, kick: make(chan struct{}, 1), Targets: targets, Neutron: n, Settings: s, Spec: spec}
+		targets: map[string]Target{}, onVM: map[string]bool{}, kick: make(chan struct{}, 1), Targets: targets, Neutron: n, Settings: s, Spec: spec}
 }
 
-// Take hands out a ready port bound to node, on t, to the pod podUID, if
-// one is free, and asks for a refill.
-func (p *Pool) Take(node, podUID string, t Target) (neutron.Port, bool) {
+// Take hands out a ready port of node, on t, to the pod podUID, if one is
+// free, and asks for a refill. vm says which kind the pod needs: a
+// subport of node's trunk, or a port bound to node.
+func (p *Pool) Take(node, podUID string, t Target, vm bool) (neutron.Port, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.nodes[node] = true
@@ -106,7 +117,7 @@ func (p *Pool) Take(node, podUID string, t Target) (neutron.Port, bool) {
 	ids := p.free[node]
 	for i := len(ids) - 1; i >= 0; i-- { // the most recent first
 		e := p.ports[ids[i]]
-		if !on(e.port, t) {
+		if !on(e.port, t) || e.vm != vm {
 			continue // misplaced: trim deletes it
 		}
 		p.free[node] = append(ids[:i:i], ids[i+1:]...)
@@ -209,6 +220,7 @@ func (p *Pool) Prune(live map[string]bool) {
 		if !live[node] {
 			delete(p.nodes, node)
 			delete(p.targets, node)
+			delete(p.onVM, node)
 			p.unclear.Clear(node)
 		}
 	}
@@ -223,7 +235,9 @@ func (p *Pool) learn(ports []neutron.Port, holders map[string]string) int {
 		if _, known := p.ports[port.ID]; known || node == "" {
 			continue
 		}
-		e := &pooled{port: port, node: node}
+		// The pool binds a hypervisor's ports to it; a VM's have no host,
+		// or their parent's once attached.
+		e := &pooled{port: port, node: node, vm: port.HostID != node}
 		p.ports[port.ID] = e
 		if pod, held := holders[port.ID]; held {
 			e.state, e.holder = stateHeld, pod

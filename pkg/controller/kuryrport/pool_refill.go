@@ -145,12 +145,13 @@ func (p *Pool) deficits() map[string]int {
 	return out
 }
 
-// refill creates n ports for node, on its target, in one bulk request.
-// After a refill whose outcome is unknown, it first looks for the ports
-// that one may have made.
+// refill creates n ports for node, on its target, in one bulk request (a
+// VM's then become subports of its trunk, in one more). After a refill
+// whose outcome is unknown, it first looks for the ports that one may have
+// made.
 func (p *Pool) refill(ctx context.Context, node string, n int) error {
 	p.mu.Lock()
-	target := p.target(node)
+	target, vm := p.target(node), p.onVM[node]
 	p.mu.Unlock()
 	if target.SubnetID == "" {
 		return nil // the next round, once the node's target is known
@@ -169,7 +170,10 @@ func (p *Pool) refill(ctx context.Context, node string, n int) error {
 		}
 		p.unclear.GiveUp(node)
 	}
-	ports, err := p.Neutron.CreatePorts(ctx, p.specs(target, node, n, p.Groups(ctx)))
+	ports, err := p.Neutron.CreatePorts(ctx, p.specs(target, node, n, p.Groups(ctx), vm))
+	if vm {
+		defer p.attach(ctx, node, ports) // after the pool has them
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if err != nil && len(ports) == 0 {
@@ -229,13 +233,18 @@ func (p *Pool) Groups(ctx context.Context) []string {
 	return union(p.Spec.SecurityGroups, extra)
 }
 
-// specs are n ports for node on target, with groups.
-func (p *Pool) specs(target Target, node string, n int, groups []string) []neutron.PortSpec {
+// specs are n ports for node on target, with groups: bound to node, or
+// unbound for a VM's trunk (vm).
+func (p *Pool) specs(target Target, node string, n int, groups []string, vm bool) []neutron.PortSpec {
+	host := node
+	if vm {
+		host = "" // a subport takes its trunk's binding
+	}
 	specs := make([]neutron.PortSpec, n)
 	for i := range specs {
 		specs[i] = neutron.PortSpec{
 			Name: names.PoolPortName, NetworkID: target.NetworkID, SubnetID: target.SubnetID,
-			ProjectID: p.Spec.ProjectID, HostID: node, DeviceOwner: DeviceOwner,
+			ProjectID: p.Spec.ProjectID, HostID: host, DeviceOwner: DeviceOwner,
 			SecurityGroups: groups,
 			Tags:           append([]string{names.ClusterTag(p.Spec.Cluster), names.PoolTag(node)}, p.Spec.ExtraTags...),
 		}

@@ -29,9 +29,17 @@ func (p *Pool) resolve(ctx context.Context) error {
 		if !ok {
 			t = Target{}
 		}
+		vm, poolable, err := p.kind(ctx, node)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("the mode of node %s: %w", node, err))
+			continue
+		}
+		if !poolable {
+			t = Target{} // its pods' ports are never pooled: its free ones go
+		}
 		p.mu.Lock()
 		if p.nodes[node] { // not pruned meanwhile
-			p.targets[node] = t
+			p.targets[node], p.onVM[node] = t, vm
 		}
 		p.mu.Unlock()
 	}
@@ -42,12 +50,12 @@ func (p *Pool) resolve(ctx context.Context) error {
 // Callers hold p.mu.
 func (p *Pool) target(node string) Target { return p.targets[node] }
 
-// misplaced says whether a pooled port is not on its node's target, once
-// that is known: it must not be handed out, nor go back to the free list.
-// Callers hold p.mu.
+// misplaced says whether a pooled port is not on its node's target, or not
+// of its node's kind (the node relabelled), once that is known: it must not
+// be handed out, nor go back to the free list. Callers hold p.mu.
 func (p *Pool) misplaced(e *pooled) bool {
 	t, known := p.targets[e.node]
-	return known && !on(e.port, t)
+	return known && (!on(e.port, t) || e.vm != p.onVM[e.node])
 }
 
 // on says whether a port is on t's network and has an address on its

@@ -59,7 +59,7 @@ func TestPoolPerNodeTargets(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, ok := pool.Take(tt.node, "pod-"+tt.name, tt.target)
+			p, ok := pool.Take(tt.node, "pod-"+tt.name, tt.target, false)
 			if ok != tt.want {
 				t.Fatalf("took %v, want %v", ok, tt.want)
 			}
@@ -87,7 +87,7 @@ func TestPoolDropsPortsOffTarget(t *testing.T) {
 	if err := pool.refill(context.Background(), "node-a", 3); err != nil {
 		t.Fatal(err)
 	}
-	held, _ := pool.Take("node-a", "pod-1", old)
+	held, _ := pool.Take("node-a", "pod-1", old, false)
 	delete(targets, "node-a") // the node's KuryrNetwork is being deleted
 	if err := pool.resolve(context.Background()); err != nil {
 		t.Fatal(err)
@@ -109,7 +109,7 @@ func TestPoolDropsPortsOffTarget(t *testing.T) {
 	if err := pool.refill(context.Background(), "node-a", 3); err != nil {
 		t.Fatal(err)
 	}
-	if p, ok := pool.Take("node-a", "pod-2", renewed); !ok || !on(p, renewed) {
+	if p, ok := pool.Take("node-a", "pod-2", renewed, false); !ok || !on(p, renewed) {
 		t.Errorf("took %v %+v, want a port on the new network", ok, p.FixedIPs)
 	}
 }
@@ -122,7 +122,7 @@ func TestPoolTrimsLearntPortsOffTarget(t *testing.T) {
 	target := e.target(t)
 	other := e.addTarget("10.11.3.0/24")
 	pooled := func(t Target) neutrontest.Object {
-		return neutrontest.Object{"tags": []string{names.ClusterTag("c1"), names.PoolTag("node-a")}, "network_id": t.NetworkID,
+		return neutrontest.Object{"tags": []string{names.ClusterTag("c1"), names.PoolTag("node-a")}, "network_id": t.NetworkID, "binding:host_id": "node-a",
 			"fixed_ips": []neutrontest.Object{{"subnet_id": t.SubnetID, "ip_address": "10.10.0.9"}}}
 	}
 	good := e.fake.Add("ports", pooled(target))

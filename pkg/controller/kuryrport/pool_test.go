@@ -85,7 +85,7 @@ func TestPoolNeverHoldsAPortTwice(t *testing.T) {
 	e := newEnv(t)
 	pool := filledPool(t, e, PoolSettings{Min: 1, Batch: 1}, "node-a", 1)
 	target := e.target(t)
-	port, ok := pool.Take("node-a", "pod-a", target)
+	port, ok := pool.Take("node-a", "pod-a", target, false)
 	if !ok {
 		t.Fatal("no port")
 	}
@@ -104,13 +104,13 @@ func TestPoolNeverHoldsAPortTwice(t *testing.T) {
 		t.Errorf("%d free after load, want 1", pool.FreeCount("node-a"))
 	}
 	// Handed out again, a late release of the former holder changes nothing.
-	if p, ok := pool.Take("node-a", "pod-b", target); !ok || p.ID != port.ID {
+	if p, ok := pool.Take("node-a", "pod-b", target, false); !ok || p.ID != port.ID {
 		t.Fatal("the port is not free")
 	}
 	if r := pool.Release(port, "pod-a"); r != NotOurs {
 		t.Errorf("a late release of a port another pod holds: %v", r)
 	}
-	if _, ok := pool.Take("node-a", "pod-c", target); ok {
+	if _, ok := pool.Take("node-a", "pod-c", target, false); ok {
 		t.Error("the port pod-b holds was handed out again")
 	}
 }
@@ -120,7 +120,7 @@ func TestPoolNeverHoldsAPortTwice(t *testing.T) {
 func TestPoolForgetsDeletedPorts(t *testing.T) {
 	e := newEnv(t)
 	pool := filledPool(t, e, PoolSettings{Min: 1, Max: 1, Batch: 2}, "node-a", 2)
-	a, _ := pool.Take("node-a", "pod-a", e.target(t))
+	a, _ := pool.Take("node-a", "pod-a", e.target(t), false)
 	listed, _ := e.r.Neutron.(*neutron.Client).ListPorts(context.Background(), nil, "")
 	if r := pool.Release(a, "pod-a"); r != Retire {
 		t.Fatalf("over max: %v, want Retire", r)
@@ -199,7 +199,7 @@ func TestPoolPrunesRemovedNodes(t *testing.T) {
 		}
 	}
 	pool.Prune(map[string]bool{"node-a": true})
-	if _, ok := pool.Take("node-b", "p1", target); ok {
+	if _, ok := pool.Take("node-b", "p1", target, false); ok {
 		t.Error("a removed node's port was handed out")
 	}
 	pool.Prune(map[string]bool{"node-a": true}) // Take marked node-b wanted again
@@ -218,11 +218,11 @@ func TestPoolPrunesRemovedNodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.fake.Fail = nil
-	if _, ok := pool.Take("node-a", "p2", target); !ok {
+	if _, ok := pool.Take("node-a", "p2", target, false); !ok {
 		t.Error("node-a lost its port")
 	}
 	pool.Prune(map[string]bool{"node-a": true})
-	if _, ok := pool.Take("node-b", "p3", target); ok {
+	if _, ok := pool.Take("node-b", "p3", target, false); ok {
 		t.Error("a refill for a removed node came back into the pool")
 	}
 }
@@ -236,7 +236,7 @@ func TestPoolAdoptsLateCommitsAndTrims(t *testing.T) {
 	pool.Fill("node-a")
 	tag := names.ClusterTag("c1")
 	for i := 0; i < 3; i++ {
-		e.fake.Add("ports", neutrontest.Object{"tags": []string{tag, names.PoolTag("node-a")}})
+		e.fake.Add("ports", neutrontest.Object{"tags": []string{tag, names.PoolTag("node-a")}, "binding:host_id": "node-a"})
 	}
 	e.fake.Add("ports", neutrontest.Object{"tags": []string{tag, names.PoolTag("gone-node")}})
 	ports, _ := e.r.Neutron.(*neutron.Client).ListPorts(context.Background(), nil, "")
@@ -261,7 +261,7 @@ func TestPoolTrimUnclearDeleteNotPutBack(t *testing.T) {
 	pool.Fill("node-a")
 	tag := names.ClusterTag("c1")
 	for i := 0; i < 2; i++ {
-		e.fake.Add("ports", neutrontest.Object{"tags": []string{tag, names.PoolTag("node-a")}})
+		e.fake.Add("ports", neutrontest.Object{"tags": []string{tag, names.PoolTag("node-a")}, "binding:host_id": "node-a"})
 	}
 	ports, _ := e.r.Neutron.(*neutron.Client).ListPorts(context.Background(), nil, "")
 	pool.Adopt(ports, nil, map[string]bool{"node-a": true})

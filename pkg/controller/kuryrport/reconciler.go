@@ -44,6 +44,7 @@ type netInfo interface {
 // nested).
 type placer interface {
 	Where(ctx context.Context, node string) (nested.Where, error)
+	Mode(ctx context.Context, node string) (string, error)
 	Place(ctx context.Context, node string, ports []neutron.Port) (map[string]kuryrv1.NestedVIF, error)
 	Unplace(ctx context.Context, node string, at *kuryrv1.NestedVIF, port neutron.Port) error
 }
@@ -153,7 +154,7 @@ func (r *Reconciler) ensurePort(ctx context.Context, kp *kuryrv1.KuryrPort) (ctr
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	port, reason, err := r.obtainPort(ctx, kp, target, groups, nested)
+	port, reason, err := r.obtainPort(ctx, kp, target, groups, where.Mode)
 	var wait settling
 	if errors.As(err, &wait) {
 		return ctrl.Result{RequeueAfter: time.Duration(wait)}, r.setCondition(ctx, kp, metav1.ConditionFalse,
@@ -285,26 +286,19 @@ func (r *Reconciler) finalize(ctx context.Context, kp *kuryrv1.KuryrPort) (time.
 	}
 	for _, p := range held {
 		at := nestedOf(kp, p.ID)
-		onVM := at != nil
-		if !onVM && r.Nested != nil {
-			// Only the ledger knew the port: its node says whether it may
-			// sit on a VM port. A node whose mode is not known (its label
-			// invalid) does not hold the port's deletion: it is deleted,
-			// not pooled, and Unplace finds nothing it could take off.
-			where, err := r.where(ctx, kp.Spec.PodNodeName)
-			onVM = err != nil || where.OnVM()
+		mode := r.modeOf(ctx, kp, at)
+		// A port given up is not pooled, nor a nested-macvlan pod's, nor
+		// one whose groups cannot be taken back to the pool's first (the
+		// next pod would inherit them). A nested-vlan pod's goes back
+		// still a subport of its trunk, with its VLAN id.
+		if r.Pool != nil && nested.Poolable(mode) && !r.Ledger.Doomed(p.ID) && r.poolable(ctx, kp.Spec.PodUID, &p) &&
+			r.Pool.Release(p, kp.Spec.PodUID) != Retire {
+			continue // back in its node's pool, or another pod's now
 		}
-		if onVM {
+		if mode != nested.ModeNeutron {
 			if err := r.Nested.Unplace(ctx, kp.Spec.PodNodeName, at, p); err != nil {
 				return 0, r.fail(ctx, kp, "DetachFromVM", err)
 			}
-		}
-		// A port given up is not pooled, nor a VM node's (pools hold
-		// ports bound to hypervisors), nor one whose groups cannot be
-		// taken back to the pool's first (the next pod would inherit them).
-		if r.Pool != nil && !onVM && !r.Ledger.Doomed(p.ID) && r.poolable(ctx, kp.Spec.PodUID, &p) &&
-			r.Pool.Release(p, kp.Spec.PodUID) != Retire {
-			continue // back in its node's pool, or another pod's now
 		}
 		wait, err := r.deletePort(ctx, p.ID)
 		if err != nil {
@@ -319,6 +313,24 @@ func (r *Reconciler) finalize(ctx context.Context, kp *kuryrv1.KuryrPort) (time.
 	}
 	r.Ledger.Forget(kp.Spec.PodUID)
 	return 0, kit.RemoveFinalizer(ctx, r.Client, kp, kuryrv1.KuryrPortFinalizer)
+}
+
+// modeOf is how a released port sat: where the KuryrPort recorded it, else
+// (only the ledger knew the port) its node's mode now. A node whose mode is
+// not known (its label invalid) does not hold the port's deletion: its
+// mode is "" (not pooled; Unplace finds nothing it could take off).
+func (r *Reconciler) modeOf(ctx context.Context, kp *kuryrv1.KuryrPort, at *kuryrv1.NestedVIF) string {
+	switch {
+	case at != nil && at.Mode == kuryrv1.NestedVLAN:
+		return nested.ModeVLAN
+	case at != nil:
+		return nested.ModeMacvlan
+	}
+	where, err := r.where(ctx, kp.Spec.PodNodeName)
+	if err != nil {
+		return ""
+	}
+	return where.Mode
 }
 
 // portsOf are the ports a KuryrPort holds: the one its status names and the

@@ -115,7 +115,7 @@ func (s *Startup) loadPool(ctx context.Context, ports []neutron.Port) error {
 	}
 	s.Pool.load(ports, holders)
 	for _, n := range nodes.Items {
-		if !nested.OnVM(&n, s.PodVIFDriver) {
+		if nested.PoolableNode(&n, s.PodVIFDriver) {
 			s.Pool.Fill(n.Name)
 		}
 	}

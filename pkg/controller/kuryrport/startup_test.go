@@ -30,7 +30,7 @@ func TestStartupLoadsLedgerAndPool(t *testing.T) {
 	podPort := e.fake.Add("ports", neutrontest.Object{"tags": []string{tag, names.PodTag("uid-1")}, "binding:vif_type": "ovs"})
 	target := e.target(t)
 	onTarget := func() neutrontest.Object {
-		return neutrontest.Object{"tags": []string{tag, names.PoolTag("node-a")}, "network_id": target.NetworkID,
+		return neutrontest.Object{"tags": []string{tag, names.PoolTag("node-a")}, "network_id": target.NetworkID, "binding:host_id": "node-a",
 			"fixed_ips": []neutrontest.Object{{"subnet_id": target.SubnetID, "ip_address": "10.10.0.50"}}}
 	}
 	held := e.fake.Add("ports", onTarget())
@@ -67,7 +67,7 @@ func TestStartupLoadsLedgerAndPool(t *testing.T) {
 	if r := pool.Release(neutron.Port{}, "x"); r != Retire {
 		t.Errorf("unknown port: %v", r)
 	}
-	got, ok := pool.Take("node-a", "uid-3", target)
+	got, ok := pool.Take("node-a", "uid-3", target, false)
 	if !ok || got.ID != free {
 		t.Errorf("took %q, want the free port %s (not %s, which uid-2 holds)", got.ID, free, held)
 	}

@@ -56,3 +56,16 @@ func OnVM(n *corev1.Node, def string) bool {
 	mode, err := ModeOf(n, def)
 	return err == nil && (mode == ModeVLAN || mode == ModeMacvlan)
 }
+
+// Poolable says whether ports of a node in mode can wait in a pool: a
+// hypervisor's (bound to it) and a nested-vlan VM's (subports of its trunk,
+// attached in advance). Not nested-macvlan's: a pair on the VM's port
+// admits the pod's traffic, and pairs are few per port. Pure.
+func Poolable(mode string) bool { return mode == ModeNeutron || mode == ModeVLAN }
+
+// PoolableNode says whether a node's pods take pooled ports (its label,
+// else def); a label naming no mode counts as not. Pure.
+func PoolableNode(n *corev1.Node, def string) bool {
+	mode, err := ModeOf(n, def)
+	return err == nil && Poolable(mode)
+}

@@ -291,3 +291,14 @@ func TestMacvlanParents(t *testing.T) {
 		t.Errorf("kuryr's macvlan MACs not told from others: %+v", got[0].AllowedAddressPairs)
 	}
 }
+
+// A nested-vlan node is filled at start-up; a nested-macvlan one is not.
+func TestPoolableNode(t *testing.T) {
+	for mode, want := range map[string]bool{ModeNeutron: true, ModeVLAN: true, ModeMacvlan: false, "typo": false} {
+		n := &corev1.Node{}
+		n.Labels = map[string]string{kuryrv1.PodVIFLabel: mode}
+		if got := PoolableNode(n, ModeNeutron); got != want {
+			t.Errorf("%s: poolable %v, want %v", mode, got, want)
+		}
+	}
+}

@@ -38,6 +38,9 @@ type Where struct {
 // OnVM says whether the node is a VM node.
 func (w Where) OnVM() bool { return w.Mode == ModeVLAN || w.Mode == ModeMacvlan }
 
+// Mode is node's mode (its label, else the default).
+func (p *Placer) Mode(ctx context.Context, node string) (string, error) { return p.Modes.Of(ctx, node) }
+
 // Where says how node's pods are plugged.
 func (p *Placer) Where(ctx context.Context, node string) (Where, error) {
 	mode, err := p.Modes.Of(ctx, node)

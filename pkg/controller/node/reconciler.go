@@ -86,8 +86,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if r.Settings.Pools && nested.OnVM(&node, r.Settings.PodVIFDriver) {
-		r.notOnVM(&node, "SkipPool", "no port pool for this node's pods: it is a VM node (nested mode); their ports are made on demand")
+	if r.Settings.Pools && nested.OnVM(&node, r.Settings.PodVIFDriver) && !nested.PoolableNode(&node, r.Settings.PodVIFDriver) {
+		r.notOnVM(&node, "SkipPool", "no port pool for this node's pods: it is a nested-macvlan VM node; their ports are made on demand")
 	}
 	res := ctrl.Result{}
 	for _, k := range r.kinds() {

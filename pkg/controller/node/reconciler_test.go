@@ -211,20 +211,25 @@ func TestNodeRoutesTheRoutersSubnets(t *testing.T) {
 }
 
 // TestVMNodeGetsNoPort: a node labelled nested gets no management port
-// nor pool (its pods sit on its VM's port), and each is said once by a
+// (its pods sit on its VM's port), nor a pool if nested-macvlan, and each
+// is said once by a
 // Warning Event rather than the option being ignored silently.
 func TestVMNodeGetsNoPort(t *testing.T) {
-	vm := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "vm-1",
-		Labels: map[string]string{kuryrv1.PodVIFLabel: "nested-macvlan"}}}
-	e := newEnv(t, vm)
-	events := &kittest.Events{}
-	e.r.Recorder, e.r.Settings.Pools = events, true
-	e.reconcile(t, "vm-1")
-	e.reconcile(t, "vm-1") // a resync: said once
-	if _, ok := e.annotation(t, "vm-1"); ok || e.fake.Count("ports") != 0 {
-		t.Errorf("a VM node got a management port (%d ports)", e.fake.Count("ports"))
-	}
-	if notes := events.Notes("NotOnVMNode"); len(notes) != 2 {
-		t.Errorf("events %v, want NotOnVMNode for the management port and the pool", events)
+	// A nested-vlan node's pool is of subports: only a nested-macvlan one
+	// is said to have none.
+	for mode, want := range map[string]int{"nested-macvlan": 2, "nested-vlan": 1} {
+		vm := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "vm-1",
+			Labels: map[string]string{kuryrv1.PodVIFLabel: mode}}}
+		e := newEnv(t, vm)
+		events := &kittest.Events{}
+		e.r.Recorder, e.r.Settings.Pools = events, true
+		e.reconcile(t, "vm-1")
+		e.reconcile(t, "vm-1") // a resync: said once
+		if _, ok := e.annotation(t, "vm-1"); ok || e.fake.Count("ports") != 0 {
+			t.Errorf("%s: a VM node got a management port (%d ports)", mode, e.fake.Count("ports"))
+		}
+		if notes := events.Notes("NotOnVMNode"); len(notes) != want {
+			t.Errorf("%s: events %v, want %d NotOnVMNode (management port, and pool for macvlan)", mode, events, want)
+		}
 	}
 }

@@ -39,8 +39,8 @@ type Settings struct {
 	// modes, or the node's label) get no port of either kind, as nothing
 	// can be bound to them.
 	PodVIFDriver string
-	// Pools: [kubernetes] vif_pool_driver = neutron; VM nodes get no pool
-	// (a Warning Event says so).
+	// Pools: [kubernetes] vif_pool_driver = neutron; nested-macvlan VM
+	// nodes get no pool (a Warning Event says so).
 	Pools bool
 }
 
