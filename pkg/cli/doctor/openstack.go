@@ -12,6 +12,7 @@ import (
 	"github.com/kuryr-k8s/kuryr/pkg/cli/env"
 	"github.com/kuryr-k8s/kuryr/pkg/config"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/cleanup"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/nested"
 	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/octavia"
@@ -153,6 +154,9 @@ func orphans(ctx context.Context, e *env.Env) []Finding {
 	if cfg.NetworkPolicy.Enabled {
 		s.Policies, s.AddressGroups = cloud.Neutron, cloud.Neutron
 	}
+	// Pods' pairs on nested-macvlan nodes' VM ports, as the sweep reads them.
+	s.VMPairs = &nested.Placer{Modes: &nested.Modes{Nodes: e.Client, Default: cfg.Kubernetes.PodVIFDriver},
+		Parents: &nested.Parents{Neutron: cloud.Neutron, Nodes: e.Client, Subnets: cfg.PodVIFNested.WorkerNodesSubnets}}
 	// Pools run in default and node modes.
 	pools := cfg.Kubernetes.VIFPoolDriver == "neutron" && cfg.Kubernetes.PodSubnetsDriver != config.SubnetDriverNamespace
 	o, err := s.DryRun(ctx, pools)
@@ -202,6 +206,10 @@ func describeOrphans(o cleanup.Orphans) string {
 	add("source groups", ids(o.SourceGroups, func(g neutron.SecurityGroup) string { return g.ID }))
 	add("policy groups", ids(o.PolicyGroups, func(g neutron.SecurityGroup) string { return g.ID }))
 	add("peer address groups", slices.Sorted(maps.Keys(o.PeerAddressGroups)))
+	if n := o.PairCount(); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d allowed address pairs of gone nested-macvlan pods on VM ports (%s)",
+			n, list(slices.Sorted(maps.Keys(o.Pairs)))))
+	}
 	return strings.Join(parts, ", ")
 }
 

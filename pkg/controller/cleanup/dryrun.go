@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
+
 	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/octavia"
@@ -19,12 +21,23 @@ type Orphans struct {
 	PolicyGroups  []neutron.SecurityGroup
 	// PeerAddressGroups: id -> peer key.
 	PeerAddressGroups map[string]string
+	// Pairs: VM port id -> nested-macvlan pairs no pod owns.
+	Pairs map[string][]ports.AddressPair
 }
 
 // Count is the number of orphaned objects.
 func (o Orphans) Count() int {
 	return len(o.Ports) + len(o.Networks) + len(o.LoadBalancers) + len(o.FloatingIPs) +
-		len(o.SourceGroups) + len(o.PolicyGroups) + len(o.PeerAddressGroups)
+		len(o.SourceGroups) + len(o.PolicyGroups) + len(o.PeerAddressGroups) + o.PairCount()
+}
+
+// PairCount is the number of orphaned pairs, on every VM port.
+func (o Orphans) PairCount() int {
+	n := 0
+	for _, pairs := range o.Pairs {
+		n += len(pairs)
+	}
+	return n
 }
 
 // DryRun finds what Sweep would delete, the way it does (OpenStack listed
@@ -36,6 +49,13 @@ func (s *Sweeper) DryRun(ctx context.Context, pools bool) (Orphans, error) {
 	var out Orphans
 	listedAt := time.Now()
 	tag := []string{names.ClusterTag(s.Cluster)}
+	var parents []neutron.ParentPort
+	if s.VMPairs != nil { // read before the ports that own their pairs
+		var err error
+		if parents, err = s.VMPairs.MacvlanParents(ctx); err != nil {
+			return out, err
+		}
+	}
 	ports, err := s.Neutron.ListPorts(ctx, tag, "")
 	if err != nil {
 		return out, err
@@ -70,6 +90,7 @@ func (s *Sweeper) DryRun(ctx context.Context, pools bool) (Orphans, error) {
 	owned.Cutoff = listedAt.Add(-MinAge)
 	owned.PoolEnabled, owned.NodePortsEnabled, owned.RefusePortsEnabled = pools || s.Pool != nil, s.NodePorts, s.RefusePorts
 	out.Ports = OrphanPorts(ports, owned)
+	out.Pairs = OrphanPairs(parents, ports, owned)
 	if out.Networks, err = s.unused(ctx, OrphanNetworks(nets, owned), out.Ports); err != nil {
 		return out, err
 	}

@@ -84,7 +84,7 @@ func (r *racingPairs) RemovePairs(_ context.Context, parent string, pairs []port
 }
 
 // TestSweepPairs: the pair of a port that is gone is taken off its VM
-// port; the VM ports are read before the cluster's ports are listed, so
+// port (a dry run only reports it); the VM ports are read before the cluster's ports are listed, so
 // a pod port created meanwhile keeps its pair.
 func TestSweepPairs(t *testing.T) {
 	fn := neutrontest.New(t)
@@ -100,6 +100,12 @@ func TestSweepPairs(t *testing.T) {
 		{ObjectMeta: metav1.ObjectMeta{Name: "b", Namespace: "ns", UID: "new"}}}}
 	sw := &Sweeper{Client: fake.NewClientBuilder().WithScheme(s).WithLists(pods).Build(), Neutron: neutron.New(fn.Client(t)),
 		Ledger: forgotten{}, Cluster: "c1", Router: "r", VMPairs: rp}
+	// kubectl kuryr doctor's dry run reports the orphan and takes off nothing.
+	o, err := sw.DryRun(context.Background(), false)
+	if want := map[string][]ports.AddressPair{"vm": {orphan}}; err != nil || !reflect.DeepEqual(o.Pairs, want) ||
+		o.PairCount() != 1 || len(rp.removed) != 0 {
+		t.Fatalf("dry run: %v, pairs %v, removed %v; want %v reported and nothing removed", err, o.Pairs, rp.removed, want)
+	}
 	if err := sw.Sweep(context.Background(), logr.Discard()); err != nil {
 		t.Fatal(err)
 	}
