@@ -42,6 +42,24 @@ echo "pools filled: $n ready ports"
 bench
 "$KURYR_CTL" controller restart   # back to the default; the sweep deletes the pools
 
+if [ -n "${KURYR_CLOUD_VM_NODES:-}" ]; then
+  vm=${KURYR_CLOUD_VM_NODES%% *}
+  echo
+  echo "=== VM node $vm: nested-macvlan pods (pairs on the VM's port)"
+  settle
+  bin/kuryr-bench vmpods
+  echo
+  echo "=== VM node $vm labelled nested-vlan: subports on demand (controller side: this kernel has no 802.1Q)"
+  settle
+  bin/kuryr-bench vmpods -mode nested-vlan
+  echo
+  echo "=== VM node $vm labelled nested-vlan: pools of subports ([vif_pool] ports_pool_min = 50)"
+  "$KURYR_CTL" controller restart --set kubernetes.vif_pool_driver=neutron \
+    --set vif_pool.ports_pool_min=50 --set vif_pool.ports_pool_batch=50
+  bin/kuryr-bench vmpods -mode nested-vlan -pool-wait 50
+  "$KURYR_CTL" controller restart
+fi
+
 echo
 echo "=== Services: Octavia load balancers (the controller in its default configuration)"
 settle

@@ -184,5 +184,9 @@ func (c *Cloud) KuryrClient(qps float32, burst int) (client.WithWatch, error) {
 	return client.NewWithWatch(cfg, client.Options{Scheme: s})
 }
 
+// VMNodeTaint keeps workloads off the local cloud's VM nodes unless they
+// tolerate it (hack/local-cloud/components/vm-node.sh).
+const VMNodeTaint = "kuryr.openstack.org/vm-node"
+
 // NodeNetns is the network namespace a node lives in.
 func (c *Cloud) NodeNetns(node string) string { return c.NetnsPrefix + node }

@@ -124,10 +124,6 @@ func (c *Cloud) DeleteNamespace(t testing.TB, name string) {
 	})
 }
 
-// VMNodeTaint keeps workloads off the local cloud's VM nodes unless they
-// tolerate it (hack/local-cloud/components/vm-node.sh).
-const VMNodeTaint = "kuryr.openstack.org/vm-node"
-
 // TestPod is a pod of the test image pinned to node (a VM node too), with
 // real probes run by the kubelet from the node: readiness over TCP,
 // liveness over HTTP.
