@@ -167,6 +167,12 @@ func NamespaceTag(ns string) string { return tagNamespace + ns }
 // written, simply returns to the pool at restart.
 func PoolTag(node string) string { return tagPool + node }
 
+// PoolSubportTag marks a pooled port made for a nested-vlan VM node's trunk
+// (unbound; a subport once attached), as opposed to one bound to a
+// hypervisor node: what kind a pooled port is never depends on fields a
+// policy may hide (binding:host_id).
+const PoolSubportTag = "kuryr-pool-subport"
+
 // NodeTag marks a node's management port with the node's name.
 func NodeTag(node string) string { return tagNode + node }
 

@@ -76,6 +76,7 @@ type pooled struct {
 	port      neutron.Port
 	node      string
 	vm        bool // unbound: a VM trunk's subport, not a hypervisor's port
+	attached  bool // vm: known to be a subport of its node's trunk
 	state     portState
 	holder    string    // pod UID while held
 	goneAt    time.Time // when deleted
@@ -115,7 +116,14 @@ func (p *Pool) Take(node, podUID string, t Target, vm bool) (neutron.Port, bool)
 	p.nodes[node] = true
 	p.signal()
 	ids := p.free[node]
-	for i := len(ids) - 1; i >= 0; i-- { // the most recent first
+	for j := range ids {
+		// A hypervisor's most recent first; a VM's oldest first: a
+		// subport keeps its VLAN id, which the namespace of the pod that
+		// released it may still hold for a while.
+		i := len(ids) - 1 - j
+		if vm {
+			i = j
+		}
 		e := p.ports[ids[i]]
 		if !on(e.port, t) || e.vm != vm {
 			continue // misplaced: trim deletes it
@@ -235,9 +243,8 @@ func (p *Pool) learn(ports []neutron.Port, holders map[string]string) int {
 		if _, known := p.ports[port.ID]; known || node == "" {
 			continue
 		}
-		// The pool binds a hypervisor's ports to it; a VM's have no host,
-		// or their parent's once attached.
-		e := &pooled{port: port, node: node, vm: port.HostID != node}
+		e := &pooled{port: port, node: node, vm: slices.Contains(port.Tags, names.PoolSubportTag),
+			attached: port.DeviceOwner == neutron.SubportOwner}
 		p.ports[port.ID] = e
 		if pod, held := holders[port.ID]; held {
 			e.state, e.holder = stateHeld, pod

@@ -2,6 +2,7 @@ package kuryrport
 
 import (
 	"context"
+	"errors"
 
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -18,16 +19,47 @@ type poolPlacer interface {
 }
 
 // kind says whether node's pooled ports are a VM trunk's subports, and
-// whether its pods take pooled ports at all (not nested-macvlan's).
+// whether its pods take pooled ports at all (not nested-macvlan's, nor
+// those of a node whose label names no mode: its free ports go).
 func (p *Pool) kind(ctx context.Context, node string) (vm, poolable bool, err error) {
 	if p.Nested == nil {
 		return false, true, nil
 	}
 	mode, err := p.Nested.Mode(ctx, node)
+	if errors.Is(err, nested.ErrInvalidMode) {
+		return false, false, nil
+	}
 	if err != nil {
 		return false, false, err
 	}
 	return mode == nested.ModeVLAN, nested.Poolable(mode), nil
+}
+
+// attachFree attaches, in one add_subports per node, the free ports of VM
+// nodes that are not subports yet: those reloaded or adopted after a
+// restart or an unanswered refill, or whose refill's attach failed.
+func (p *Pool) attachFree(ctx context.Context) {
+	if p.Nested == nil {
+		return
+	}
+	for node, ports := range p.unattached() {
+		p.attach(ctx, node, ports)
+	}
+}
+
+// unattached are the free VM ports not attached yet, by node.
+func (p *Pool) unattached() map[string][]neutron.Port {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := map[string][]neutron.Port{}
+	for node, ids := range p.free {
+		for _, id := range ids {
+			if e := p.ports[id]; e.vm && !e.attached {
+				out[node] = append(out[node], e.port)
+			}
+		}
+	}
+	return out
 }
 
 // attach makes a VM node's new pooled ports subports of its trunk, in one
@@ -40,5 +72,13 @@ func (p *Pool) attach(ctx context.Context, node string, ports []neutron.Port) {
 	if _, err := p.Nested.Place(ctx, node, ports); err != nil {
 		log.FromContext(ctx).Error(err, "attaching pooled ports to the VM's trunk (each is attached when a pod takes it)",
 			"node", node, "ports", len(ports))
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, port := range ports {
+		if e, ok := p.ports[port.ID]; ok {
+			e.attached = true
+		}
 	}
 }

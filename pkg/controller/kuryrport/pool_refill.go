@@ -2,6 +2,7 @@ package kuryrport
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -42,6 +43,7 @@ func (p *Pool) Start(ctx context.Context) error {
 			log.FromContext(ctx).Error(err, "finding where the pooled ports go")
 		}
 		p.trim(ctx)
+		p.attachFree(ctx)
 		for node, want := range p.deficits() {
 			if err := p.refill(ctx, node, want); err != nil {
 				log.FromContext(ctx).Error(err, "refilling the port pool", "node", node)
@@ -192,6 +194,9 @@ func (p *Pool) refill(ctx context.Context, node string, n int) error {
 		if names.PoolNodeOf(ports[i].Tags) == "" {
 			ports[i].Tags = append(ports[i].Tags, names.PoolTag(node))
 		}
+		if vm && !slices.Contains(ports[i].Tags, names.PoolSubportTag) {
+			ports[i].Tags = append(ports[i].Tags, names.PoolSubportTag)
+		}
 	}
 	p.learn(ports, nil)
 	if err != nil {
@@ -236,9 +241,10 @@ func (p *Pool) Groups(ctx context.Context) []string {
 // specs are n ports for node on target, with groups: bound to node, or
 // unbound for a VM's trunk (vm).
 func (p *Pool) specs(target Target, node string, n int, groups []string, vm bool) []neutron.PortSpec {
-	host := node
+	host, tags := node, append([]string{names.ClusterTag(p.Spec.Cluster), names.PoolTag(node)}, p.Spec.ExtraTags...)
 	if vm {
 		host = "" // a subport takes its trunk's binding
+		tags = append(tags, names.PoolSubportTag)
 	}
 	specs := make([]neutron.PortSpec, n)
 	for i := range specs {
@@ -246,7 +252,7 @@ func (p *Pool) specs(target Target, node string, n int, groups []string, vm bool
 			Name: names.PoolPortName, NetworkID: target.NetworkID, SubnetID: target.SubnetID,
 			ProjectID: p.Spec.ProjectID, HostID: host, DeviceOwner: DeviceOwner,
 			SecurityGroups: groups,
-			Tags:           append([]string{names.ClusterTag(p.Spec.Cluster), names.PoolTag(node)}, p.Spec.ExtraTags...),
+			Tags:           slices.Clone(tags),
 		}
 	}
 	return specs

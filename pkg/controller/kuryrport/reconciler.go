@@ -184,6 +184,13 @@ func (r *Reconciler) ensurePort(ctx context.Context, kp *kuryrv1.KuryrPort) (ctr
 	}
 	if nested {
 		if err := r.place(ctx, kp, port, &vif); err != nil {
+			if neutron.InUse(err) && (reason == kuryrv1.ReasonPooled || reason == kuryrv1.ReasonAdopted) {
+				// A port made earlier that Neutron will not attach (409:
+				// a subport of an old trunk of the node's, the VM replaced)
+				// is given up: the retry deletes it (detaching it) and
+				// takes or makes another.
+				r.Ledger.Doom(port.ID)
+			}
 			return ctrl.Result{}, r.fail(ctx, kp, "AttachToVM", err)
 		}
 	}
@@ -326,11 +333,14 @@ func (r *Reconciler) modeOf(ctx context.Context, kp *kuryrv1.KuryrPort, at *kury
 	case at != nil:
 		return nested.ModeMacvlan
 	}
-	where, err := r.where(ctx, kp.Spec.PodNodeName)
+	if r.Nested == nil {
+		return nested.ModeNeutron
+	}
+	mode, err := r.Nested.Mode(ctx, kp.Spec.PodNodeName)
 	if err != nil {
 		return ""
 	}
-	return where.Mode
+	return mode
 }
 
 // portsOf are the ports a KuryrPort holds: the one its status names and the

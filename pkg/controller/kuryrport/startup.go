@@ -9,7 +9,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
-	"github.com/kuryr-k8s/kuryr/pkg/controller/nested"
 	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/retry"
@@ -114,10 +113,11 @@ func (s *Startup) loadPool(ctx context.Context, ports []neutron.Port) error {
 		return err
 	}
 	s.Pool.load(ports, holders)
+	// Every node: one whose pods take no pooled port (nested-macvlan, a
+	// label naming no mode) has its free ports, from before a relabel,
+	// deleted by the pool's first round.
 	for _, n := range nodes.Items {
-		if nested.PoolableNode(&n, s.PodVIFDriver) {
-			s.Pool.Fill(n.Name)
-		}
+		s.Pool.Fill(n.Name)
 	}
 	return s.Pool.resolve(ctx)
 }

@@ -2,6 +2,7 @@ package nested
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -46,9 +47,12 @@ func ModeOf(n *corev1.Node, def string) (string, error) {
 	case ModeNeutron, ModeVLAN, ModeMacvlan:
 		return v, nil
 	}
-	return "", fmt.Errorf("node %s: label %s=%q is none of %s, %s, %s", n.Name, kuryrv1.PodVIFLabel, v,
-		ModeNeutron, ModeVLAN, ModeMacvlan)
+	return "", fmt.Errorf("node %s: label %s=%q is none of %s, %s, %s: %w", n.Name, kuryrv1.PodVIFLabel, v,
+		ModeNeutron, ModeVLAN, ModeMacvlan, ErrInvalidMode)
 }
+
+// ErrInvalidMode: a node's label names no mode.
+var ErrInvalidMode = errors.New("not a pod VIF mode")
 
 // OnVM says whether a node is a VM node (its label, else def, is a nested
 // mode); a label naming no mode counts as not (Modes.Of reports it). Pure.
