@@ -49,6 +49,10 @@ func (c *Config) ValidateController() error {
 		req(c.NamespaceSubnet.PodRouter, "namespace_subnet", "pod_router", why)
 		req(c.NamespaceSubnet.PodSubnetPool, "namespace_subnet", "pod_subnet_pool", why)
 	}
+	if c.Kubernetes.VIFPoolDriver == "neutron" && c.Kubernetes.PodSubnetsDriver == SubnetDriverNamespace {
+		errs = append(errs, errors.New("[kubernetes] vif_pool_driver = neutron cannot be used with pod_subnets_driver = "+
+			"namespace (a node's pool cannot know which namespace's network its next pod needs): use noop"))
+	}
 	errs = append(errs, c.validateNested()...)
 	if c.Services() && c.Neutron.NoAuth() {
 		req(c.Octavia.EndpointOverride, "octavia", "endpoint_override", "with auth_type = none when service_subnet is set")
