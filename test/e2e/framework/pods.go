@@ -125,11 +125,20 @@ func (c *Cloud) NodeAttachments(t testing.TB, node string) []Attachment {
 
 // NodeLeftovers lists what kuryr plugged on a node and is still there: OVS
 // ports of br-int carrying a kuryr container id, and tap interfaces; not
-// those of the cloud's own pods in kube-system (cluster DNS).
+// those of the cloud's own pods in kube-system (cluster DNS), nor the VMs'
+// the node hosts as Nova plugs them (external_ids:vm-uuid: the VM nodes).
 func (c *Cloud) NodeLeftovers(t testing.TB, node string) []string {
 	t.Helper()
 	var left []string
 	system := map[string]bool{}
+	out, err := exec.Command("ovs-vsctl", "--db="+c.NodeOVSDB[node], "--format=csv", "--no-headings", "--columns=name",
+		"find", "Interface", `external_ids:vm-uuid!=""`).Output()
+	if err != nil {
+		t.Fatalf("ovs-vsctl on %s: %v: %s", node, err, out)
+	}
+	for _, name := range strings.Fields(string(out)) {
+		system[strings.Trim(name, `"`)] = true
+	}
 	for _, a := range c.NodeAttachments(t, node) {
 		if strings.HasPrefix(a.Pod, metav1.NamespaceSystem+"/") {
 			system[a.Name] = true
