@@ -194,7 +194,9 @@ func waitPoolsOnNodeSubnets(t *testing.T, c *framework.Cloud, k *framework.Kuryr
 func removeNodeNetworks(t *testing.T, c *framework.Cloud, k *framework.Kuryr) {
 	t.Helper()
 	ctx := context.Background()
-	for _, n := range c.Nodes {
+	// The VM nodes' too: in node mode every node has a network (a
+	// nested-vlan node's pods are subports on it).
+	for _, n := range append(slices.Clone(c.Nodes), c.VMNodes...) {
 		kn := &kuryrv1.KuryrNetwork{ObjectMeta: metav1.ObjectMeta{Namespace: kuryrNamespace, Name: kuryrv1.NodeNetworkName(n)}}
 		if err := k.Delete(ctx, kn); err != nil && !apierrors.IsNotFound(err) {
 			t.Errorf("delete KuryrNetwork of %s: %v", n, err)
