@@ -19,6 +19,9 @@ PACKAGES=(
   mmdebstrap
   # ovsdb-server and the Open_vSwitch schema for the unit tests of pkg/ovs
   openvswitch-switch openvswitch-common
+  # the guest that runs nested-vlan pods on a real 802.1Q stack
+  # (test/e2e/nested; its kernel: build-guest.sh)
+  qemu-system-x86
 )
 
 mkdir -p "$CLOUD_LOG_DIR"

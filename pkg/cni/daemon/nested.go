@@ -23,7 +23,7 @@ import (
 // through the node's shim, so that the node (its kubelet's probes) reaches
 // it.
 func (d *Daemon) plugNested(ctx context.Context, req *api.Request, vif kuryrv1.VIF, hostIf string, kp *kuryrv1.KuryrPort, res *current.Result) *types.Error {
-	n, err := nestedOf(vif, d.Link)
+	n, err := NestedOf(vif, d.Link)
 	if err != nil {
 		return types.NewError(types.ErrInvalidNetworkConfig, "port data and node disagree on nested mode", err.Error())
 	}
@@ -66,10 +66,10 @@ func podIPs(vif kuryrv1.VIF) []string {
 	return out
 }
 
-// nestedOf is the interface the port data asks for on a node whose NIC is
+// NestedOf is the interface the port data asks for on a node whose NIC is
 // link: a KuryrPort of a hypervisor's pod on a VM node, or the reverse, is
 // refused (the controller and the daemons disagree on pod_vif_driver).
-func nestedOf(vif kuryrv1.VIF, link string) (plug.Nested, error) {
+func NestedOf(vif kuryrv1.VIF, link string) (plug.Nested, error) {
 	at := vif.Nested
 	switch {
 	case at == nil:

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Fetches the kernel of the QEMU guest that test/e2e/nested boots to run
+# nested-vlan pods on a real 802.1Q stack (this machine's kernel has none):
+# Debian's cloud kernel (linux-image-cloud-amd64, resolved to its current
+# version), unpacked with dpkg-deb, never installed on the host; kept are
+# vmlinuz and the modules the guest loads itself, in load order
+# (virtio-net, 8021q and what they depend on). Cached per kernel version:
+# a second run costs one apt-cache query. Prints the directory.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+# The modules the guest needs, with what each depends on before it.
+MODULES=(virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci
+  failover net_failover virtio_net llc stp garp mrp 8021q)
+
+pkg=$(apt-cache depends linux-image-cloud-amd64 2>/dev/null | awk '/Depends: linux-image-/ {print $2; exit}')
+[ -n "$pkg" ] || die "guest kernel: apt knows no linux-image-cloud-amd64 (apt-get update?)"
+out=$CLOUD_CACHE/guest/$pkg
+if [ -f "$out/modules.order" ]; then
+  echo "$out"
+  exit 0
+fi
+mkdir -p "$CLOUD_LOG_DIR"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+log "guest kernel: fetching $pkg"
+(cd "$tmp" && apt-get download "$pkg" >"$CLOUD_LOG_DIR/build-guest.log" 2>&1) \
+  || die "guest kernel: apt-get download $pkg failed (see $CLOUD_LOG_DIR/build-guest.log)"
+dpkg-deb -x "$tmp"/*.deb "$tmp/root"
+rm -rf "$out.tmp" && mkdir -p "$out.tmp/modules"
+cp "$tmp"/root/boot/vmlinuz-* "$out.tmp/vmlinuz"
+for m in "${MODULES[@]}"; do
+  f=$(find "$tmp/root/lib/modules" -name "$m.ko" | head -1)
+  [ -n "$f" ] || die "guest kernel $pkg has no module $m"
+  cp "$f" "$out.tmp/modules/"
+done
+printf '%s\n' "${MODULES[@]}" >"$out.tmp/modules.order"
+rm -rf "$out" && mv "$out.tmp" "$out"
+log "guest kernel: $pkg in $out"
+echo "$out"
