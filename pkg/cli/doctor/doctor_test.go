@@ -18,6 +18,7 @@ import (
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/cli/clitest"
 	"github.com/kuryr-k8s/kuryr/pkg/cli/output"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/nested"
 	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron/neutrontest"
 	"github.com/kuryr-k8s/kuryr/pkg/octavia"
@@ -77,6 +78,15 @@ func TestProblems(t *testing.T) {
 			f.Neutron.Add("ports", neutrontest.Object{"id": "orphan-1", "created_at": "2020-01-01T00:00:00Z",
 				"tags": []string{names.ClusterTag(clitest.Cluster), names.PodTag("gone")}})
 		}, "orphans", Warn, "1 leaked kuryr-tagged objects: 1 ports (orphan-1); the controller's sweep deletes them"},
+		{"an orphaned pair on a nested-macvlan VM port", func(f *clitest.Fixture) {
+			vm := clitest.Node("vm1", true)
+			vm.Labels = map[string]string{kuryrv1.PodVIFLabel: "nested-macvlan"}
+			vm.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.20.0.5"}}
+			f.Objects = append(f.Objects, vm)
+			f.Neutron.Add("ports", neutrontest.Object{"id": "vm1-port", "device_owner": "compute:nova",
+				"fixed_ips":             []neutrontest.Object{{"subnet_id": "workers", "ip_address": "10.20.0.5"}},
+				"allowed_address_pairs": []neutrontest.Object{{"ip_address": "10.20.0.9", "mac_address": nested.MacvlanMAC("gone")}}})
+		}, "orphans", Warn, "1 allowed address pairs of gone nested-macvlan pods on VM ports (vm1-port)"},
 		{"a running pod without a KuryrPort", func(f *clitest.Fixture) {
 			f.Objects = append(f.Objects, runningPod("default", "lost", "n1"))
 		}, "pod ports", Fail, "1 Running pods have no KuryrPort with a VIF: default/lost"},

@@ -156,7 +156,8 @@ func orphans(ctx context.Context, e *env.Env) []Finding {
 	}
 	// Pods' pairs on nested-macvlan nodes' VM ports, as the sweep reads them.
 	s.VMPairs = &nested.Placer{Modes: &nested.Modes{Nodes: e.Client, Default: cfg.Kubernetes.PodVIFDriver},
-		Parents: &nested.Parents{Neutron: cloud.Neutron, Nodes: e.Client, Subnets: cfg.PodVIFNested.WorkerNodesSubnets}}
+		Parents: &nested.Parents{Neutron: cloud.Neutron, Nodes: e.Client, Subnets: cfg.PodVIFNested.WorkerNodesSubnets},
+		Pairs:   &nested.Pairs{Neutron: cloud.Neutron}}
 	// Pools run in default and node modes.
 	pools := cfg.Kubernetes.VIFPoolDriver == "neutron" && cfg.Kubernetes.PodSubnetsDriver != config.SubnetDriverNamespace
 	o, err := s.DryRun(ctx, pools)
