@@ -8,6 +8,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . _output/local-cloud.env
+# A benchmark that fails leaves the controller as its section set it (pools,
+# batch sizes): put back the default.
+trap 'rc=$?; [ $rc = 0 ] || "$KURYR_CTL" controller restart >/dev/null 2>&1 || true; exit $rc' EXIT
 # The controller's count of ready pooled ports (Neutron lists a bulk
 # request's ports before the request has returned them to the controller).
 pool_ports() { "$KURYR_CTL" metrics | awk '/^kuryr_port_pool_free_ports/ {s += $2} END {print s + 0}'; }

@@ -13,8 +13,19 @@ set -euo pipefail
 MODULES=(virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci
   failover net_failover virtio_net llc stp garp mrp 8021q)
 
-pkg=$(apt-cache depends linux-image-cloud-amd64 2>/dev/null | awk '/Depends: linux-image-/ {print $2; exit}')
-[ -n "$pkg" ] || die "guest kernel: apt knows no linux-image-cloud-amd64 (apt-get update?)"
+# cached: the newest kernel fetched before (when apt cannot fetch another)
+cached() { ls -d "$CLOUD_CACHE"/guest/linux-image-*/modules.order 2>/dev/null | sort -V | tail -1 | xargs -r dirname; }
+fallback() {
+  local c
+  c=$(cached)
+  [ -n "$c" ] || die "guest kernel: $*"
+  log "guest kernel: $* — using the cached $(basename "$c")"
+  echo "$c"
+  exit 0
+}
+
+pkg=$(apt-cache depends linux-image-cloud-amd64 2>/dev/null | awk '/Depends: linux-image-/ {print $2; exit}' || true)
+[ -n "$pkg" ] || fallback "apt knows no linux-image-cloud-amd64 (apt-get update?)"
 out=$CLOUD_CACHE/guest/$pkg
 if [ -f "$out/modules.order" ]; then
   echo "$out"
@@ -25,12 +36,12 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 log "guest kernel: fetching $pkg"
 (cd "$tmp" && apt-get download "$pkg" >"$CLOUD_LOG_DIR/build-guest.log" 2>&1) \
-  || die "guest kernel: apt-get download $pkg failed (see $CLOUD_LOG_DIR/build-guest.log)"
+  || fallback "apt-get download $pkg failed (see $CLOUD_LOG_DIR/build-guest.log)"
 dpkg-deb -x "$tmp"/*.deb "$tmp/root"
 rm -rf "$out.tmp" && mkdir -p "$out.tmp/modules"
 cp "$tmp"/root/boot/vmlinuz-* "$out.tmp/vmlinuz"
 for m in "${MODULES[@]}"; do
-  f=$(find "$tmp/root/lib/modules" -name "$m.ko" | head -1)
+  f=$(find "$tmp/root" -path '*/modules/*' -name "$m.ko" 2>/dev/null | head -1 || true)
   [ -n "$f" ] || die "guest kernel $pkg has no module $m"
   cp "$f" "$out.tmp/modules/"
 done

@@ -59,11 +59,12 @@ NODES=(${KURYR_CLOUD_NODES:-kuryr-node-1 kuryr-node-2})
 # trunk) on the worker network, plugged into the last hypervisor node's
 # br-int as Nova plugs a VM; their pods are nested-macvlan. One,
 # kuryr-vm-1, unless KURYR_CLOUD_VM_NODES names others ("" for none).
-# A cloud that is up keeps its own (make down, kuryr-ctl.sh need no variable).
-if [ -n "${KURYR_CLOUD_VM_NODES+set}" ]; then
-  VM_NODES=($KURYR_CLOUD_VM_NODES)
-elif [ -f "$CLOUD_STATE/vm-nodes" ]; then
+# A cloud that is up keeps its own (make down, kuryr-ctl.sh need no variable;
+# up.sh refuses another list until make down).
+if [ -f "$CLOUD_STATE/vm-nodes" ]; then
   VM_NODES=($(cat "$CLOUD_STATE/vm-nodes"))
+elif [ -n "${KURYR_CLOUD_VM_NODES+set}" ]; then
+  VM_NODES=($KURYR_CLOUD_VM_NODES)
 else
   VM_NODES=(kuryr-vm-1)
 fi

@@ -38,6 +38,9 @@ fi
 trap 'kill -- -$p_build 2>/dev/null || true' EXIT
 
 t0=$(date +%s.%N)
+if [ -n "${KURYR_CLOUD_VM_NODES+set}" ] && [ "$(echo $KURYR_CLOUD_VM_NODES)" != "${VM_NODES[*]}" ]; then
+  die "the cloud is up with VM nodes \"${VM_NODES[*]}\": make down before KURYR_CLOUD_VM_NODES=\"$KURYR_CLOUD_VM_NODES\""
+fi
 mkdir -p "$CLOUD_STATE" && echo "${VM_NODES[*]}" >"$CLOUD_STATE/vm-nodes"
 save_host_settings
 mount_root

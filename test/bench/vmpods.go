@@ -3,7 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"os/signal"
 	"slices"
+	"syscall"
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
@@ -43,6 +46,16 @@ func benchVMPods(ctx context.Context, e *env, n int, relabel string, poolWait in
 			return err
 		}
 		defer restore()
+		// Interrupted, the node gets its label back all the same.
+		stop := make(chan os.Signal, 1)
+		signal.Notify(stop, os.Interrupt, syscall.SIGTERM)
+		defer signal.Stop(stop)
+		go func() {
+			if _, ok := <-stop; ok {
+				restore()
+				os.Exit(130)
+			}
+		}()
 	}
 	var kn corev1.Node
 	if err := e.kuryr.Get(ctx, client.ObjectKey{Name: node}, &kn); err != nil {

@@ -194,12 +194,17 @@ func waitPoolsOnNodeSubnets(t *testing.T, c *framework.Cloud, k *framework.Kuryr
 func removeNodeNetworks(t *testing.T, c *framework.Cloud, k *framework.Kuryr) {
 	t.Helper()
 	ctx := context.Background()
-	// The VM nodes' too: in node mode every node has a network (a
-	// nested-vlan node's pods are subports on it).
-	for _, n := range append(slices.Clone(c.Nodes), c.VMNodes...) {
-		kn := &kuryrv1.KuryrNetwork{ObjectMeta: metav1.ObjectMeta{Namespace: kuryrNamespace, Name: kuryrv1.NodeNetworkName(n)}}
-		if err := k.Delete(ctx, kn); err != nil && !apierrors.IsNotFound(err) {
-			t.Errorf("delete KuryrNetwork of %s: %v", n, err)
+	// Every node's, the VM nodes' too: in node mode every node has a
+	// network (a nested-vlan node's pods are subports on it).
+	var all kuryrv1.KuryrNetworkList
+	if err := k.List(ctx, &all, client.InNamespace(kuryrNamespace)); err != nil {
+		t.Fatal(err)
+	}
+	for i := range all.Items {
+		if kn := &all.Items[i]; kn.Spec.NodeName != "" {
+			if err := k.Delete(ctx, kn); err != nil && !apierrors.IsNotFound(err) {
+				t.Errorf("delete KuryrNetwork of %s: %v", kn.Spec.NodeName, err)
+			}
 		}
 	}
 	framework.Eventually(t, 2*time.Minute, time.Second, "the nodes' KuryrNetworks and networks gone", func() (bool, error) {

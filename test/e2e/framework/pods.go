@@ -93,8 +93,24 @@ type Attachment struct {
 // container id.
 func (c *Cloud) NodeAttachments(t testing.TB, node string) []Attachment {
 	t.Helper()
+	var list []Attachment
+	for _, i := range c.findInterfaces(t, node, names.ExtContainerID) {
+		list = append(list, Attachment{Name: i.name, ContainerID: i.ids[names.ExtContainerID], IfName: i.ids[names.ExtIfName], Pod: i.ids[names.ExtPod]})
+	}
+	return list
+}
+
+type ovsInterface struct {
+	name string
+	ids  map[string]string
+}
+
+// findInterfaces lists the node's OVS interfaces whose external_ids have
+// key, with their external_ids.
+func (c *Cloud) findInterfaces(t testing.TB, node, key string) []ovsInterface {
+	t.Helper()
 	out, err := exec.Command("ovs-vsctl", "--db="+c.NodeOVSDB[node], "--format=json", "--columns=name,external_ids",
-		"find", "Interface", `external_ids:kuryr-container-id!=""`).Output()
+		"find", "Interface", "external_ids:"+key+`!=""`).Output()
 	if err != nil {
 		t.Fatalf("ovs-vsctl on %s: %v: %s", node, err, out)
 	}
@@ -103,7 +119,7 @@ func (c *Cloud) NodeAttachments(t testing.TB, node string) []Attachment {
 	if err := json.Unmarshal(out, &table); err != nil {
 		t.Fatalf("ovs-vsctl on %s: %v: %s", node, err, out)
 	}
-	var list []Attachment
+	var list []ovsInterface
 	for _, row := range table.Data {
 		var name string
 		var ids []json.RawMessage // "map", [[key, value]...]
@@ -118,7 +134,7 @@ func (c *Cloud) NodeAttachments(t testing.TB, node string) []Attachment {
 		for _, kv := range pairs {
 			m[kv[0]] = kv[1]
 		}
-		list = append(list, Attachment{Name: name, ContainerID: m[names.ExtContainerID], IfName: m[names.ExtIfName], Pod: m[names.ExtPod]})
+		list = append(list, ovsInterface{name: name, ids: m})
 	}
 	return list
 }
@@ -126,18 +142,16 @@ func (c *Cloud) NodeAttachments(t testing.TB, node string) []Attachment {
 // NodeLeftovers lists what kuryr plugged on a node and is still there: OVS
 // ports of br-int carrying a kuryr container id, and tap interfaces; not
 // those of the cloud's own pods in kube-system (cluster DNS), nor the VMs'
-// the node hosts as Nova plugs them (external_ids:vm-uuid: the VM nodes).
+// the node hosts as Nova plugs them (a vm-uuid and no kuryr container id:
+// the VM nodes).
 func (c *Cloud) NodeLeftovers(t testing.TB, node string) []string {
 	t.Helper()
 	var left []string
 	system := map[string]bool{}
-	out, err := exec.Command("ovs-vsctl", "--db="+c.NodeOVSDB[node], "--format=csv", "--no-headings", "--columns=name",
-		"find", "Interface", `external_ids:vm-uuid!=""`).Output()
-	if err != nil {
-		t.Fatalf("ovs-vsctl on %s: %v: %s", node, err, out)
-	}
-	for _, name := range strings.Fields(string(out)) {
-		system[strings.Trim(name, `"`)] = true
+	for _, i := range c.findInterfaces(t, node, "vm-uuid") {
+		if i.ids[names.ExtContainerID] == "" {
+			system[i.name] = true
+		}
 	}
 	for _, a := range c.NodeAttachments(t, node) {
 		if strings.HasPrefix(a.Pod, metav1.NamespaceSystem+"/") {

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -38,32 +39,36 @@ type guest struct {
 // the Neutron port portID (MAC mac), and stops it at cleanup.
 func bootGuest(t *testing.T, c *framework.Cloud, node, portID, mac string, cfg guestconfig.Config) *guest {
 	t.Helper()
+	if _, err := exec.LookPath("qemu-system-x86_64"); err != nil {
+		t.Fatalf("no QEMU (%v): the local cloud's packages bring it (hack/local-cloud/install-packages.sh)", err)
+	}
 	kernel := guestKernel(t)
 	cfg.Modules = strings.Fields(readFile(t, filepath.Join(kernel, "modules.order")))
 	initrd := guestInitrd(t, kernel, cfg)
 	tap := "tg" + portID[:11]
 	netns := "/run/netns/" + c.NodeNetns(node)
 	ctx := context.Background()
+	t.Cleanup(func() { _, _ = framework.InNetns(context.Background(), netns, "ip", "link", "del", tap) })
 	for _, args := range [][]string{{"ip", "tuntap", "add", "dev", tap, "mode", "tap"}, {"ip", "link", "set", tap, "up"}} {
 		if out, err := framework.InNetns(ctx, netns, args...); err != nil {
 			t.Fatalf("%v: %v: %s", args, err, out)
 		}
 	}
-	t.Cleanup(func() { _, _ = framework.InNetns(context.Background(), netns, "ip", "link", "del", tap) })
 	db := c.NodeOVSDB[node]
+	// Registered first: an add-port that timed out may have committed.
+	t.Cleanup(func() {
+		_ = exec.Command("ovs-vsctl", "--timeout=10", "--db="+db, "--if-exists", "del-port", "br-int", tap).Run()
+	})
 	if out, err := exec.Command("ovs-vsctl", "--timeout=10", "--db="+db, "--", "--may-exist", "add-port", "br-int", tap,
 		"--", "set", "Interface", tap, "external_ids:iface-id="+portID, "external_ids:attached-mac="+mac,
 		"external_ids:iface-status=active", "external_ids:vm-uuid="+portID).CombinedOutput(); err != nil {
 		t.Fatalf("ovs-vsctl add-port %s: %v: %s", tap, err, out)
 	}
-	t.Cleanup(func() {
-		_ = exec.Command("ovs-vsctl", "--timeout=10", "--db="+db, "--if-exists", "del-port", "br-int", tap).Run()
-	})
 	// No vnet headers, no checksum offload: the userspace datapath does
 	// not complete partial checksums.
 	qemu := exec.Command("ip", "netns", "exec", c.NodeNetns(node), "qemu-system-x86_64", "-accel", "tcg",
 		"-m", "512", "-smp", "1", "-nographic", "-no-reboot", "-kernel", filepath.Join(kernel, "vmlinuz"), "-initrd", initrd,
-		"-append", "console=ttyS0 panic=-1 quiet",
+		"-append", "console=ttyS0 panic=-1 quiet loglevel=1", // no kernel message inside a report line
 		"-netdev", "tap,id=n0,ifname="+tap+",script=no,downscript=no,vnet_hdr=off",
 		"-device", "virtio-net-pci,netdev=n0,mac="+mac+",csum=off,guest_csum=off")
 	out, err := qemu.StdoutPipe()
@@ -71,13 +76,17 @@ func bootGuest(t *testing.T, c *framework.Cloud, node, portID, mac string, cfg g
 		t.Fatal(err)
 	}
 	qemu.Stderr = qemu.Stdout
+	// QEMU dies with the test binary, even one killed by a timeout (ip
+	// netns exec execs it: same process).
+	qemu.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := qemu.Start(); err != nil {
 		t.Fatalf("start qemu: %v", err)
 	}
-	g := &guest{lines: make(chan string, 100)}
+	g := &guest{lines: make(chan string, 1000)}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
+		defer close(g.lines) // the guest is gone: wait stops waiting
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
 			line := sc.Text()
@@ -85,7 +94,10 @@ func bootGuest(t *testing.T, c *framework.Cloud, node, portID, mac string, cfg g
 			g.console = append(g.console, line)
 			g.mu.Unlock()
 			if i := strings.Index(line, "GUEST-"); i >= 0 {
-				g.lines <- line[i:]
+				select {
+				case g.lines <- line[i:]:
+				default: // never block the reader (the guest reports a handful)
+				}
 			}
 		}
 	}()
@@ -109,7 +121,10 @@ func (g *guest) wait(t *testing.T, prefix string, timeout time.Duration) string 
 	deadline := time.After(timeout)
 	for {
 		select {
-		case line := <-g.lines:
+		case line, ok := <-g.lines:
+			if !ok {
+				t.Fatalf("QEMU exited before the guest reported %s", prefix)
+			}
 			t.Logf("guest: %s", line)
 			if strings.HasPrefix(line, "GUEST-ERROR") {
 				t.Fatalf("the guest failed: %s", line)
@@ -148,7 +163,7 @@ func guestInitrd(t *testing.T, kernel string, cfg guestconfig.Config) string {
 		}
 	}
 	build := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", filepath.Join(root, "init"), "./test/e2e/guest")
-	build.Dir, build.Env = repoRoot, append(os.Environ(), "CGO_ENABLED=0")
+	build.Dir, build.Env = repoRoot, append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build the guest's init: %v: %s", err, out)
 	}

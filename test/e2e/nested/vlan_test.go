@@ -40,7 +40,7 @@ import (
 func TestVLANPodInGuest(t *testing.T) {
 	c, k, ns := framework.Setup(t, "e2e-guest")
 	hv := c.Nodes[len(c.Nodes)-1]
-	vm, sub := guestPort(t, c, hv)
+	vm, sub, mtu := guestPort(t, c, hv)
 	node := guestNode(t, c, vm)
 	server := server(t, c, ns, "web-hv", c.Nodes[0])
 	pod := podOn(t, c, k, ns, "web-guest", node)
@@ -57,7 +57,7 @@ func TestVLANPodInGuest(t *testing.T) {
 	start := time.Now()
 	g := bootGuest(t, c, hv, vm.ID, vm.MACAddress, guestconfig.Config{
 		MAC: vm.MACAddress, Address: fmt.Sprintf("%s/%d", vm.FixedIPs[0].IPAddress, maskBits(t, sub.CIDR)),
-		Gateway: sub.GatewayIP, MTU: 1442, VIF: vif,
+		Gateway: sub.GatewayIP, MTU: mtu, VIF: vif,
 		Get: net.JoinHostPort(server.Status.PodIP, "8080"), Serve: 180, ServeReply: "web-guest"})
 	plugged := g.wait(t, "GUEST-PLUGGED", 3*time.Minute)
 	t.Logf("plugged in the guest %s after boot started", time.Since(start).Round(time.Millisecond))
@@ -96,7 +96,7 @@ func TestVLANPodInGuest(t *testing.T) {
 
 // guestPort is a VM's port on the worker network bound to hypervisor node
 // (as Nova makes an instance's), the parent of a trunk, with its subnet.
-func guestPort(t *testing.T, c *framework.Cloud, node string) (*ports.Port, *subnets.Subnet) {
+func guestPort(t *testing.T, c *framework.Cloud, node string) (*ports.Port, *subnets.Subnet, int) {
 	t.Helper()
 	ctx := context.Background()
 	nets, err := networks.List(c.OS.Network, networks.ListOpts{Name: "kuryr-worker-net"}).AllPages(ctx)
@@ -132,9 +132,9 @@ func guestPort(t *testing.T, c *framework.Cloud, node string) (*ports.Port, *sub
 		t.Fatalf("create the guest's trunk: %v", err)
 	}
 	t.Cleanup(func() {
-		// As Nova does when an instance goes: unbind its port (Neutron
-		// refuses to delete the trunk of a bound one), then the trunk,
-		// then the port.
+		// As Nova does when an instance goes: unbind its port, then the
+		// trunk (Neutron refuses to delete a trunk's parent port or a
+		// subport), then the port.
 		ctx, host := context.Background(), ""
 		if _, err := ports.Update(ctx, c.OS.Network, p.ID, portsbinding.UpdateOptsExt{UpdateOptsBuilder: ports.UpdateOpts{},
 			HostID: &host}).Extract(); err != nil {
@@ -147,7 +147,13 @@ func guestPort(t *testing.T, c *framework.Cloud, node string) (*ports.Port, *sub
 			t.Errorf("delete the guest's port: %v", err)
 		}
 	})
-	return p, sub
+	var withMTU struct {
+		MTU int `json:"mtu"`
+	}
+	if err := networks.Get(ctx, c.OS.Network, ns[0].ID).ExtractInto(&withMTU); err != nil || withMTU.MTU == 0 {
+		t.Fatalf("the worker network's MTU: %v (%d)", err, withMTU.MTU)
+	}
+	return p, sub, withMTU.MTU
 }
 
 // guestNode is a Node standing for the guest (its address the VM port's,
@@ -172,8 +178,9 @@ func guestNode(t *testing.T, c *framework.Cloud, vm *ports.Port) string {
 
 // podOn is a pod bound to node (no scheduler, no kubelet: it stays
 // Pending, but kuryr gives it its port), force-deleted at cleanup, which
-// waits until kuryr has released its port (its subport detached before
-// the trunk goes).
+// waits until kuryr has released its port (with pools off, the local
+// cloud's default, its subport is detached and deleted before the trunk
+// goes).
 func podOn(t *testing.T, c *framework.Cloud, k *framework.Kuryr, ns, name, node string) *corev1.Pod {
 	t.Helper()
 	p := c.TestPod(ns, name, node)
