@@ -41,9 +41,8 @@ func kuryrPortOptions(mgr ctrl.Manager, cfg *config.Config, nc *neutron.Client, 
 // placer puts the ports of pods on VM nodes (pod_vif_driver, or the
 // node's label) on their VM's port.
 func placer(mgr ctrl.Manager, cfg *config.Config, nc *neutron.Client) *nested.Placer {
-	return &nested.Placer{Modes: &nested.Modes{Nodes: mgr.GetClient(), Default: cfg.Kubernetes.PodVIFDriver},
-		Parents: &nested.Parents{Neutron: nc, Nodes: mgr.GetClient(), Subnets: cfg.PodVIFNested.WorkerNodesSubnets},
-		Trunks:  &nested.Trunks{Neutron: nc}, Pairs: &nested.Pairs{Neutron: nc, Attempts: cfg.PodVIFNested.RevUpdateAttempts}}
+	return nested.NewPlacer(nc, mgr.GetClient(), cfg.Kubernetes.PodVIFDriver, cfg.PodVIFNested.WorkerNodesSubnets,
+		cfg.PodVIFNested.RevUpdateAttempts)
 }
 
 // portGroups are the sources of the groups pods' ports carry beyond

@@ -155,9 +155,8 @@ func orphans(ctx context.Context, e *env.Env) []Finding {
 		s.Policies, s.AddressGroups = cloud.Neutron, cloud.Neutron
 	}
 	// Pods' pairs on nested-macvlan nodes' VM ports, as the sweep reads them.
-	s.VMPairs = &nested.Placer{Modes: &nested.Modes{Nodes: e.Client, Default: cfg.Kubernetes.PodVIFDriver},
-		Parents: &nested.Parents{Neutron: cloud.Neutron, Nodes: e.Client, Subnets: cfg.PodVIFNested.WorkerNodesSubnets},
-		Pairs:   &nested.Pairs{Neutron: cloud.Neutron}}
+	s.VMPairs = nested.NewPlacer(cloud.Neutron, e.Client, cfg.Kubernetes.PodVIFDriver, cfg.PodVIFNested.WorkerNodesSubnets,
+		cfg.PodVIFNested.RevUpdateAttempts)
 	// Pools run in default and node modes.
 	pools := cfg.Kubernetes.VIFPoolDriver == "neutron" && cfg.Kubernetes.PodSubnetsDriver != config.SubnetDriverNamespace
 	o, err := s.DryRun(ctx, pools)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
@@ -21,6 +22,15 @@ type Placer struct {
 	Parents *Parents
 	Trunks  *Trunks
 	Pairs   *Pairs
+}
+
+// NewPlacer is a Placer with all its parts over one Neutron client and one
+// reader of Nodes: def is [kubernetes] pod_vif_driver, subnets
+// [pod_vif_nested] worker_nodes_subnets, attempts its rev_update_attempts.
+// The controller and kubectl kuryr doctor build theirs alike.
+func NewPlacer(n *neutron.Client, nodes client.Reader, def string, subnets []string, attempts int) *Placer {
+	return &Placer{Modes: &Modes{Nodes: nodes, Default: def}, Parents: &Parents{Neutron: n, Nodes: nodes, Subnets: subnets},
+		Trunks: &Trunks{Neutron: n}, Pairs: &Pairs{Neutron: n, Attempts: attempts}}
 }
 
 // Where is how a node's pods are plugged.
