@@ -21,7 +21,7 @@ SERVICE_PASSWORD=kuryr-local-service
 KURYR_PASSWORD=kuryr-local-kuryr
 
 write_keystone_conf() {
-  mkdir -p -m 700 "$KEYSTONE_DIR/fernet-keys" "$KEYSTONE_DIR/credential-keys"
+  mkdir -p -m 700 "$KEYSTONE_DIR/fernet-keys" "$KEYSTONE_DIR/receipt-keys" "$KEYSTONE_DIR/credential-keys"
   cat >"$KEYSTONE_CONF" <<EOF
 [DEFAULT]
 debug = false
@@ -36,6 +36,13 @@ expiration = $KEYSTONE_TOKEN_LIFETIME
 
 [fernet_tokens]
 key_repository = $KEYSTONE_DIR/fernet-keys
+
+# Auth receipts (multi-factor rules) have a key repository of their own,
+# /etc/keystone/fernet-keys/ by default, which the provider requires at
+# start (keystone-manage bootstrap exits "… does not exist" without it):
+# the Debian root has it only when the package's postinst made it.
+[fernet_receipts]
+key_repository = $KEYSTONE_DIR/receipt-keys
 
 # The cheapest bcrypt: every password and application credential secret is
 # checked on each token request, which takes about a second at the default
@@ -79,6 +86,7 @@ key_repository() {
 start_keystone() {
   write_keystone_conf
   key_repository "$KEYSTONE_DIR/fernet-keys"
+  key_repository "$KEYSTONE_DIR/receipt-keys"
   key_repository "$KEYSTONE_DIR/credential-keys"
   db_migrate keystone keystone-db-sync keystone_db "$ADMIN_PASSWORD" "$REGION" "$KEYSTONE_URL"
   # shellcheck disable=SC2046 # keystone_wsgi's words are separate arguments
