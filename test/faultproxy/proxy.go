@@ -8,10 +8,13 @@
 package faultproxy
 
 import (
+	"context"
 	"crypto/tls"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"log"
 	"math/rand"
 	"net"
 	"net/http"
@@ -48,9 +51,11 @@ type Faults struct {
 	PathContains string   `json:"pathContains,omitempty"`
 }
 
-// Stats counts requests by what the proxy did to them.
+// Stats counts requests by what the proxy did to them. Abandoned counts
+// requests passed on whose client gave up before the answer (its timeout):
+// counted, not logged, so that a campaign's log keeps what matters.
 type Stats struct {
-	Passed, Delayed, Errors, Drops, CommitDrops, CommitHangs int
+	Passed, Delayed, Errors, Drops, CommitDrops, CommitHangs, Abandoned int
 }
 
 // Proxy forwards to one upstream.
@@ -206,10 +211,24 @@ func (p *Proxy) forward(r *http.Request) (*http.Response, error) {
 
 func (p *Proxy) pass(w http.ResponseWriter, r *http.Request) {
 	rp := &httputil.ReverseProxy{
-		Rewrite:   func(pr *httputil.ProxyRequest) { pr.SetURL(p.upstream); pr.Out.Host = p.upstream.Host },
-		Transport: p.transport,
+		Rewrite:      func(pr *httputil.ProxyRequest) { pr.SetURL(p.upstream); pr.Out.Host = p.upstream.Host },
+		Transport:    p.transport,
+		ErrorHandler: p.passFailed,
 	}
 	rp.ServeHTTP(w, r)
+}
+
+// passFailed answers a request the upstream did not: nothing if its client
+// has gone (counted), else 502 with the reason, logged.
+func (p *Proxy) passFailed(w http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(err, context.Canceled) || r.Context().Err() != nil {
+		p.mu.Lock()
+		p.stats.Abandoned++
+		p.mu.Unlock()
+		return
+	}
+	log.Printf("faultproxy: %s %s: %v", r.Method, r.URL.Path, err)
+	http.Error(w, err.Error(), http.StatusBadGateway)
 }
 
 // hangUp closes the client's connection without an answer.

@@ -104,3 +104,36 @@ func TestControlEndpoint(t *testing.T) {
 		t.Errorf("after PUT faults: code %d stats %+v", code, p.Stats())
 	}
 }
+
+// TestAbandoned: a request passed on whose client gives up before the
+// upstream answers is counted, not logged as a proxy error.
+func TestAbandoned(t *testing.T) {
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(3 * time.Second):
+		}
+	}))
+	t.Cleanup(slow.Close)
+	p, err := New(slow.URL, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	url, stop, err := p.Listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = stop() })
+	c := http.Client{Timeout: 200 * time.Millisecond}
+	if resp, err := c.Get(url + "/v2.0/ports"); err == nil {
+		resp.Body.Close()
+		t.Fatalf("answered %d, want the client's timeout", resp.StatusCode)
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for p.Stats().Abandoned != 1 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if s := p.Stats(); s.Abandoned != 1 || s.Passed != 1 {
+		t.Errorf("stats %+v, want 1 passed and abandoned", s)
+	}
+}
