@@ -48,6 +48,7 @@ func (c *Cloud) WaitReady(t testing.TB, pods []*corev1.Pod, timeout time.Duratio
 	out := make([]*corev1.Pod, len(pods))
 	Eventually(t, timeout, 250*time.Millisecond, fmt.Sprintf("%d pods Ready", len(pods)), func() (bool, error) {
 		ready := 0
+		var waiting []string
 		for i, p := range pods {
 			got, err := c.Kube.CoreV1().Pods(p.Namespace).Get(context.Background(), p.Name, metav1.GetOptions{})
 			if err != nil {
@@ -56,11 +57,31 @@ func (c *Cloud) WaitReady(t testing.TB, pods []*corev1.Pod, timeout time.Duratio
 			if IsReady(got) {
 				out[i] = got
 				ready++
+			} else if len(waiting) < 5 {
+				waiting = append(waiting, whyNotReady(got))
 			}
 		}
-		return ready == len(pods), fmt.Errorf("%d of %d ready", ready, len(pods))
+		return ready == len(pods), fmt.Errorf("%d of %d ready; not: %s", ready, len(pods), strings.Join(waiting, "; "))
 	})
 	return out
+}
+
+// whyNotReady says where a pod is stuck: its node, phase, and the reason
+// its containers or its Ready condition give, so that a timed-out wait
+// names the pods and what they wait for.
+func whyNotReady(p *corev1.Pod) string {
+	why := fmt.Sprintf("%s on %s %s", p.Name, p.Spec.NodeName, p.Status.Phase)
+	for _, cs := range p.Status.ContainerStatuses {
+		if w := cs.State.Waiting; w != nil {
+			why += fmt.Sprintf(" (%s: %s)", w.Reason, w.Message)
+		}
+	}
+	for _, cond := range p.Status.Conditions {
+		if cond.Status != corev1.ConditionTrue && (cond.Reason != "" || cond.Message != "") {
+			why += fmt.Sprintf(" [%s %s: %s]", cond.Type, cond.Reason, cond.Message)
+		}
+	}
+	return why
 }
 
 // Exec runs a command in a pod's container through the API server and the
