@@ -162,14 +162,25 @@ func directNested(ctx context.Context, e *env, nc *neutron.Client, parent nested
 		if err := nc.SetAddressPairs(ctx, parent.PortID, pairs, vm.RevisionNumber); err != nil {
 			return 0, err
 		}
-		took := time.Since(start)
-		if vm, err = nc.GetParentPort(ctx, parent.PortID); err != nil {
-			return took, err
+		return time.Since(start), removePairs(ctx, nc, parent.PortID, created)
+	}
+}
+
+// removePairs takes the yardstick's pairs off the VM port, reading it again
+// when the controller changed it meanwhile (412: its sweep, or a pod).
+func removePairs(ctx context.Context, nc *neutron.Client, portID string, created []neutron.Port) error {
+	for attempt := 1; ; attempt++ {
+		vm, err := nc.GetParentPort(ctx, portID)
+		if err != nil {
+			return err
 		}
 		kept := slices.DeleteFunc(slices.Clone(vm.AllowedAddressPairs), func(a ports.AddressPair) bool {
 			return slices.ContainsFunc(created, func(p neutron.Port) bool { return a.MACAddress == nested.MacvlanMAC(p.ID) })
 		})
-		return took, nc.SetAddressPairs(ctx, parent.PortID, kept, vm.RevisionNumber)
+		err = nc.SetAddressPairs(ctx, portID, kept, vm.RevisionNumber)
+		if !neutron.PreconditionFailed(err) || attempt == 5 {
+			return err
+		}
 	}
 }
 

@@ -32,8 +32,9 @@ import (
 // them), sit on the VM's port as allowed address pairs, and reach and are
 // reached by pods on hypervisors, each other, a VM of the cloud and a
 // ClusterIP Service whose backends they are; each gets a Warning that
-// NetworkPolicies cannot be enforced for it; a deleted pod's pair leaves
-// the VM's port.
+// NetworkPolicies cannot be enforced for it; a pod on the VM asks the
+// cluster DNS; a LoadBalancer Service's floating IP reaches them from
+// outside; a deleted pod's pair leaves the VM's port.
 func TestMacvlanPods(t *testing.T) {
 	c, k, ns := framework.Setup(t, "e2e-nested")
 	if len(c.VMNodes) == 0 {
@@ -91,6 +92,40 @@ func TestMacvlanPods(t *testing.T) {
 			seen := map[string]bool{}
 			for range 12 {
 				out, _ := framework.Exec(t, onHV, "sh", "-c", get(svc.Spec.ClusterIP, 80))
+				seen[strings.TrimSpace(out)] = true
+			}
+			return seen[onVM[0].Name] && seen[onVM[1].Name], fmt.Errorf("answered by %v", seen)
+		})
+	})
+	t.Run("dns-from-a-vm-pod", func(t *testing.T) {
+		// A pod on the VM node asks the cluster's DNS (CoreDNS behind the
+		// kube-dns Service, on hypervisors) and reaches the Service by name.
+		cl := c.TestPod(ns, "client-vm", vmNode)
+		cl.Spec.DNSPolicy = corev1.DNSClusterFirst
+		created, err := c.Kube.CoreV1().Pods(ns).Create(context.Background(), cl, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cl = c.WaitReady(t, []*corev1.Pod{created}, 3*time.Minute)[0]
+		svc, fqdn := "web-nested."+ns, "web-nested."+ns+".svc.cluster.local"
+		framework.Eventually(t, 2*time.Minute, 2*time.Second, "nslookup "+fqdn+" from "+cl.Name, func() (bool, error) {
+			out, err := framework.Exec(t, cl, "nslookup", fqdn)
+			return err == nil && strings.Contains(out, clusterIP(t, c, ns)), fmt.Errorf("%v: %s", err, out)
+		})
+		framework.Eventually(t, time.Minute, 2*time.Second, "http://"+svc+" from "+cl.Name, func() (bool, error) {
+			out, err := framework.Exec(t, cl, "sh", "-c", get(svc, 80))
+			got := strings.TrimSpace(out)
+			return err == nil && strings.HasPrefix(got, "web-"), fmt.Errorf("%v: %q", err, got)
+		})
+	})
+	t.Run("loadbalancer-fip-with-vm-backends", func(t *testing.T) {
+		ip := loadBalancer(t, c, ns)
+		outside := framework.OpenNetns(t, c.OutsideNetns)
+		framework.Eventually(t, 3*time.Minute, time.Second, "both VM pods through the floating IP "+ip+" from outside", func() (bool, error) {
+			seen := map[string]bool{}
+			for range 12 {
+				out, _ := framework.InNetns(context.Background(), outside.Path(), "busybox", "sh", "-c",
+					strings.ReplaceAll(get(ip, 80), "| nc", "| busybox nc"))
 				seen[strings.TrimSpace(out)] = true
 			}
 			return seen[onVM[0].Name] && seen[onVM[1].Name], fmt.Errorf("answered by %v", seen)
@@ -155,6 +190,38 @@ func service(t *testing.T, c *framework.Cloud, ns string) *corev1.Service {
 		t.Fatal(err)
 	}
 	return created
+}
+
+// clusterIP is the ClusterIP of the Service web-nested.
+func clusterIP(t *testing.T, c *framework.Cloud, ns string) string {
+	t.Helper()
+	svc, err := c.Kube.CoreV1().Services(ns).Get(context.Background(), "web-nested", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc.Spec.ClusterIP
+}
+
+// loadBalancer creates the LoadBalancer Service web-nested-lb over the
+// same pods and returns the floating IP it publishes.
+func loadBalancer(t *testing.T, c *framework.Cloud, ns string) string {
+	t.Helper()
+	s := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web-nested-lb"}, Spec: corev1.ServiceSpec{
+		Type: corev1.ServiceTypeLoadBalancer, Selector: map[string]string{"app": "web-nested"},
+		Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromString("web")}}}}
+	if _, err := c.Kube.CoreV1().Services(ns).Create(context.Background(), s, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var ip string
+	framework.Eventually(t, 3*time.Minute, time.Second, "status.loadBalancer.ingress of web-nested-lb", func() (bool, error) {
+		cur, err := c.Kube.CoreV1().Services(ns).Get(context.Background(), s.Name, metav1.GetOptions{})
+		if err != nil || len(cur.Status.LoadBalancer.Ingress) == 0 {
+			return false, err
+		}
+		ip = cur.Status.LoadBalancer.Ingress[0].IP
+		return true, nil
+	})
+	return ip
 }
 
 // vmPort checks that the VM pods' KuryrPorts say they sit on one VM port
