@@ -8,10 +8,8 @@
 package faultproxy
 
 import (
-	"context"
 	"crypto/tls"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -52,8 +50,10 @@ type Faults struct {
 }
 
 // Stats counts requests by what the proxy did to them. Abandoned counts
-// requests passed on whose client gave up before the answer (its timeout):
-// counted, not logged, so that a campaign's log keeps what matters.
+// requests passed on whose client gave up before the upstream's answer
+// began (its timeout; one that gives up during an injected delay is only
+// Delayed): counted, not logged, so that a campaign's log keeps what
+// matters.
 type Stats struct {
 	Passed, Delayed, Errors, Drops, CommitDrops, CommitHangs, Abandoned int
 }
@@ -218,13 +218,15 @@ func (p *Proxy) pass(w http.ResponseWriter, r *http.Request) {
 	rp.ServeHTTP(w, r)
 }
 
-// passFailed answers a request the upstream did not: nothing if its client
-// has gone (counted), else 502 with the reason, logged.
+// passFailed answers 502 to a request the upstream did not answer: quietly
+// (counted) if its client has gone, else with the reason, logged. Never
+// nothing: net/http would make that a 200.
 func (p *Proxy) passFailed(w http.ResponseWriter, r *http.Request, err error) {
-	if errors.Is(err, context.Canceled) || r.Context().Err() != nil {
+	if r.Context().Err() != nil {
 		p.mu.Lock()
 		p.stats.Abandoned++
 		p.mu.Unlock()
+		w.WriteHeader(http.StatusBadGateway)
 		return
 	}
 	log.Printf("faultproxy: %s %s: %v", r.Method, r.URL.Path, err)

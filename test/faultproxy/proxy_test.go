@@ -1,9 +1,12 @@
 package faultproxy
 
 import (
+	"bytes"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -124,6 +127,9 @@ func TestAbandoned(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = stop() })
+	var logged bytes.Buffer
+	log.SetOutput(&logged)
+	t.Cleanup(func() { log.SetOutput(os.Stderr) })
 	c := http.Client{Timeout: 200 * time.Millisecond}
 	if resp, err := c.Get(url + "/v2.0/ports"); err == nil {
 		resp.Body.Close()
@@ -135,5 +141,8 @@ func TestAbandoned(t *testing.T) {
 	}
 	if s := p.Stats(); s.Abandoned != 1 || s.Passed != 1 {
 		t.Errorf("stats %+v, want 1 passed and abandoned", s)
+	}
+	if logged.Len() > 0 {
+		t.Errorf("logged %q, want nothing", logged.String())
 	}
 }

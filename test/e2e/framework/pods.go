@@ -70,10 +70,17 @@ func (c *Cloud) WaitReady(t testing.TB, pods []*corev1.Pod, timeout time.Duratio
 // its containers or its Ready condition give, so that a timed-out wait
 // names the pods and what they wait for.
 func whyNotReady(p *corev1.Pod) string {
-	why := fmt.Sprintf("%s on %s %s", p.Name, p.Spec.NodeName, p.Status.Phase)
+	node := p.Spec.NodeName
+	if node == "" {
+		node = "no node"
+	}
+	why := fmt.Sprintf("%s on %s %s", p.Name, node, p.Status.Phase)
 	for _, cs := range p.Status.ContainerStatuses {
 		if w := cs.State.Waiting; w != nil {
 			why += fmt.Sprintf(" (%s: %s)", w.Reason, w.Message)
+		}
+		if cs.RestartCount > 0 {
+			why += fmt.Sprintf(" (%d restarts)", cs.RestartCount)
 		}
 	}
 	for _, cond := range p.Status.Conditions {

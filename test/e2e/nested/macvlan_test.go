@@ -107,10 +107,10 @@ func TestMacvlanPods(t *testing.T) {
 			t.Fatal(err)
 		}
 		cl = c.WaitReady(t, []*corev1.Pod{created}, 3*time.Minute)[0]
-		svc, fqdn := "web-nested."+ns, "web-nested."+ns+".svc.cluster.local"
+		svc, fqdn, ip := "web-nested."+ns, "web-nested."+ns+".svc.cluster.local", clusterIP(t, c, ns)
 		framework.Eventually(t, 2*time.Minute, 2*time.Second, "nslookup "+fqdn+" from "+cl.Name, func() (bool, error) {
 			out, err := framework.Exec(t, cl, "nslookup", fqdn)
-			return err == nil && strings.Contains(out, clusterIP(t, c, ns)), fmt.Errorf("%v: %s", err, out)
+			return err == nil && answers(out, ip), fmt.Errorf("%v: %s", err, out)
 		})
 		framework.Eventually(t, time.Minute, 2*time.Second, "http://"+svc+" from "+cl.Name, func() (bool, error) {
 			out, err := framework.Exec(t, cl, "sh", "-c", get(svc, 80))
@@ -124,8 +124,7 @@ func TestMacvlanPods(t *testing.T) {
 		framework.Eventually(t, 3*time.Minute, time.Second, "both VM pods through the floating IP "+ip+" from outside", func() (bool, error) {
 			seen := map[string]bool{}
 			for range 12 {
-				out, _ := framework.InNetns(context.Background(), outside.Path(), "busybox", "sh", "-c",
-					strings.ReplaceAll(get(ip, 80), "| nc", "| busybox nc"))
+				out, _ := framework.InNetns(context.Background(), outside.Path(), "busybox", "sh", "-c", getWith("busybox nc", ip, 80))
 				seen[strings.TrimSpace(out)] = true
 			}
 			return seen[onVM[0].Name] && seen[onVM[1].Name], fmt.Errorf("answered by %v", seen)
@@ -192,14 +191,26 @@ func service(t *testing.T, c *framework.Cloud, ns string) *corev1.Service {
 	return created
 }
 
-// clusterIP is the ClusterIP of the Service web-nested.
+// clusterIP is the ClusterIP of the Service web-nested (made by the
+// subtest clusterip-with-vm-backends).
 func clusterIP(t *testing.T, c *framework.Cloud, ns string) string {
 	t.Helper()
 	svc, err := c.Kube.CoreV1().Services(ns).Get(context.Background(), "web-nested", metav1.GetOptions{})
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("the Service web-nested (made by clusterip-with-vm-backends): %v", err)
 	}
 	return svc.Spec.ClusterIP
+}
+
+// answers says whether nslookup's output gives ip as an address (a word of
+// a line, not a prefix of another address).
+func answers(out, ip string) bool {
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "Address") && slices.Contains(strings.Fields(line), ip) {
+			return true
+		}
+	}
+	return false
 }
 
 // loadBalancer creates the LoadBalancer Service web-nested-lb over the
@@ -215,8 +226,11 @@ func loadBalancer(t *testing.T, c *framework.Cloud, ns string) string {
 	var ip string
 	framework.Eventually(t, 3*time.Minute, time.Second, "status.loadBalancer.ingress of web-nested-lb", func() (bool, error) {
 		cur, err := c.Kube.CoreV1().Services(ns).Get(context.Background(), s.Name, metav1.GetOptions{})
-		if err != nil || len(cur.Status.LoadBalancer.Ingress) == 0 {
+		if err != nil {
 			return false, err
+		}
+		if len(cur.Status.LoadBalancer.Ingress) == 0 {
+			return false, fmt.Errorf("no ingress yet")
 		}
 		ip = cur.Status.LoadBalancer.Ingress[0].IP
 		return true, nil
@@ -285,6 +299,9 @@ func eventuallyGets(t *testing.T, from *corev1.Pod, ip, want string) {
 
 // get is a shell command sending GET / to ip:port, printing the answer's
 // last line (the test image's server answers with the pod's name).
-func get(ip string, port int) string {
-	return fmt.Sprintf(`printf 'GET / HTTP/1.0\r\n\r\n' | nc -w 2 %s %d | tail -n 1`, ip, port)
+func get(ip string, port int) string { return getWith("nc", ip, port) }
+
+// getWith is get with another nc (e.g. "busybox nc" where nc is not one).
+func getWith(nc, ip string, port int) string {
+	return fmt.Sprintf(`printf 'GET / HTTP/1.0\r\n\r\n' | %s -w 2 %s %d | tail -n 1`, nc, ip, port)
 }
