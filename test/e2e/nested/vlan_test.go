@@ -17,12 +17,17 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/test/e2e/framework"
 	"github.com/kuryr-k8s/kuryr/test/e2e/guest/guestconfig"
 )
@@ -35,7 +40,9 @@ import (
 // pod's port a subport of the trunk with a VLAN id; the guest plugs the
 // KuryrPort's VIF with kuryr-daemon's own code (a VLAN interface of its NIC
 // moved into a pod namespace), and the pod reaches a pod on a hypervisor
-// and is reached by it through the subport; Neutron reports the subport
+// and is reached by it through the subport, and through a Service whose
+// load balancer's member is the subport; a NetworkPolicy's security groups
+// on the subport drop what it does not admit; Neutron reports the subport
 // ACTIVE with its parent, and the KuryrPort says so.
 func TestVLANPodInGuest(t *testing.T) {
 	c, k, ns := framework.Setup(t, "e2e-guest")
@@ -58,7 +65,7 @@ func TestVLANPodInGuest(t *testing.T) {
 	g := bootGuest(t, c, hv, vm.ID, vm.MACAddress, guestconfig.Config{
 		MAC: vm.MACAddress, Address: fmt.Sprintf("%s/%d", vm.FixedIPs[0].IPAddress, maskBits(t, sub.CIDR)),
 		Gateway: sub.GatewayIP, MTU: mtu, VIF: vif,
-		Get: net.JoinHostPort(server.Status.PodIP, "8080"), Serve: 180, ServeReply: "web-guest"})
+		Get: net.JoinHostPort(server.Status.PodIP, "8080"), Serve: 900, ServeReply: "web-guest"})
 	plugged := g.wait(t, "GUEST-PLUGGED", 3*time.Minute)
 	t.Logf("plugged in the guest %s after boot started", time.Since(start).Round(time.Millisecond))
 	if want := fmt.Sprintf("kind=vlan vlan=%d mac=%s", vif.Nested.VLANID, vif.MACAddress); !strings.HasPrefix(plugged, want) {
@@ -70,6 +77,36 @@ func TestVLANPodInGuest(t *testing.T) {
 		}
 	})
 	t.Run("hypervisor-pod-to-guest-pod", func(t *testing.T) {
+		eventuallyGets(t, server, podIP, "web-guest")
+	})
+	t.Run("service-with-a-subport-member", func(t *testing.T) {
+		// The guest has no kubelet to report the pod's address, so the
+		// Service's endpoints are a user's EndpointSlice naming it: its
+		// load balancer's member is the subport's address.
+		ip := selectorless(t, c, ns, "guest-web", podIP)
+		start := time.Now()
+		framework.Eventually(t, 3*time.Minute, 2*time.Second, server.Name+" reaches the guest's pod through "+ip, func() (bool, error) {
+			out, _ := framework.Exec(t, server, "sh", "-c", get(ip, 80))
+			return strings.TrimSpace(out) == "web-guest", fmt.Errorf("answered %q", out)
+		})
+		t.Logf("ClusterIP %s answered by the guest's pod %s after the Service's creation", ip, time.Since(start).Round(time.Millisecond))
+	})
+	t.Run("policy-on-the-subport", func(t *testing.T) {
+		// A policy admitting only pods labelled role=trusted (none) to the
+		// guest's pod: the subport's security groups drop the hypervisor
+		// pod's connections; deleted, they pass again.
+		np := denyIngress(t, c, ns)
+		denied := 0 // in a row: one silent answer could be a hiccup
+		framework.Eventually(t, time.Minute, time.Second, "the guest's pod refuses "+server.Name, func() (bool, error) {
+			out, _ := framework.Exec(t, server, "sh", "-c", "exec 2>/dev/null; "+get(podIP, 8080))
+			if denied++; strings.Contains(out, "web-guest") {
+				denied = 0
+			}
+			return denied >= 3, fmt.Errorf("answered %q (%d refusals in a row)", out, denied)
+		})
+		if err := c.Kube.NetworkingV1().NetworkPolicies(ns).Delete(context.Background(), np, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
 		eventuallyGets(t, server, podIP, "web-guest")
 	})
 	t.Run("subport-active", func(t *testing.T) {
@@ -92,6 +129,50 @@ func TestVLANPodInGuest(t *testing.T) {
 		t.Logf("ML2/OVN reports the subport: status %s, device_owner %s, binding:host_id %q, vif_type %s",
 			p.Status, p.DeviceOwner, p.HostID, p.VIFType)
 	})
+}
+
+// selectorless creates a Service without selector on port 80 whose one
+// endpoint, in a user's EndpointSlice, is ip:8080, and returns its ClusterIP.
+func selectorless(t *testing.T, c *framework.Cloud, ns, name, ip string) string {
+	t.Helper()
+	ctx := context.Background()
+	svc, err := c.Kube.CoreV1().Services(ns).Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080)}}}},
+		metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	es := &discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Namespace: ns, Name: name + "-1", Labels: map[string]string{discoveryv1.LabelServiceName: name}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("http"), Port: ptr.To[int32](8080), Protocol: ptr.To(corev1.ProtocolTCP)}},
+		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{ip}}},
+	}
+	if _, err := c.Kube.DiscoveryV1().EndpointSlices(ns).Create(ctx, es, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return svc.Spec.ClusterIP
+}
+
+// denyIngress creates a policy admitting to the test pods of ns (the
+// guest's pod; the hypervisor's server is labelled otherwise) only pods
+// labelled role=trusted, and returns its name.
+func denyIngress(t *testing.T, c *framework.Cloud, ns string) string {
+	t.Helper()
+	np := &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "guest-trusted-only"},
+		Spec: networkingv1.NetworkPolicySpec{
+			PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{"app": names.E2EApp}},
+			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
+			Ingress: []networkingv1.NetworkPolicyIngressRule{{From: []networkingv1.NetworkPolicyPeer{{
+				PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"role": "trusted"}}}}}},
+		}}
+	if _, err := c.Kube.NetworkingV1().NetworkPolicies(ns).Create(context.Background(), np, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { // when the subtest stops before deleting it
+		_ = c.Kube.NetworkingV1().NetworkPolicies(ns).Delete(context.Background(), np.Name, metav1.DeleteOptions{})
+	})
+	return np.Name
 }
 
 // guestPort is a VM's port on the worker network bound to hypervisor node
