@@ -50,7 +50,7 @@ func TestChurnUnderNeutronFaults(t *testing.T) {
 		"--set", fmt.Sprintf("vif_pool.ports_pool_min=%d", min), "--set", fmt.Sprintf("vif_pool.ports_pool_batch=%d", batch),
 		"--set", fmt.Sprintf("vif_pool.ports_pool_max=%d", maxFree))
 	proxy.Set(faultproxy.Faults{ErrorRate: 0.03, DropRate: 0.02, CommitDropRate: 0.03, CommitHangRate: 0.02, HangFor: 8 * time.Second})
-	live := churn(t, c, ns, waves, perWave, func(w int) { churnPolicies(t, c, ns, w) })
+	live := churn(t, c, ns, c.Nodes, waves, perWave, func(w int) { churnPolicies(t, c, ns, w) })
 	proxy.Set(faultproxy.Faults{})
 	t.Logf("faults injected: %+v", proxy.Stats())
 	converged(t, c, k, live, max(maxFree, min-1+batch), convergeTimeout)
@@ -75,7 +75,7 @@ func TestChurnWithCrashes(t *testing.T) {
 		victims = append(victims, n+"-kuryr-daemon")
 	}
 	kills := 0
-	live := churn(t, c, ns, waves, perWave, func(w int) {
+	live := churn(t, c, ns, c.Nodes, waves, perWave, func(w int) {
 		churnPolicies(t, c, ns, w)
 		for i := 0; i < 10/waves+1 && kills < 10; i++ {
 			time.Sleep(time.Duration(500+rand.Intn(2500)) * time.Millisecond)

@@ -25,15 +25,16 @@ import (
 	"github.com/kuryr-k8s/kuryr/test/e2e/framework"
 )
 
-// churn creates waves of pods in ns and, as each new wave comes, deletes
-// the wave before the previous one; between(i) runs after wave i is
-// created. It returns the pods left alive (the last two waves).
-func churn(t *testing.T, c *framework.Cloud, ns string, waves, perWave int, between func(wave int)) []*corev1.Pod {
+// churn creates waves of pods in ns, spread over nodes, and, as each new
+// wave comes, deletes the wave before the previous one; between(i) runs
+// after wave i is created. It returns the pods left alive (the last two
+// waves).
+func churn(t *testing.T, c *framework.Cloud, ns string, nodes []string, waves, perWave int, between func(wave int)) []*corev1.Pod {
 	t.Helper()
 	var all [][]*corev1.Pod
 	var zero int64
 	for w := 0; w < waves; w++ {
-		all = append(all, c.CreatePods(t, ns, fmt.Sprintf("w%d", w), perWave))
+		all = append(all, c.CreatePodsOn(t, ns, fmt.Sprintf("w%d", w), perWave, nodes))
 		if w >= 2 {
 			for _, p := range all[w-2] {
 				err := c.Kube.CoreV1().Pods(ns).Delete(context.Background(), p.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
@@ -107,13 +108,8 @@ func check(t *testing.T, c *framework.Cloud, k *framework.Kuryr, live []*corev1.
 			return err
 		}
 	}
-	for uid, n := range perPod {
-		switch {
-		case n > 1:
-			return fmt.Errorf("%d ports for pod %s (duplicates)", n, uid)
-		case !liveUIDs[uid]:
-			return fmt.Errorf("a port of pod %s, which is gone", uid)
-		}
+	if err := checkPodPorts(perPod, liveUIDs); err != nil {
+		return err
 	}
 	if err := checkNodePorts(t, c, k); err != nil {
 		return err
@@ -122,6 +118,20 @@ func check(t *testing.T, c *framework.Cloud, k *framework.Kuryr, live []*corev1.
 		return err
 	}
 	return checkPool(c, freePool, poolBound)
+}
+
+// checkPodPorts: no pod has two ports (perPod: pod UID -> its ports), nor
+// a pod that is gone (not in live) one.
+func checkPodPorts(perPod map[string]int, live map[string]bool) error {
+	for uid, n := range perPod {
+		switch {
+		case n > 1:
+			return fmt.Errorf("%d ports for pod %s (duplicates)", n, uid)
+		case !live[uid]:
+			return fmt.Errorf("a port of pod %s, which is gone", uid)
+		}
+	}
+	return nil
 }
 
 // checkNodePorts: each node has exactly one management port and one

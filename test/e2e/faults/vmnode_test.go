@@ -6,13 +6,11 @@ import (
 	"context"
 	"fmt"
 	"math/rand"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/nested"
@@ -35,19 +33,8 @@ func TestVMNodeCrashes(t *testing.T) {
 	}
 	vm := c.VMNodes[0]
 	victims := []string{"kuryr-controller", vm + "-kuryr-daemon"}
-	var waves [][]*corev1.Pod
-	var zero int64
 	kills := 0
-	for w := 0; w < 3; w++ {
-		waves = append(waves, createOn(t, c, ns, fmt.Sprintf("v%d", w), vm, 8))
-		if w >= 2 {
-			for _, p := range waves[w-2] {
-				err := c.Kube.CoreV1().Pods(ns).Delete(context.Background(), p.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
-				if err != nil {
-					t.Fatalf("delete %s: %v", p.Name, err)
-				}
-			}
-		}
+	live := churn(t, c, ns, []string{vm}, 3, 8, func(int) {
 		for range 2 {
 			time.Sleep(time.Duration(500+rand.Intn(2500)) * time.Millisecond)
 			v := victims[kills%len(victims)]
@@ -55,8 +42,7 @@ func TestVMNodeCrashes(t *testing.T) {
 			kills++
 			t.Logf("killed %s (%d of 6)", v, kills)
 		}
-	}
-	live := append(slices.Clone(waves[1]), waves[2]...)
+	})
 	start := time.Now()
 	live = c.WaitReady(t, live, convergeTimeout)
 	t.Logf("%d live pods on %s Ready %s after the campaign", len(live), vm, time.Since(start).Round(time.Millisecond))
@@ -69,21 +55,6 @@ func TestVMNodeCrashes(t *testing.T) {
 	k.Controller(t, "restart") // the cloud's own settings
 	c.DeleteNamespace(t, ns)
 	c.WaitNoClusterPorts(t, k.Cluster, 2*time.Minute)
-}
-
-// createOn creates n test pods on node.
-func createOn(t *testing.T, c *framework.Cloud, ns, prefix, node string, n int) []*corev1.Pod {
-	t.Helper()
-	var out []*corev1.Pod
-	for i := range n {
-		created, err := c.Kube.CoreV1().Pods(ns).Create(context.Background(),
-			c.TestPod(ns, fmt.Sprintf("%s-%d", prefix, i), node), metav1.CreateOptions{})
-		if err != nil {
-			t.Fatalf("create pod %s/%s-%d: %v", ns, prefix, i, err)
-		}
-		out = append(out, created)
-	}
-	return out
 }
 
 // checkVM: each live pod's KuryrPort names its own port, a macvlan on one
@@ -134,10 +105,7 @@ func checkVM(t *testing.T, c *framework.Cloud, k *framework.Kuryr, ns string, li
 	for _, p := range c.ClusterPorts(t, k.Cluster) {
 		if uid := names.PodUIDOf(p.Tags); uid != "" {
 			perPod[uid]++
-			if !liveUIDs[uid] || perPod[uid] > 1 {
-				return fmt.Errorf("port %s of pod %s: %d ports, pod live %v", p.ID, uid, perPod[uid], liveUIDs[uid])
-			}
 		}
 	}
-	return nil
+	return checkPodPorts(perPod, liveUIDs)
 }

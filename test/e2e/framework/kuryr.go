@@ -149,9 +149,16 @@ func (c *Cloud) TestPod(ns, name, node string) *corev1.Pod {
 // them as created.
 func (c *Cloud) CreatePods(t testing.TB, ns, prefix string, n int) []*corev1.Pod {
 	t.Helper()
+	return c.CreatePodsOn(t, ns, prefix, n, c.Nodes)
+}
+
+// CreatePodsOn creates n test pods in ns, spread over nodes, and returns
+// them as created.
+func (c *Cloud) CreatePodsOn(t testing.TB, ns, prefix string, n int, nodes []string) []*corev1.Pod {
+	t.Helper()
 	var out []*corev1.Pod
 	for i := 0; i < n; i++ {
-		p := c.TestPod(ns, fmt.Sprintf("%s-%d", prefix, i), c.Nodes[i%len(c.Nodes)])
+		p := c.TestPod(ns, fmt.Sprintf("%s-%d", prefix, i), nodes[i%len(nodes)])
 		created, err := c.Kube.CoreV1().Pods(ns).Create(context.Background(), p, metav1.CreateOptions{})
 		if err != nil {
 			t.Fatalf("create pod %s/%s: %v", ns, p.Name, err)
