@@ -210,20 +210,38 @@ func DiffRules(want, have []Rule, directions ...string) (add []Rule, del []strin
 	return add, del
 }
 
-// SetPortSecurityGroups replaces the security groups of a port.
-func (c *Client) SetPortSecurityGroups(ctx context.Context, portID string, sgs []string) error {
+// SetPortSecurityGroups replaces the security groups of a port, provided
+// the port is still at revision (If-Match): a write Neutron does late,
+// after its client gave up and a later write was done, is refused (412,
+// PreconditionFailed) instead of undoing that later write.
+func (c *Client) SetPortSecurityGroups(ctx context.Context, portID string, sgs []string, revision int) error {
 	list := append([]string{}, sgs...)
-	if _, err := ports.Update(ctx, c.sc, portID, ports.UpdateOpts{SecurityGroups: &list}).Extract(); err != nil {
-		return fmt.Errorf("set security groups %v on port %s: %w", sgs, portID, err)
+	opts := ports.UpdateOpts{SecurityGroups: &list, RevisionNumber: &revision}
+	if _, err := ports.Update(ctx, c.sc, portID, opts).Extract(); err != nil {
+		return fmt.Errorf("set security groups %v on port %s at revision %d: %w", sgs, portID, revision, err)
 	}
 	return nil
 }
 
-// PortSecurityGroups returns the security groups a port carries.
-func (c *Client) PortSecurityGroups(ctx context.Context, portID string) ([]string, error) {
+// FencePort moves a port at revision past it with a change that touches
+// nothing kuryr or Neutron acts on (its description, which names the
+// revision): a write made at revision that Neutron has not done yet will be
+// refused when it does it. Refused (412) if the port has left revision.
+func (c *Client) FencePort(ctx context.Context, portID string, revision int) error {
+	desc := fmt.Sprintf("kuryr: moved past revision %d, at which a write went unanswered", revision)
+	opts := ports.UpdateOpts{Description: &desc, RevisionNumber: &revision}
+	if _, err := ports.Update(ctx, c.sc, portID, opts).Extract(); err != nil {
+		return fmt.Errorf("fence port %s at revision %d: %w", portID, revision, err)
+	}
+	return nil
+}
+
+// PortSecurityGroups returns the security groups a port carries and its
+// revision.
+func (c *Client) PortSecurityGroups(ctx context.Context, portID string) ([]string, int, error) {
 	p, err := ports.Get(ctx, c.sc, portID).Extract()
 	if err != nil {
-		return nil, fmt.Errorf("get port %s: %w", portID, err)
+		return nil, 0, fmt.Errorf("get port %s: %w", portID, err)
 	}
-	return p.SecurityGroups, nil
+	return p.SecurityGroups, p.RevisionNumber, nil
 }

@@ -214,7 +214,7 @@ func TestDeleteRuleAndGroup(t *testing.T) {
 		{"delete a rule", func() error { return c.DeleteRule(ctx, egress) }, nil},
 		{"delete it again", func() error { return c.DeleteRule(ctx, egress) }, nil},
 		{"delete the group a port has", func() error { return c.DeleteSecurityGroup(ctx, sg.ID) }, neutron.InUse},
-		{"take the group off the port", func() error { return c.SetPortSecurityGroups(ctx, port.ID, []string{peer.ID}) }, nil},
+		{"take the group off the port", func() error { return c.SetPortSecurityGroups(ctx, port.ID, []string{peer.ID}, port.RevisionNumber) }, nil},
 		{"delete the group", func() error { return c.DeleteSecurityGroup(ctx, sg.ID) }, nil},
 		{"delete it again", func() error { return c.DeleteSecurityGroup(ctx, sg.ID) }, nil},
 		{"delete the group still on the port", func() error { return c.DeleteSecurityGroup(ctx, peer.ID) }, neutron.InUse},
@@ -268,7 +268,8 @@ func TestPortSecurityGroups(t *testing.T) {
 	}
 	for _, tt := range tests {
 		if tt.set != nil {
-			err := c.SetPortSecurityGroups(ctx, tt.port, tt.set)
+			_, rev, _ := c.PortSecurityGroups(ctx, tt.port)
+			err := c.SetPortSecurityGroups(ctx, tt.port, tt.set, rev)
 			if neutron.Classify(err) != tt.err {
 				t.Errorf("%s: %v, want %q", tt.name, err, tt.err)
 			}
@@ -276,12 +277,49 @@ func TestPortSecurityGroups(t *testing.T) {
 		if tt.want == nil {
 			continue
 		}
-		got, err := c.PortSecurityGroups(ctx, tt.port)
+		got, _, err := c.PortSecurityGroups(ctx, tt.port)
 		if err != nil || !slices.Equal(got, tt.want) {
 			t.Errorf("%s: groups %v, %v; want %v", tt.name, got, err, tt.want)
 		}
 	}
 	if _, err := c.CreatePort(ctx, neutron.PortSpec{Name: "x", NetworkID: "n", SubnetID: "s", SecurityGroups: []string{"nope"}}); !neutron.IsNotFound(err) {
 		t.Errorf("port with a missing group: %v, want 404", err)
+	}
+}
+
+// A write made at a revision the port has left is refused and changes
+// nothing: a late write cannot undo a later one, nor one fenced.
+func TestPortSecurityGroupsAtAnOldRevision(t *testing.T) {
+	ctx := context.Background()
+	fake := neutrontest.New(t)
+	c := neutron.New(fake.Client(t))
+	port, err := c.CreatePort(ctx, neutron.PortSpec{Name: "p", NetworkID: "n", SubnetID: "s", ProjectID: "proj", SecurityGroups: []string{"a"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SetPortSecurityGroups(ctx, port.ID, []string{"b"}, port.RevisionNumber); err != nil {
+		t.Fatal(err)
+	}
+	err = c.SetPortSecurityGroups(ctx, port.ID, []string{"a", "c"}, port.RevisionNumber)
+	if !neutron.PreconditionFailed(err) {
+		t.Errorf("a write at the old revision: %v, want 412", err)
+	}
+	if got, rev, _ := c.PortSecurityGroups(ctx, port.ID); !slices.Equal(got, []string{"b"}) || rev != port.RevisionNumber+1 {
+		t.Errorf("port has %v at revision %d, want [b] at %d", got, rev, port.RevisionNumber+1)
+	}
+	// The same groups again change nothing, and leave the revision; a
+	// fence moves the port past it.
+	rev := port.RevisionNumber + 1
+	if err := c.SetPortSecurityGroups(ctx, port.ID, []string{"b"}, rev); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.FencePort(ctx, port.ID, rev-1); !neutron.PreconditionFailed(err) {
+		t.Errorf("a fence at an old revision: %v, want 412", err)
+	}
+	if err := c.FencePort(ctx, port.ID, rev); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SetPortSecurityGroups(ctx, port.ID, []string{"c"}, rev); !neutron.PreconditionFailed(err) {
+		t.Errorf("a write at the fenced revision: %v, want 412", err)
 	}
 }

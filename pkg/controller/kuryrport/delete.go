@@ -22,6 +22,7 @@ func (r *Reconciler) deletePort(ctx context.Context, id string) (time.Duration, 
 		}
 		if _, err := r.Neutron.GetPort(ctx, id); neutron.IsNotFound(err) {
 			r.deletes.Clear(id)
+			r.groupWrites.forget(id)
 			return 0, nil
 		} else if err != nil {
 			return 0, err
@@ -35,5 +36,6 @@ func (r *Reconciler) deletePort(ctx context.Context, id string) (time.Duration, 
 		return 0, err
 	}
 	r.deletes.Clear(id)
+	r.groupWrites.forget(id)
 	return 0, nil
 }

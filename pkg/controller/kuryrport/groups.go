@@ -32,20 +32,19 @@ func (r *Reconciler) giveGroups(ctx context.Context, port *neutron.Port, want []
 		return nil
 	}
 	all := union(r.Settings.SecurityGroups, want)
-	if slices.Equal(union(port.SecurityGroups, nil), all) {
-		return nil
-	}
-	if err := r.GroupPorts.SetPortSecurityGroups(ctx, port.ID, all); err != nil {
+	carried, err := r.setGroups(ctx, port.ID, port.SecurityGroups, func([]string) []string { return all })
+	if err != nil {
 		return err
 	}
-	port.SecurityGroups = all
+	port.SecurityGroups = carried
 	return nil
 }
 
 // groupPorts is the Neutron seam for a port's security groups.
 type groupPorts interface {
-	SetPortSecurityGroups(ctx context.Context, portID string, sgs []string) error
-	PortSecurityGroups(ctx context.Context, portID string) ([]string, error)
+	SetPortSecurityGroups(ctx context.Context, portID string, sgs []string, revision int) error
+	PortSecurityGroups(ctx context.Context, portID string) ([]string, int, error)
+	FencePort(ctx context.Context, portID string, revision int) error
 }
 
 // ensureGroups gives a plugged pod's port the groups its sources give it
@@ -73,18 +72,8 @@ func (r *Reconciler) ensureGroups(ctx context.Context, kp *kuryrv1.KuryrPort, vi
 func (r *Reconciler) applyGroups(ctx context.Context, kp *kuryrv1.KuryrPort, vif kuryrv1.VIF, want []string) error {
 	// A port created with pod_security_groups only has nothing to add.
 	settled := kp.Status.SecurityGroupsApplied || len(want) == 0
-	if slices.Equal(want, kp.Status.SecurityGroups) && settled {
+	if _, unanswered := r.groupWrites.at(vif.PortID); slices.Equal(want, kp.Status.SecurityGroups) && settled && !unanswered {
 		return nil
-	}
-	base := r.Settings.SecurityGroups
-	if len(base) == 0 {
-		// Neutron gave the port the project's default group: keep what
-		// the port carries that kuryr did not add.
-		have, err := r.GroupPorts.PortSecurityGroups(ctx, vif.PortID)
-		if err != nil {
-			return err
-		}
-		base = slices.DeleteFunc(have, func(g string) bool { return slices.Contains(kp.Status.SecurityGroups, g) })
 	}
 	// Recorded before the port changes (everything it may carry), after
 	// it (what it carries): a crash in between never leaves a group on
@@ -92,7 +81,16 @@ func (r *Reconciler) applyGroups(ctx context.Context, kp *kuryrv1.KuryrPort, vif
 	if err := r.recordGroups(ctx, kp, union(kp.Status.SecurityGroups, want), false); err != nil {
 		return err
 	}
-	if err := r.GroupPorts.SetPortSecurityGroups(ctx, vif.PortID, union(base, want)); err != nil {
+	_, err := r.setGroups(ctx, vif.PortID, nil, func(carried []string) []string {
+		base := r.Settings.SecurityGroups
+		if len(base) == 0 {
+			// Neutron gave the port the project's default group: keep
+			// what the port carries that kuryr did not add.
+			base = slices.DeleteFunc(slices.Clone(carried), func(g string) bool { return slices.Contains(kp.Status.SecurityGroups, g) })
+		}
+		return union(base, want)
+	})
+	if err != nil {
 		return err // retried with backoff; the pod stays plugged
 	}
 	if err := r.recordGroups(ctx, kp, want, true); err != nil {
@@ -128,11 +126,14 @@ func (r *Reconciler) poolable(ctx context.Context, podUID string, port *neutron.
 	if len(groups) == 0 {
 		return false
 	}
-	if err := r.GroupPorts.SetPortSecurityGroups(ctx, port.ID, groups); err != nil {
+	// The ledger's copy of the port's groups is not kept up to date (the
+	// KuryrPort's status is): the port is read.
+	carried, err := r.setGroups(ctx, port.ID, nil, func([]string) []string { return union(groups, nil) })
+	if err != nil {
 		log.FromContext(ctx).Info("port not pooled: its groups could not be reset", "port", port.ID, "error", err.Error())
 		return false
 	}
-	port.SecurityGroups = groups
+	port.SecurityGroups = carried
 	return true
 }
 

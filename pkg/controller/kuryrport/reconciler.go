@@ -85,6 +85,9 @@ type Reconciler struct {
 	watch   stopwatch
 	// deletes are the port deletes that went unanswered (deletePort).
 	deletes openstack.Unanswered
+	// groupWrites are the ports whose last group write went unanswered
+	// (setGroups).
+	groupWrites groupWrites
 }
 
 // Reconcile creates the port of a KuryrPort, or deletes it when the
@@ -232,6 +235,7 @@ func (r *Reconciler) discard(ctx context.Context, kp *kuryrv1.KuryrPort, portID 
 	if err := r.Neutron.DeletePort(ctx, portID); err != nil {
 		return err
 	}
+	r.groupWrites.forget(portID)
 	r.Ledger.ForgetPort(kp.Spec.PodUID, portID)
 	if r.Pool != nil {
 		r.Pool.Forget(portID)

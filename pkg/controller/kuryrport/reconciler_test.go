@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gophercloud/gophercloud/v2"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -347,19 +348,33 @@ func (oneGroup) Groups(context.Context, *kuryrv1.KuryrPort) ([]string, error) {
 	return []string{"sg-1"}, nil
 }
 
-type flakyGroupPorts struct{ fails, sets int }
+// flakyGroupPorts refuses the first fails writes (409: nothing done).
+type flakyGroupPorts struct {
+	fails, sets int
+	groups      []string
+	rev         int
+}
 
-func (f *flakyGroupPorts) SetPortSecurityGroups(context.Context, string, []string) error {
+func (f *flakyGroupPorts) SetPortSecurityGroups(_ context.Context, _ string, sgs []string, rev int) error {
 	if f.fails > 0 {
 		f.fails--
-		return errors.New("neutron unavailable")
+		return gophercloud.ErrUnexpectedResponseCode{Actual: 409}
+	}
+	if rev != f.rev {
+		return gophercloud.ErrUnexpectedResponseCode{Actual: 412}
 	}
 	f.sets++
+	f.groups, f.rev = sgs, f.rev+1
 	return nil
 }
 
-func (f *flakyGroupPorts) PortSecurityGroups(context.Context, string) ([]string, error) {
-	return nil, nil
+func (f *flakyGroupPorts) PortSecurityGroups(context.Context, string) ([]string, int, error) {
+	return f.groups, f.rev, nil
+}
+
+func (f *flakyGroupPorts) FencePort(context.Context, string, int) error {
+	f.rev++
+	return nil
 }
 
 // A group whose port update failed is applied on the retry (the status

@@ -100,13 +100,30 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 	collection := parts[0]
 	f.mu.Lock()
 	fail, unanswered := f.Record(r.Method, collection)
+	held := f.HoldLocked(w, r, collection)
 	f.mu.Unlock()
-	if openstacktest.Refuse(w, fail, r.Method, collection) {
+	if held || openstacktest.Refuse(w, fail, r.Method, collection) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w, flush := openstacktest.Swallow(w, unanswered, r.Method, collection)
 	defer flush()
+	f.route(w, r, parts)
+}
+
+// Land does the requests Late held, in the order they came, as Neutron
+// does requests late that their clients gave up on.
+func (f *Fake) Land() {
+	f.mu.Lock()
+	held := f.TakeLateLocked()
+	f.mu.Unlock()
+	for _, r := range held {
+		f.route(httptest.NewRecorder(), r, strings.Split(strings.Trim(strings.TrimPrefix(r.URL.Path, "/v2.0"), "/"), "/"))
+	}
+}
+
+func (f *Fake) route(w http.ResponseWriter, r *http.Request, parts []string) {
+	collection := parts[0]
 	switch {
 	case collection == "address-groups":
 		f.addressGroups(w, r, parts[1:])

@@ -1,6 +1,7 @@
 package neutrontest
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -23,7 +24,8 @@ import (
 //
 // A port keeps its security group in use: deleting the group answers 409.
 // A PUT with If-Match: revision_number=N is refused (412) unless the port is
-// at revision N, as standard attributes do.
+// at revision N, as standard attributes do; a PUT that changes nothing
+// leaves the revision as it is.
 
 const (
 	sgNeedPortSecurity = "Port security must be enabled and port must have an IP address in order to use security groups."
@@ -139,10 +141,30 @@ func (f *Fake) updatePort(w http.ResponseWriter, r *http.Request, id string) {
 		err.write(w)
 		return
 	}
+	changed := psec != portSecurity(p) || !sameSet(sgs, stringsOf(p["security_groups"]))
 	for k, v := range in {
+		if k != "security_groups" && !sameJSON(p[k], v) {
+			changed = true
+		}
 		p[k] = v
 	}
 	p["security_groups"], p["port_security_enabled"] = append([]string{}, sgs...), psec
-	touch(p)
+	if changed {
+		touch(p) // as Neutron, which bumps only what the update modified
+	}
 	openstacktest.WriteJSON(w, 200, Object{"port": p})
+}
+
+func sameSet(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(slices.Compact(a), slices.Compact(b))
+}
+
+// sameJSON compares a stored value with a decoded one by their JSON.
+func sameJSON(a, b any) bool {
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	return errA == nil && errB == nil && string(ja) == string(jb)
 }

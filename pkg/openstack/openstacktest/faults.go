@@ -11,7 +11,9 @@
 package openstacktest
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
 )
 
@@ -30,6 +32,35 @@ type Faults struct {
 	// this status and body (a server error, a timeout) although the
 	// service has committed.
 	Unanswered func(method, collection string) (int, string)
+	// Late, when set, may hold a request instead of doing it: the client
+	// gets 504 at once (a proxy gave up on a slow service), and the
+	// fake does the request when the test says (neutrontest's Land),
+	// after later ones, as an overloaded service does what its clients
+	// gave up on.
+	Late func(method, collection string) bool
+	late []*http.Request
+}
+
+// HoldLocked keeps r for later and answers the client 504 when Late asks
+// for it, and says whether it did. The caller holds the fake's lock.
+func (h *Faults) HoldLocked(w http.ResponseWriter, r *http.Request, collection string) bool {
+	if h.Late == nil || !h.Late(r.Method, collection) {
+		return false
+	}
+	body, _ := io.ReadAll(r.Body)
+	held := r.Clone(r.Context())
+	held.Body = io.NopCloser(bytes.NewReader(body))
+	h.late = append(h.late, held)
+	w.WriteHeader(http.StatusGatewayTimeout)
+	return true
+}
+
+// TakeLateLocked returns the requests held so far, oldest first, and
+// forgets them: the fake does them now. The caller holds the fake's lock.
+func (h *Faults) TakeLateLocked() []*http.Request {
+	out := h.late
+	h.late = nil
+	return out
 }
 
 // NewFaults counts from zero, with no hook set.

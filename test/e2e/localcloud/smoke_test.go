@@ -19,6 +19,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/test/e2e/framework"
 )
 
@@ -192,5 +193,37 @@ func TestFloatingIPFromOutside(t *testing.T) {
 	got, err := framework.DialTCP(outside, fip.FloatingIP+":8080")
 	if err != nil || got != "hello from behind a floating IP" {
 		t.Fatalf("TCP to %s:8080 from outside: got %q, %v", fip.FloatingIP, got, err)
+	}
+}
+
+// TestPortRevisions checks what kuryr's security group writes rely on
+// (docs/architecture.md, "Late writes"): a port update made at a revision
+// the port has left is refused (412) and changes nothing; an update that
+// changes nothing leaves the revision as it is; a fence (the description,
+// set at a revision) moves the port past it.
+func TestPortRevisions(t *testing.T) {
+	c := framework.Connect(t)
+	ctx := context.Background()
+	nc := neutron.New(c.OS.Network)
+	p := c.CreateBoundPort(t, c.Nodes[0], framework.Name("smoke-revisions"))
+	groups, rev, err := nc.PortSecurityGroups(ctx, p.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.SetPortSecurityGroups(ctx, p.ID, groups, rev); err != nil {
+		t.Fatalf("the same groups at revision %d: %v", rev, err)
+	}
+	if _, again, _ := nc.PortSecurityGroups(ctx, p.ID); again != rev {
+		t.Errorf("an update that changes nothing moved the port from revision %d to %d", rev, again)
+	}
+	if err := nc.FencePort(ctx, p.ID, rev); err != nil {
+		t.Fatalf("fence at revision %d: %v", rev, err)
+	}
+	err = nc.SetPortSecurityGroups(ctx, p.ID, groups[:1], rev)
+	if !neutron.PreconditionFailed(err) {
+		t.Errorf("a write at the fenced revision %d: %v, want 412", rev, err)
+	}
+	if now, at, _ := nc.PortSecurityGroups(ctx, p.ID); len(now) != len(groups) || at <= rev {
+		t.Errorf("after the refused write: groups %v at revision %d, want %v past %d", now, at, groups, rev)
 	}
 }

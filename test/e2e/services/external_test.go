@@ -143,7 +143,7 @@ func sourceGroupOnMembers(t *testing.T, c *framework.Cloud, k *framework.Kuryr, 
 			if !ok {
 				continue
 			}
-			sgs, err := neutron.New(c.OS.Network).PortSecurityGroups(context.Background(), vif.PortID)
+			sgs, _, err := neutron.New(c.OS.Network).PortSecurityGroups(context.Background(), vif.PortID)
 			if err != nil {
 				return false, err
 			}
