@@ -183,6 +183,10 @@ serializeImagePulls: false
 # Images are imported, never pulled: garbage collection would lose them.
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
+# A controller's log in a fault campaign outgrows the default 10 MiB within
+# minutes, and rotated files go with their pod: keep the whole run's.
+containerLogMaxSize: 200Mi
+containerLogMaxFiles: 2
 evictionHard: {memory.available: "1Mi", nodefs.available: "0%", imagefs.available: "0%", nodefs.inodesFree: "0%"}
 nodeStatusUpdateFrequency: 4s
 syncFrequency: 10s

@@ -149,12 +149,25 @@ func podsOnNodeSubnets(t *testing.T, c *framework.Cloud, k *framework.Kuryr, net
 	if a.Spec.NodeName == b.Spec.NodeName {
 		t.Fatalf("both pods on %s", a.Spec.NodeName)
 	}
+	// Each node's subnet is new: its router interface is in Neutron before
+	// the pods are Ready, but OVN programs the route between the two
+	// subnets on its own time (seen: up to a few seconds on a busy 2-core
+	// machine). How long is logged; more than 30 s fails.
+	start := time.Now()
 	for _, pair := range [][2]*corev1.Pod{{a, b}, {b, a}} {
 		from, to := pair[0], pair[1]
-		if out, err := framework.Exec(t, from, "ping", "-c", "3", "-W", "2", to.Status.PodIP); err != nil {
-			t.Errorf("ping %s -> %s: %v: %s", from.Name, to.Name, err, out)
+		var out string
+		err := framework.Poll(30*time.Second, time.Second, fmt.Sprintf("ping %s -> %s", from.Name, to.Name), func() (bool, error) {
+			var err error
+			out, err = framework.Exec(t, from, "ping", "-c", "1", "-W", "1", to.Status.PodIP)
+			return err == nil, nil
+		})
+		if err != nil {
+			t.Errorf("%v: %s", err, out)
+		} else {
+			t.Logf("ping %s -> %s answered %s after both pods were Ready", from.Name, to.Name, time.Since(start).Round(time.Millisecond))
 		}
-		out, err := framework.Exec(t, from, "sh", "-c", fmt.Sprintf(`printf 'GET / HTTP/1.0\r\n\r\n' | nc %s 8080`, to.Status.PodIP))
+		out, err = framework.Exec(t, from, "sh", "-c", fmt.Sprintf(`printf 'GET / HTTP/1.0\r\n\r\n' | nc %s 8080`, to.Status.PodIP))
 		if err != nil || !strings.Contains(out, to.Name) {
 			t.Errorf("HTTP %s -> %s: %v: %q", from.Name, to.Name, err, out)
 		}
