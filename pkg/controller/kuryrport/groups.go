@@ -32,7 +32,7 @@ func (r *Reconciler) giveGroups(ctx context.Context, port *neutron.Port, want []
 		return nil
 	}
 	all := union(r.Settings.SecurityGroups, want)
-	carried, err := r.setGroups(ctx, port.ID, port.SecurityGroups, func([]string) []string { return all })
+	carried, err := r.setGroups(ctx, port.ID, port.SecurityGroups, false, func([]string) []string { return all })
 	if err != nil {
 		return err
 	}
@@ -72,16 +72,22 @@ func (r *Reconciler) ensureGroups(ctx context.Context, kp *kuryrv1.KuryrPort, vi
 func (r *Reconciler) applyGroups(ctx context.Context, kp *kuryrv1.KuryrPort, vif kuryrv1.VIF, want []string) error {
 	// A port created with pod_security_groups only has nothing to add.
 	settled := kp.Status.SecurityGroupsApplied || len(want) == 0
+	// (A write this process knows went unanswered left the status
+	// unsettled too: the check of groupWrites is a safeguard.)
 	if _, unanswered := r.groupWrites.at(vif.PortID); slices.Equal(want, kp.Status.SecurityGroups) && settled && !unanswered {
 		return nil
 	}
+	// A status that names groups but was not settled: a write was not
+	// seen through, perhaps by a controller since restarted, and may still
+	// be done.
+	suspect := !kp.Status.SecurityGroupsApplied && len(kp.Status.SecurityGroups) > 0
 	// Recorded before the port changes (everything it may carry), after
 	// it (what it carries): a crash in between never leaves a group on
 	// the port that the status does not name.
 	if err := r.recordGroups(ctx, kp, union(kp.Status.SecurityGroups, want), false); err != nil {
 		return err
 	}
-	_, err := r.setGroups(ctx, vif.PortID, nil, func(carried []string) []string {
+	_, err := r.setGroups(ctx, vif.PortID, nil, suspect, func(carried []string) []string {
 		base := r.Settings.SecurityGroups
 		if len(base) == 0 {
 			// Neutron gave the port the project's default group: keep
@@ -128,7 +134,7 @@ func (r *Reconciler) poolable(ctx context.Context, podUID string, port *neutron.
 	}
 	// The ledger's copy of the port's groups is not kept up to date (the
 	// KuryrPort's status is): the port is read.
-	carried, err := r.setGroups(ctx, port.ID, nil, func([]string) []string { return union(groups, nil) })
+	carried, err := r.setGroups(ctx, port.ID, nil, false, func([]string) []string { return union(groups, nil) })
 	if err != nil {
 		log.FromContext(ctx).Info("port not pooled: its groups could not be reset", "port", port.ID, "error", err.Error())
 		return false

@@ -61,17 +61,26 @@ const groupWriteTries = 3
 // of the port's is unanswered, nothing is read or written. Otherwise the
 // port is read and written at the revision read if it differs, or fenced
 // if it does not while a write made at that revision is unanswered; it
-// returns once no write Neutron may still do can change the port.
-func (r *Reconciler) setGroups(ctx context.Context, id string, have []string, want func(carried []string) []string) ([]string, error) {
+// returns once no write this process knows of can change the port.
+// suspect says a write may be unanswered that this process does not know
+// of (a KuryrPort whose status says its last write was not seen through,
+// after a restart): the port is fenced at the revision first read.
+func (r *Reconciler) setGroups(ctx context.Context, id string, have []string, suspect bool, want func(carried []string) []string) ([]string, error) {
 	unanswered, marked := r.groupWrites.at(id)
-	if !marked && have != nil && slices.Equal(union(have, nil), want(union(have, nil))) {
+	if !marked && !suspect && have != nil && slices.Equal(union(have, nil), want(union(have, nil))) {
 		return have, nil
 	}
 	var err error
 	for range groupWriteTries {
 		carried, rev, rerr := r.GroupPorts.PortSecurityGroups(ctx, id)
+		if neutron.IsNotFound(rerr) {
+			r.groupWrites.forget(id)
+		}
 		if rerr != nil {
 			return nil, rerr
+		}
+		if suspect && !marked {
+			unanswered, marked, suspect = rev, true, false
 		}
 		carried = union(carried, nil)
 		target := want(carried)

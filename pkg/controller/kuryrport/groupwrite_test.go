@@ -113,8 +113,9 @@ func TestLateGroupWriteWithoutBaseGroups(t *testing.T) {
 }
 
 // A port released with an unanswered group write goes back to the pool
-// only once fenced: the late write, done after, is refused, and the next
-// pod gets the pool's groups.
+// only once moved past that write's revision (here, written back to the
+// pool's groups): the late write, done after, is refused, and the next pod
+// gets the pool's groups.
 func TestReleasedPortWithALateGroupWrite(t *testing.T) {
 	e := newEnv(t, kp("web", "uid-1"))
 	src := &switchable{groups: []string{"sg-a"}}
@@ -138,5 +139,43 @@ func TestReleasedPortWithALateGroupWrite(t *testing.T) {
 	wantGroups(t, e, vif.PortID, "sg")
 	if _, marked := e.r.groupWrites.at(vif.PortID); marked {
 		t.Error("the pooled port's unanswered write is still remembered")
+	}
+}
+
+// A controller restarted while a write was unanswered does not know of it,
+// but the KuryrPort's status says its last write was not seen through: the
+// port is fenced all the same.
+func TestLateGroupWriteAfterARestart(t *testing.T) {
+	e, src, port := lateEnv(t, []string{"sg"}, []string{"sg-a"})
+	holdGroupWrite(t, e, src, "sg-b")
+	e.r.groupWrites = groupWrites{} // a new process
+	src.groups = []string{"sg-a"}
+	if err := e.reconcile(t, "web"); err != nil {
+		t.Fatal(err)
+	}
+	e.fake.Land()
+	wantGroups(t, e, port, "sg", "sg-a")
+}
+
+// A write refused because the port changed between reading and writing it
+// (412) is made again at the new revision.
+func TestGroupWriteRetriedAt412(t *testing.T) {
+	e, src, port := lateEnv(t, []string{"sg"}, []string{"sg-a"})
+	moved := false
+	e.fake.Fail = func(method, coll string) (int, string) {
+		if method == "PUT" && coll == "ports" && !moved {
+			moved = true // OVN reports the port up meanwhile
+			rev, _ := e.fake.Get("ports", port)["revision_number"].(int)
+			e.fake.Set("ports", port, "revision_number", rev+1)
+		}
+		return 0, ""
+	}
+	src.groups = []string{"sg-b"}
+	if err := e.reconcile(t, "web"); err != nil || !moved {
+		t.Fatalf("%v (moved %v)", err, moved)
+	}
+	wantGroups(t, e, port, "sg", "sg-b")
+	if n := e.fake.Requests["PUT ports"]; n != 2 {
+		t.Errorf("%d port updates, want the refused one and its retry", n)
 	}
 }

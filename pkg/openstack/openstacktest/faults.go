@@ -36,7 +36,8 @@ type Faults struct {
 	// gets 504 at once (a proxy gave up on a slow service), and the
 	// fake does the request when the test says (neutrontest's Land),
 	// after later ones, as an overloaded service does what its clients
-	// gave up on.
+	// gave up on. Only neutrontest holds requests (octaviatest ignores
+	// Late).
 	Late func(method, collection string) bool
 	late []*http.Request
 }
