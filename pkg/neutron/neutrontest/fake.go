@@ -96,7 +96,7 @@ func (f *Fake) Writes() int {
 }
 
 func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
-	parts := strings.Split(strings.Trim(strings.TrimPrefix(r.URL.Path, "/v2.0"), "/"), "/")
+	parts := pathParts(r)
 	collection := parts[0]
 	f.mu.Lock()
 	fail, unanswered := f.Record(r.Method, collection)
@@ -118,8 +118,13 @@ func (f *Fake) Land() {
 	held := f.TakeLateLocked()
 	f.mu.Unlock()
 	for _, r := range held {
-		f.route(httptest.NewRecorder(), r, strings.Split(strings.Trim(strings.TrimPrefix(r.URL.Path, "/v2.0"), "/"), "/"))
+		f.route(httptest.NewRecorder(), r, pathParts(r))
 	}
+}
+
+// pathParts are a request's path segments after /v2.0: collection, id, ...
+func pathParts(r *http.Request) []string {
+	return strings.Split(strings.Trim(strings.TrimPrefix(r.URL.Path, "/v2.0"), "/"), "/")
 }
 
 func (f *Fake) route(w http.ResponseWriter, r *http.Request, parts []string) {
