@@ -40,7 +40,7 @@ func newNodeReconciler(mgr ctrl.Manager, cfg *config.Config, nc *neutron.Client,
 	refuse bool, rec kit.Recorder) *node.Reconciler {
 	nd := cfg.NeutronDefaults
 	s := node.Settings{Cluster: cfg.Kubernetes.ClusterName, ProjectID: nd.Project, Subnet: nd.NodeSubnet, ExtraTags: nd.ResourceTags,
-		BindTimeout: 2 * cfg.Neutron.Timeout, Networks: nets.Read, PodVIFDriver: cfg.Kubernetes.PodVIFDriver,
+		BindTimeout: cfg.Neutron.BindTimeout(), Networks: nets.Read, PodVIFDriver: cfg.Kubernetes.PodVIFDriver,
 		Pools: cfg.Kubernetes.VIFPoolDriver == "neutron"}
 	if refuse {
 		s.RefuseSubnet = nd.ServiceSubnet

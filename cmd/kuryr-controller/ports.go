@@ -26,7 +26,7 @@ func kuryrPortOptions(mgr ctrl.Manager, cfg *config.Config, nc *neutron.Client, 
 		Settings: kuryrport.Settings{
 			Cluster: cfg.Kubernetes.ClusterName, ProjectID: nd.Project, SecurityGroups: nd.PodSecurityGroups,
 			ExtraTags: nd.ResourceTags, PortDebug: cfg.Kubernetes.PortDebug, Bridge: nd.OVSBridge, MTUCap: nd.NetworkDeviceMTU,
-			BindTimeout: 2 * cfg.Neutron.Timeout, PodVIFDriver: cfg.Kubernetes.PodVIFDriver,
+			BindTimeout: cfg.Neutron.BindTimeout(), PodVIFDriver: cfg.Kubernetes.PodVIFDriver,
 		},
 		Startup: kuryrport.StartupOptions{Client: mgr.GetAPIReader(), Cache: mgr.GetCache(), Neutron: nc},
 	}

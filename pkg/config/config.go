@@ -146,6 +146,20 @@ type Auth struct {
 	Timeout  time.Duration
 }
 
+// MinBindTimeout is the least time a port listed unbound is left to
+// Neutron before kuryr takes it for never bound (see BindTimeout).
+const MinBindTimeout = time.Minute
+
+// BindTimeout is how long after its creation a port that kuryr did not
+// see created (its create went unanswered) may still be unbound because
+// Neutron is still creating it: twice the request bound, and at least
+// MinBindTimeout. An overloaded Neutron goes on with a bulk create long
+// after its client gave up, binding its ports one after the other, and a
+// port deleted or written before Neutron is done can be left with a stale
+// OVN port (one that makes a later port with its address a virtual port,
+// and unbinds it when Neutron's maintenance task repairs it).
+func (a Auth) BindTimeout() time.Duration { return max(2*a.Timeout, MinBindTimeout) }
+
 // Endpoint is a service section with only an endpoint override ([octavia]).
 type Endpoint struct {
 	EndpointOverride string

@@ -3,6 +3,7 @@ package kuryrport
 import (
 	"context"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -12,6 +13,7 @@ import (
 	"github.com/kuryr-k8s/kuryr/pkg/controller/nested"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron/neutrontest"
+	"github.com/kuryr-k8s/kuryr/pkg/openstack"
 )
 
 // nestedEnv is an env whose node-a is a VM: its port on the worker subnet
@@ -131,5 +133,32 @@ func deleteKP(t *testing.T, e *env, name string) {
 	}
 	if err := e.reconcile(t, name); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A VM pod's port made by an unanswered create is left alone until it is
+// older than BindTimeout (Neutron may still be creating it: nothing in an
+// unbound port tells), then adopted and attached; none is made twice.
+func TestNestedUnclearCreateAdoptedOnceSettled(t *testing.T) {
+	e, _, trunk := nestedEnv(t, nested.ModeVLAN, kp("web", "uid-1"))
+	e.r.Settings.BindTimeout = time.Minute
+	e.fake.Unanswered = unanswered(504)
+	if err := e.reconcile(t, "web"); err == nil {
+		t.Fatal("want the unclear error")
+	}
+	e.fake.Unanswered = nil
+	e.r.Ledger.Unanswered.Now = func() time.Time { return time.Now().Add(openstack.UnclearSettle) }
+	res, err := e.reconcileResult(t, "web")
+	if err != nil || res.RequeueAfter < 50*time.Second || e.fake.Writes() != 1 {
+		t.Fatalf("a port just made: %+v %v, %d writes; want it left alone for about BindTimeout", res, err, e.fake.Writes())
+	}
+	id := e.fake.IDs("ports")[len(e.fake.IDs("ports"))-1]
+	e.fake.Set("ports", id, "created_at", time.Now().Add(-time.Minute).UTC().Format("2006-01-02T15:04:05Z"))
+	if err := e.reconcile(t, "web"); err != nil {
+		t.Fatal(err)
+	}
+	vif, _ := e.get(t, "web").Status.DefaultVIF()
+	if vif.PortID != id || e.fake.Requests["POST ports"] != 1 || len(e.fake.Get("trunks", trunk)["sub_ports"].([]neutrontest.Object)) != 1 {
+		t.Errorf("vif %s (want %s), %d creates, subports %v", vif.PortID, id, e.fake.Requests["POST ports"], e.fake.Get("trunks", trunk)["sub_ports"])
 	}
 }

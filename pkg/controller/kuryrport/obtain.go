@@ -45,6 +45,9 @@ func (r *Reconciler) obtainPort(ctx context.Context, kp *kuryrv1.KuryrPort, targ
 			return neutron.Port{}, "", err
 		}
 		if found {
+			if left := r.stillBeingCreated(p, mode); left > 0 {
+				return neutron.Port{}, "", settling(left)
+			}
 			r.Ledger.Record(uid, p)
 			return r.bound(ctx, kp, target, groups, p, kuryrv1.ReasonAdopted, mode)
 		}
@@ -115,4 +118,19 @@ func (r *Reconciler) findByTag(ctx context.Context, uid string) (neutron.Port, b
 		}
 	}
 	return ps[0], true, nil
+}
+
+// stillBeingCreated is how long to leave alone a VM's port that an
+// unanswered create made: nothing tells when Neutron is done with an
+// unbound port (see createFinished), and attaching it or writing it before
+// can leave it without its OVN port. A hypervisor's port says so by its
+// binding, which bound and checkBinding wait for.
+func (r *Reconciler) stillBeingCreated(p neutron.Port, mode string) time.Duration {
+	if !(nested.Where{Mode: mode}).OnVM() || createFinished(p, r.Settings.BindTimeout, time.Now()) {
+		return 0
+	}
+	if p.CreatedAt.IsZero() {
+		return r.Settings.BindTimeout
+	}
+	return r.Settings.BindTimeout - time.Since(p.CreatedAt)
 }

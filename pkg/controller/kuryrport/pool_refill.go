@@ -162,9 +162,12 @@ func (p *Pool) refill(ctx context.Context, node string, n int) error {
 		if left > 0 {
 			return nil // a later tick looks, once
 		}
-		found, err := p.adopt(ctx, node)
+		found, underway, err := p.adopt(ctx, node)
 		if err != nil {
 			return err
+		}
+		if underway > 0 {
+			return nil // still pending: the next round looks again
 		}
 		if found > 0 {
 			p.unclear.Clear(node)
@@ -206,20 +209,51 @@ func (p *Pool) refill(ctx context.Context, node string, n int) error {
 	return nil
 }
 
-// adopt adds to the pool the node's pooled ports Neutron has and the pool
-// does not know, and returns how many.
-func (p *Pool) adopt(ctx context.Context, node string) (int, error) {
+// adopt adds to the pool the node's pooled ports Neutron has finished
+// creating and the pool does not know, and returns how many, and how many
+// more Neutron is still creating: those are left for the next round, never
+// handed out or written meanwhile.
+func (p *Pool) adopt(ctx context.Context, node string) (adopted, underway int, err error) {
 	ports, err := p.Neutron.ListPorts(ctx, []string{names.ClusterTag(p.Spec.Cluster), names.PoolTag(node)}, "")
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
+	now := time.Now()
+	var done []neutron.Port
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	n := p.learn(ports, nil)
-	if n > 0 {
-		log.FromContext(ctx).Info("port pool adopted ports of an unclear refill", "node", node, "adopted", n)
+	for _, port := range ports {
+		if _, known := p.ports[port.ID]; known {
+			continue
+		}
+		if !createFinished(port, p.Spec.BindTimeout, now) {
+			underway++
+			continue
+		}
+		done = append(done, port)
 	}
-	return n, nil
+	adopted = p.learn(done, nil)
+	if adopted > 0 || underway > 0 {
+		log.FromContext(ctx).Info("port pool adopted ports of an unclear refill", "node", node, "adopted", adopted, "stillBeingCreated", underway)
+	}
+	return adopted, underway, nil
+}
+
+// createFinished reports whether Neutron is done creating port, as its
+// listing tells. A bulk create commits all its ports first and only then,
+// one port after the other, makes each one's OVN port and binds it: a port
+// listed in between has no OVN port yet, and a write to it then can leave
+// it without one (ML2/OVN skips the update of a missing Logical_Switch_Port,
+// and the port stays unusable until Neutron's maintenance task repairs it,
+// minutes later). A hypervisor's port is done once Neutron has bound it
+// (or failed to); a VM's, unbound by design, and one Neutron never binds,
+// once older than bindTimeout (the pod's reconcile then replaces the
+// latter).
+func createFinished(port neutron.Port, bindTimeout time.Duration, now time.Time) bool {
+	if port.HostID != "" && port.VIFType != neutron.VIFTypeUnbound && port.VIFType != "" {
+		return true
+	}
+	return !port.CreatedAt.IsZero() && now.Sub(port.CreatedAt) >= bindTimeout
 }
 
 // Groups are the groups pooled ports are made with, and given back when a

@@ -163,6 +163,77 @@ func TestPoolRefillUnclearAdoptsFirst(t *testing.T) {
 	}
 }
 
+// Ports of an unclear refill that Neutron is still creating (committed,
+// not bound yet: a bulk create binds its ports one after the other after
+// committing them all) are neither adopted nor made again: the refill stays
+// pending until Neutron has bound them.
+func TestPoolRefillUnclearWaitsForPortsStillBeingCreated(t *testing.T) {
+	e := newEnv(t)
+	e.r.Settings.BindTimeout = time.Minute
+	pool := newTestPool(t, e, PoolSettings{Min: 2, Batch: 2})
+	pool.fillResolved(t, "node-a")
+	e.fake.Unanswered = unanswered(504)
+	if err := pool.refill(context.Background(), "node-a", 2); err == nil {
+		t.Fatal("want the unclear error")
+	}
+	e.fake.Unanswered = nil
+	for _, id := range e.fake.IDs("ports") {
+		e.fake.Set("ports", id, "binding:vif_type", neutron.VIFTypeUnbound) // committed, not bound yet
+	}
+	pool.unclear.Now = func() time.Time { return time.Now().Add(openstack.UnclearSettle) }
+	round := func() {
+		t.Helper()
+		for node, n := range pool.deficits() {
+			if err := pool.refill(context.Background(), node, n); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	round()
+	if pool.FreeCount("node-a") != 0 || e.fake.Requests["POST ports"] != 1 {
+		t.Fatalf("free %d, creates %d: want nothing adopted nor created while Neutron is creating them",
+			pool.FreeCount("node-a"), e.fake.Requests["POST ports"])
+	}
+	for _, id := range e.fake.IDs("ports") {
+		e.fake.Set("ports", id, "binding:vif_type", "ovs") // Neutron finished
+	}
+	round()
+	if pool.FreeCount("node-a") != 2 || e.fake.Requests["POST ports"] != 1 || e.fake.Writes() != 1 {
+		t.Errorf("free %d, creates %d, writes %d: want the 2 ports adopted once bound, nothing else written",
+			pool.FreeCount("node-a"), e.fake.Requests["POST ports"], e.fake.Writes())
+	}
+}
+
+// A port of an unclear refill is taken for done once bound, or once older
+// than the bind timeout (a VM's, unbound by design; or one Neutron will
+// never bind, which the pod's reconcile then replaces).
+func TestCreateFinished(t *testing.T) {
+	now := time.Now()
+	port := func(host, vifType string, created time.Time) neutron.Port {
+		var p neutron.Port
+		p.HostID, p.VIFType, p.CreatedAt = host, vifType, created
+		return p
+	}
+	for _, c := range []struct {
+		name string
+		port neutron.Port
+		want bool
+	}{
+		{"bound", port("n", "ovs", now), true},
+		{"binding failed", port("n", neutron.VIFTypeBindingFailed, now), true},
+		{"being bound", port("n", neutron.VIFTypeUnbound, now), false},
+		{"never bound", port("n", neutron.VIFTypeUnbound, now.Add(-time.Minute)), true},
+		{"young VM port", port("", neutron.VIFTypeUnbound, now), false},
+		{"VM port", port("", neutron.VIFTypeUnbound, now.Add(-time.Minute)), true},
+		{"binding hidden", port("", "", now), false},
+		{"no creation time", port("n", neutron.VIFTypeUnbound, time.Time{}), false},
+	} {
+		if got := createFinished(c.port, time.Minute, now); got != c.want {
+			t.Errorf("%s: got %v", c.name, got)
+		}
+	}
+}
+
 // An unclear refill that made nothing is retried once the settle time
 // has passed, not before.
 func TestPoolRefillUnclearRetriesAfterSettle(t *testing.T) {
@@ -236,7 +307,7 @@ func TestPoolAdoptsLateCommitsAndTrims(t *testing.T) {
 	pool.Fill("node-a")
 	tag := names.ClusterTag("c1")
 	for i := 0; i < 3; i++ {
-		e.fake.Add("ports", neutrontest.Object{"tags": []string{tag, names.PoolTag("node-a")}, "binding:host_id": "node-a"})
+		e.fake.Add("ports", neutrontest.Object{"tags": []string{tag, names.PoolTag("node-a")}, "binding:host_id": "node-a", "binding:vif_type": "ovs"})
 	}
 	e.fake.Add("ports", neutrontest.Object{"tags": []string{tag, names.PoolTag("gone-node")}})
 	ports, _ := e.r.Neutron.(*neutron.Client).ListPorts(context.Background(), nil, "")
@@ -252,6 +323,31 @@ func TestPoolAdoptsLateCommitsAndTrims(t *testing.T) {
 	}
 }
 
+// The sweep's adoption spares a pooled port Neutron is still creating
+// (committed, not bound yet), unless a pod already holds it: a later sweep
+// adopts it once bound.
+func TestPoolAdoptSparesPortsStillBeingCreated(t *testing.T) {
+	e := newEnv(t)
+	e.r.Settings.BindTimeout = time.Minute
+	pool := newTestPool(t, e, PoolSettings{Min: 1, Max: 4, Batch: 1})
+	pool.Fill("node-a")
+	tags := []string{names.ClusterTag("c1"), names.PoolTag("node-a")}
+	creating := e.fake.Add("ports", neutrontest.Object{"tags": tags, "binding:host_id": "node-a", "binding:vif_type": "unbound"})
+	held := e.fake.Add("ports", neutrontest.Object{"tags": tags, "binding:host_id": "node-a", "binding:vif_type": "unbound"})
+	live := map[string]bool{"node-a": true}
+	list := func() []neutron.Port {
+		ports, _ := e.r.Neutron.(*neutron.Client).ListPorts(context.Background(), nil, "")
+		return ports
+	}
+	if n := pool.Adopt(list(), map[string]string{held: "uid-1"}, live); n != 0 || pool.FreeCount("node-a") != 0 {
+		t.Fatalf("adopted %d free, %d: want the held port known, the one being created left alone", n, pool.FreeCount("node-a"))
+	}
+	e.fake.Set("ports", creating, "binding:vif_type", "ovs")
+	if n := pool.Adopt(list(), nil, live); n != 1 || pool.FreeCount("node-a") != 1 {
+		t.Errorf("once bound: adopted %d, %d free; want 1", n, pool.FreeCount("node-a"))
+	}
+}
+
 // A trim whose delete Neutron committed without answering leaves the port
 // retiring, neither handed out nor counted free: a pool that put it back
 // would hand out a port Neutron no longer has, and count it.
@@ -261,7 +357,7 @@ func TestPoolTrimUnclearDeleteNotPutBack(t *testing.T) {
 	pool.Fill("node-a")
 	tag := names.ClusterTag("c1")
 	for i := 0; i < 2; i++ {
-		e.fake.Add("ports", neutrontest.Object{"tags": []string{tag, names.PoolTag("node-a")}, "binding:host_id": "node-a"})
+		e.fake.Add("ports", neutrontest.Object{"tags": []string{tag, names.PoolTag("node-a")}, "binding:host_id": "node-a", "binding:vif_type": "ovs"})
 	}
 	ports, _ := e.r.Neutron.(*neutron.Client).ListPorts(context.Background(), nil, "")
 	pool.Adopt(ports, nil, map[string]bool{"node-a": true})
