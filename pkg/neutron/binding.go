@@ -34,3 +34,21 @@ func CheckBinding(p *Port, bindTimeout time.Duration) (wait bool, err error) {
 	return false, fmt.Errorf("neutron never bound port %s to host %q (created %s ago); replacing it",
 		p.ID, p.HostID, time.Since(p.CreatedAt).Round(time.Second))
 }
+
+// CreateFinished reports whether Neutron is done creating p, as its listing
+// tells (at now). A bulk create commits all its ports first and only then,
+// one port after the other, makes each one's OVN port and binds it: a port
+// listed in between has no OVN port yet, and a write to it then can leave
+// it without one (ML2/OVN skips the update of a missing
+// Logical_Switch_Port, and the port stays unusable until Neutron's
+// maintenance task repairs it, minutes later), a delete can leave a stale
+// one behind. A hypervisor's port is done once Neutron has bound it (or
+// failed to); a VM's, unbound by design, and one Neutron never binds, once
+// older than bindTimeout. A port without a creation time is taken as done
+// (nothing tells otherwise).
+func CreateFinished(p *Port, bindTimeout time.Duration, now time.Time) bool {
+	if p.HostID != "" && p.VIFType != VIFTypeUnbound && p.VIFType != "" {
+		return true
+	}
+	return p.CreatedAt.IsZero() || now.Sub(p.CreatedAt) >= bindTimeout
+}

@@ -37,16 +37,23 @@ type Owners struct {
 	// Cutoff, when set, spares what was created after it (young objects
 	// whose owner may not be visible yet).
 	Cutoff time.Time
+	// BindTimeout, when set, spares the ports Neutron may still have been
+	// creating when they were listed (at ListedAt; see
+	// neutron.CreateFinished).
+	BindTimeout time.Duration
+	ListedAt    time.Time
 }
 
 // OrphanPorts are the pod ports whose pod and KuryrPort are both gone, the
 // extra ports of a pod whose KuryrPort names another one, unused pooled
 // ports when pools are off or their node is gone, and the management ports
-// of removed nodes and those their node's annotation does not name. Pure.
+// of removed nodes and those their node's annotation does not name; none
+// that Neutron may still be creating. Pure.
 func OrphanPorts(ports []neutron.Port, o Owners) []neutron.Port {
 	var out []neutron.Port
 	for _, p := range ports {
-		if o.PortIDs[p.ID] || o.young(p.CreatedAt) {
+		if o.PortIDs[p.ID] || o.young(p.CreatedAt) ||
+			o.BindTimeout > 0 && !neutron.CreateFinished(&p, o.BindTimeout, o.ListedAt) {
 			continue
 		}
 		if orphanPort(p, o) {

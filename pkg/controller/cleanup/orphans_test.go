@@ -122,3 +122,30 @@ func TestOrphanRefusePorts(t *testing.T) {
 		t.Fatalf("refusing off: orphans %v, want %v", got, want)
 	}
 }
+
+// A port past MinAge that Neutron may still be creating (bound to a host
+// but not bound yet, or a VM's younger than the bind timeout) is spared:
+// deleted meanwhile, it can leave a stale OVN port behind.
+func TestOrphanPortsSpareThoseStillBeingCreated(t *testing.T) {
+	now := time.Now()
+	dead := func(id, host, vifType string, age time.Duration) neutron.Port {
+		p := port(id, names.PodTag("dead"))
+		p.HostID, p.VIFType, p.CreatedAt = host, vifType, now.Add(-age)
+		return p
+	}
+	ports := []neutron.Port{
+		dead("bound", "n1", "ovs", 45*time.Second),
+		dead("being-bound", "n1", neutron.VIFTypeUnbound, 45*time.Second),
+		dead("never-bound", "n1", neutron.VIFTypeUnbound, 2*time.Minute),
+		dead("vm-young", "", neutron.VIFTypeUnbound, 45*time.Second),
+		dead("vm-old", "", neutron.VIFTypeUnbound, 2*time.Minute),
+	}
+	o := Owners{Cutoff: now.Add(-MinAge), ListedAt: now, BindTimeout: time.Minute}
+	var got []string
+	for _, p := range OrphanPorts(ports, o) {
+		got = append(got, p.ID)
+	}
+	if want := []string{"bound", "never-bound", "vm-old"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("orphans %v, want %v", got, want)
+	}
+}

@@ -74,6 +74,10 @@ type Sweeper struct {
 	Router  string
 	Period  time.Duration
 	Settle  time.Duration
+	// BindTimeout spares the ports Neutron may still be creating (see
+	// neutron.CreateFinished): deleted meanwhile, a port can leave a stale
+	// OVN port behind.
+	BindTimeout time.Duration
 	// Pool is set when pools are on: pooled ports are then the pool's, except
 	// those of removed nodes, which it forgets before they are deleted (so it
 	// neither hands them out nor refills them). With pools off, unused
@@ -173,7 +177,7 @@ func (s *Sweeper) Sweep(ctx context.Context, logger logr.Logger) error {
 	if err != nil {
 		return err
 	}
-	owned.Cutoff = listedAt.Add(-MinAge)
+	owned.Cutoff, owned.ListedAt, owned.BindTimeout = listedAt.Add(-MinAge), listedAt, s.BindTimeout
 	if s.Pool != nil {
 		s.Pool.Prune(owned.Nodes)
 		// Young ones may be a refill's still under way (Neutron lists a

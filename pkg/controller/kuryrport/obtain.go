@@ -27,6 +27,11 @@ func (r *Reconciler) obtainPort(ctx context.Context, kp *kuryrv1.KuryrPort, targ
 	uid := kp.Spec.PodUID
 	if p, found := r.Ledger.Lookup(uid); found {
 		if !r.Ledger.Doomed(p.ID) {
+			// Listed at a restart: a hypervisor's port is re-read by bound
+			// and waited for by checkBinding; a VM's settles here.
+			if left := r.stillBeingCreated(p, mode); left > 0 && (nested.Where{Mode: mode}).OnVM() {
+				return neutron.Port{}, "", settling(left)
+			}
 			return r.bound(ctx, kp, target, groups, p, kuryrv1.ReasonAdopted, mode)
 		}
 		if err := r.discard(ctx, kp, p.ID); err != nil {
@@ -120,17 +125,19 @@ func (r *Reconciler) findByTag(ctx context.Context, uid string) (neutron.Port, b
 	return ps[0], true, nil
 }
 
-// stillBeingCreated is how long to leave alone a VM's port that an
-// unanswered create made: nothing tells when Neutron is done with an
-// unbound port (see createFinished), and attaching it or writing it before
-// can leave it without its OVN port. A hypervisor's port says so by its
-// binding, which bound and checkBinding wait for.
+// stillBeingCreated is how long to leave alone a port that an unanswered
+// create made, or that a restart found, before recording, writing or
+// deleting it (see neutron.CreateFinished): a VM's port (unbound by
+// design: nothing tells when Neutron is done with it) until it is older
+// than BindTimeout; a hypervisor's is looked at again every second until
+// Neutron has bound it.
 func (r *Reconciler) stillBeingCreated(p neutron.Port, mode string) time.Duration {
-	if !(nested.Where{Mode: mode}).OnVM() || createFinished(p, r.Settings.BindTimeout, time.Now()) {
+	if neutron.CreateFinished(&p, r.Settings.BindTimeout, time.Now()) {
 		return 0
 	}
-	if p.CreatedAt.IsZero() {
-		return r.Settings.BindTimeout
+	left := r.Settings.BindTimeout - time.Since(p.CreatedAt)
+	if !(nested.Where{Mode: mode}).OnVM() {
+		return min(left, time.Second)
 	}
-	return r.Settings.BindTimeout - time.Since(p.CreatedAt)
+	return left
 }

@@ -127,3 +127,32 @@ func TestUnclearDeleteIsNotRepeated(t *testing.T) {
 		t.Errorf("KuryrPort there: %v (finalizers %v), %d deletes; want it gone after one", err == nil, gone.Finalizers, e.fake.Requests["DELETE ports"])
 	}
 }
+
+// A hypervisor pod's port found after an unanswered create while Neutron
+// is still creating it (not bound yet) is neither recorded nor written:
+// the reconcile looks again a second later, and a pod deleted meanwhile
+// does not delete it (the sweep does, once Neutron is done with it).
+func TestUnclearCreateFoundStillBeingCreated(t *testing.T) {
+	e := newEnv(t, kp("web", "uid-1"))
+	e.r.Settings.BindTimeout = time.Minute
+	e.fake.Unanswered = unanswered(504)
+	if err := e.reconcile(t, "web"); err == nil {
+		t.Fatal("want the unclear error")
+	}
+	e.fake.Unanswered = nil
+	id := e.fake.IDs("ports")[0]
+	e.fake.Set("ports", id, "binding:vif_type", "unbound")
+	e.r.Ledger.Unanswered.Now = func() time.Time { return time.Now().Add(openstack.UnclearSettle) }
+	writes := e.fake.Writes()
+	res, err := e.reconcileResult(t, "web")
+	if err != nil || res.RequeueAfter <= 0 || res.RequeueAfter > time.Second || e.fake.Writes() != writes {
+		t.Fatalf("%+v %v, %d writes: want a look again within a second, nothing written", res, err, e.fake.Writes()-writes)
+	}
+	if _, recorded := e.r.Ledger.Lookup("uid-1"); recorded {
+		t.Error("a port still being created was recorded")
+	}
+	deleteKP(t, e, "web")
+	if e.fake.Get("ports", id) == nil || e.fake.Writes() != writes {
+		t.Errorf("the pod's deletion wrote %d times, port left: %v", e.fake.Writes()-writes, e.fake.Get("ports", id) != nil)
+	}
+}

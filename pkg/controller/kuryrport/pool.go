@@ -259,24 +259,19 @@ func (p *Pool) learn(ports []neutron.Port, holders map[string]string) int {
 // Adopt learns the pooled ports of live nodes among ports (the cluster's,
 // as the sweep lists them) that the pool does not know: those of a refill
 // Neutron committed after kuryr had given up on it, however late, once
-// Neutron is done creating them (createFinished). holders
+// Neutron is done creating them (neutron.CreateFinished). holders
 // maps the ports KuryrPort statuses name to their pods. It returns how many
 // it adopted.
 func (p *Pool) Adopt(ports []neutron.Port, holders map[string]string, live map[string]bool) int {
 	var mine []neutron.Port
-	now := time.Now()
 	for _, port := range ports {
-		node := names.PoolNodeOf(port.Tags)
-		if node == "" || !live[node] {
-			continue
-		}
-		if _, held := holders[port.ID]; held || createFinished(port, p.Spec.BindTimeout, now) {
-			mine = append(mine, port) // one still being created: a later sweep
+		if node := names.PoolNodeOf(port.Tags); node != "" && live[node] {
+			mine = append(mine, port)
 		}
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.learn(mine, holders)
+	return p.learn(p.finished(mine, holders), holders) // one still being created: a later sweep
 }
 
 // makeFree puts a port that is not free on its node's free list. Callers

@@ -28,7 +28,20 @@ const poolTick = 5 * time.Second
 func (p *Pool) load(ports []neutron.Port, holders map[string]string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.learn(ports, holders)
+	p.learn(p.finished(ports, holders), holders)
+}
+
+// finished are the ports Neutron is done creating and those a pod holds:
+// one still being created is left to the sweep's adoption, later.
+func (p *Pool) finished(ports []neutron.Port, holders map[string]string) []neutron.Port {
+	now := time.Now()
+	var out []neutron.Port
+	for i := range ports {
+		if _, held := holders[ports[i].ID]; held || neutron.CreateFinished(&ports[i], p.Spec.BindTimeout, now) {
+			out = append(out, ports[i])
+		}
+	}
+	return out
 }
 
 // Start refills every node below Min with bulk creations of Batch ports,
@@ -226,7 +239,7 @@ func (p *Pool) adopt(ctx context.Context, node string) (adopted, underway int, e
 		if _, known := p.ports[port.ID]; known {
 			continue
 		}
-		if !createFinished(port, p.Spec.BindTimeout, now) {
+		if !neutron.CreateFinished(&port, p.Spec.BindTimeout, now) {
 			underway++
 			continue
 		}
@@ -237,23 +250,6 @@ func (p *Pool) adopt(ctx context.Context, node string) (adopted, underway int, e
 		log.FromContext(ctx).Info("port pool adopted ports of an unclear refill", "node", node, "adopted", adopted, "stillBeingCreated", underway)
 	}
 	return adopted, underway, nil
-}
-
-// createFinished reports whether Neutron is done creating port, as its
-// listing tells. A bulk create commits all its ports first and only then,
-// one port after the other, makes each one's OVN port and binds it: a port
-// listed in between has no OVN port yet, and a write to it then can leave
-// it without one (ML2/OVN skips the update of a missing Logical_Switch_Port,
-// and the port stays unusable until Neutron's maintenance task repairs it,
-// minutes later). A hypervisor's port is done once Neutron has bound it
-// (or failed to); a VM's, unbound by design, and one Neutron never binds,
-// once older than bindTimeout (the pod's reconcile then replaces the
-// latter).
-func createFinished(port neutron.Port, bindTimeout time.Duration, now time.Time) bool {
-	if port.HostID != "" && port.VIFType != neutron.VIFTypeUnbound && port.VIFType != "" {
-		return true
-	}
-	return !port.CreatedAt.IsZero() && now.Sub(port.CreatedAt) >= bindTimeout
 }
 
 // Groups are the groups pooled ports are made with, and given back when a

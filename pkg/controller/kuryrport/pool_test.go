@@ -204,36 +204,6 @@ func TestPoolRefillUnclearWaitsForPortsStillBeingCreated(t *testing.T) {
 	}
 }
 
-// A port of an unclear refill is taken for done once bound, or once older
-// than the bind timeout (a VM's, unbound by design; or one Neutron will
-// never bind, which the pod's reconcile then replaces).
-func TestCreateFinished(t *testing.T) {
-	now := time.Now()
-	port := func(host, vifType string, created time.Time) neutron.Port {
-		var p neutron.Port
-		p.HostID, p.VIFType, p.CreatedAt = host, vifType, created
-		return p
-	}
-	for _, c := range []struct {
-		name string
-		port neutron.Port
-		want bool
-	}{
-		{"bound", port("n", "ovs", now), true},
-		{"binding failed", port("n", neutron.VIFTypeBindingFailed, now), true},
-		{"being bound", port("n", neutron.VIFTypeUnbound, now), false},
-		{"never bound", port("n", neutron.VIFTypeUnbound, now.Add(-time.Minute)), true},
-		{"young VM port", port("", neutron.VIFTypeUnbound, now), false},
-		{"VM port", port("", neutron.VIFTypeUnbound, now.Add(-time.Minute)), true},
-		{"binding hidden", port("", "", now), false},
-		{"no creation time", port("n", neutron.VIFTypeUnbound, time.Time{}), false},
-	} {
-		if got := createFinished(c.port, time.Minute, now); got != c.want {
-			t.Errorf("%s: got %v", c.name, got)
-		}
-	}
-}
-
 // An unclear refill that made nothing is retried once the settle time
 // has passed, not before.
 func TestPoolRefillUnclearRetriesAfterSettle(t *testing.T) {
@@ -332,8 +302,9 @@ func TestPoolAdoptSparesPortsStillBeingCreated(t *testing.T) {
 	pool := newTestPool(t, e, PoolSettings{Min: 1, Max: 4, Batch: 1})
 	pool.Fill("node-a")
 	tags := []string{names.ClusterTag("c1"), names.PoolTag("node-a")}
-	creating := e.fake.Add("ports", neutrontest.Object{"tags": tags, "binding:host_id": "node-a", "binding:vif_type": "unbound"})
-	held := e.fake.Add("ports", neutrontest.Object{"tags": tags, "binding:host_id": "node-a", "binding:vif_type": "unbound"})
+	now := time.Now().UTC().Format(time.RFC3339)
+	creating := e.fake.Add("ports", neutrontest.Object{"tags": tags, "binding:host_id": "node-a", "binding:vif_type": "unbound", "created_at": now})
+	held := e.fake.Add("ports", neutrontest.Object{"tags": tags, "binding:host_id": "node-a", "binding:vif_type": "unbound", "created_at": now})
 	live := map[string]bool{"node-a": true}
 	list := func() []neutron.Port {
 		ports, _ := e.r.Neutron.(*neutron.Client).ListPorts(context.Background(), nil, "")
