@@ -138,9 +138,10 @@ func TestPoolForgetsDeletedPorts(t *testing.T) {
 	}
 }
 
-// A refill whose outcome is unknown is looked for before another is made.
-func TestPoolRefillUnclearAdoptsFirst(t *testing.T) {
-	e := newEnv(t)
+// unclearRefill is a pool whose refill of node-a (2 ports) Neutron
+// committed without answering.
+func unclearRefill(t *testing.T, e *env) *Pool {
+	t.Helper()
 	pool := newTestPool(t, e, PoolSettings{Min: 2, Batch: 2})
 	pool.fillResolved(t, "node-a")
 	e.fake.Unanswered = unanswered(504)
@@ -148,15 +149,28 @@ func TestPoolRefillUnclearAdoptsFirst(t *testing.T) {
 		t.Fatal("want the unclear error")
 	}
 	e.fake.Unanswered = nil
+	return pool
+}
+
+// round refills every node below its minimum, as a pool round does.
+func (p *Pool) round(t *testing.T) {
+	t.Helper()
+	for node, n := range p.deficits() {
+		if err := p.refill(context.Background(), node, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A refill whose outcome is unknown is looked for before another is made.
+func TestPoolRefillUnclearAdoptsFirst(t *testing.T) {
+	e := newEnv(t)
+	pool := unclearRefill(t, e)
 	if pool.FreeCount("node-a") != 0 || e.fake.Count("ports") != 2 {
 		t.Fatalf("free %d, ports %d", pool.FreeCount("node-a"), e.fake.Count("ports"))
 	}
 	pool.unclear.Now = func() time.Time { return time.Now().Add(openstack.UnclearSettle) }
-	for node, n := range pool.deficits() {
-		if err := pool.refill(context.Background(), node, n); err != nil {
-			t.Fatal(err)
-		}
-	}
+	pool.round(t)
 	if pool.FreeCount("node-a") != 2 || e.fake.Count("ports") != 2 || e.fake.Requests["POST ports"] != 1 {
 		t.Errorf("free %d, ports %d, creates %d: want the 2 committed ports adopted, no new create",
 			pool.FreeCount("node-a"), e.fake.Count("ports"), e.fake.Requests["POST ports"])
@@ -170,26 +184,12 @@ func TestPoolRefillUnclearAdoptsFirst(t *testing.T) {
 func TestPoolRefillUnclearWaitsForPortsStillBeingCreated(t *testing.T) {
 	e := newEnv(t)
 	e.r.Settings.BindTimeout = time.Minute
-	pool := newTestPool(t, e, PoolSettings{Min: 2, Batch: 2})
-	pool.fillResolved(t, "node-a")
-	e.fake.Unanswered = unanswered(504)
-	if err := pool.refill(context.Background(), "node-a", 2); err == nil {
-		t.Fatal("want the unclear error")
-	}
-	e.fake.Unanswered = nil
+	pool := unclearRefill(t, e)
 	for _, id := range e.fake.IDs("ports") {
 		e.fake.Set("ports", id, "binding:vif_type", neutron.VIFTypeUnbound) // committed, not bound yet
 	}
 	pool.unclear.Now = func() time.Time { return time.Now().Add(openstack.UnclearSettle) }
-	round := func() {
-		t.Helper()
-		for node, n := range pool.deficits() {
-			if err := pool.refill(context.Background(), node, n); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	round()
+	pool.round(t)
 	if pool.FreeCount("node-a") != 0 || e.fake.Requests["POST ports"] != 1 {
 		t.Fatalf("free %d, creates %d: want nothing adopted nor created while Neutron is creating them",
 			pool.FreeCount("node-a"), e.fake.Requests["POST ports"])
@@ -197,7 +197,7 @@ func TestPoolRefillUnclearWaitsForPortsStillBeingCreated(t *testing.T) {
 	for _, id := range e.fake.IDs("ports") {
 		e.fake.Set("ports", id, "binding:vif_type", "ovs") // Neutron finished
 	}
-	round()
+	pool.round(t)
 	if pool.FreeCount("node-a") != 2 || e.fake.Requests["POST ports"] != 1 || e.fake.Writes() != 1 {
 		t.Errorf("free %d, creates %d, writes %d: want the 2 ports adopted once bound, nothing else written",
 			pool.FreeCount("node-a"), e.fake.Requests["POST ports"], e.fake.Writes())
