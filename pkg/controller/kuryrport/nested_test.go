@@ -140,7 +140,7 @@ func deleteKP(t *testing.T, e *env, name string) {
 // older than BindTimeout (Neutron may still be creating it: nothing in an
 // unbound port tells), then adopted and attached; none is made twice.
 func TestNestedUnclearCreateAdoptedOnceSettled(t *testing.T) {
-	e, _, trunk := nestedEnv(t, nested.ModeVLAN, kp("web", "uid-1"))
+	e, parent, trunk := nestedEnv(t, nested.ModeVLAN, kp("web", "uid-1"))
 	e.r.Settings.BindTimeout = time.Minute
 	e.fake.Unanswered = unanswered(504)
 	if err := e.reconcile(t, "web"); err == nil {
@@ -152,7 +152,12 @@ func TestNestedUnclearCreateAdoptedOnceSettled(t *testing.T) {
 	if err != nil || res.RequeueAfter < 50*time.Second || e.fake.Writes() != 1 {
 		t.Fatalf("a port just made: %+v %v, %d writes; want it left alone for about BindTimeout", res, err, e.fake.Writes())
 	}
-	id := e.fake.IDs("ports")[len(e.fake.IDs("ports"))-1]
+	var id string // the pod's port: not the VM's (the fake lists in no order)
+	for _, p := range e.fake.IDs("ports") {
+		if p != parent {
+			id = p
+		}
+	}
 	e.fake.Set("ports", id, "created_at", time.Now().Add(-time.Minute).UTC().Format("2006-01-02T15:04:05Z"))
 	if err := e.reconcile(t, "web"); err != nil {
 		t.Fatal(err)
