@@ -147,7 +147,8 @@ func orphans(ctx context.Context, e *env.Env) []Finding {
 	}
 	cfg := cloud.Config
 	s := &cleanup.Sweeper{Client: e.Client, Neutron: cloud.Neutron, Cluster: cfg.Kubernetes.ClusterName,
-		NodePorts: cfg.NeutronDefaults.NodeSubnet != "", RefusePorts: cfg.Kubernetes.RefuseUnserved && cfg.Services()}
+		NodePorts: cfg.NeutronDefaults.NodeSubnet != "", RefusePorts: cfg.Kubernetes.RefuseUnserved && cfg.Services(),
+		BindTimeout: cfg.Neutron.BindTimeout()}
 	if cloud.Octavia != nil {
 		s.Octavia, s.FloatingIPs, s.Groups = cloud.Octavia, cloud.Neutron, cloud.Neutron
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -151,9 +150,8 @@ func (r *Reconciler) poolable(ctx context.Context, podUID string, port *neutron.
 func (r *Reconciler) failClosed(ctx context.Context, kp *kuryrv1.KuryrPort, err error) error {
 	var nr *portgroups.GroupsNotReady
 	p, held := r.Ledger.Lookup(kp.Spec.PodUID)
-	if !errors.As(err, &nr) || !held || r.Ledger.Doomed(p.ID) ||
-		!neutron.CreateFinished(&p, r.Settings.BindTimeout, time.Now()) {
-		return nil // a port Neutron is still creating carries nothing yet
+	if !errors.As(err, &nr) || !held || r.Ledger.Doomed(p.ID) || r.unfinished(kp, p) {
+		return nil // a port Neutron may still be creating carries nothing yet
 	}
 	if err := r.giveGroups(ctx, &p, nr.Groups); err != nil {
 		return err

@@ -22,13 +22,17 @@ type Ledger struct {
 	// never handed to their pod, even when Neutron finishes binding one
 	// while its delete goes unanswered.
 	doomed map[string]bool
+	// listed are the pods whose port the ledger knows only from the
+	// listing at start (by UID): Neutron may still have been creating it
+	// (see neutron.CreateFinished), unlike a port kuryr saw created.
+	listed map[string]bool
 	// Unanswered are the pods (by UID) whose last create went unanswered.
 	Unanswered openstack.Unanswered
 }
 
 // NewLedger returns an empty ledger.
 func NewLedger() *Ledger {
-	return &Ledger{byPod: map[string]neutron.Port{}, doomed: map[string]bool{}}
+	return &Ledger{byPod: map[string]neutron.Port{}, doomed: map[string]bool{}, listed: map[string]bool{}}
 }
 
 // load records the pod ports among ports (the cluster's, listed at start).
@@ -37,7 +41,7 @@ func (l *Ledger) load(ports []neutron.Port) {
 	defer l.mu.Unlock()
 	for _, p := range ports {
 		if uid := names.PodUIDOf(p.Tags); uid != "" {
-			l.byPod[uid] = p
+			l.byPod[uid], l.listed[uid] = p, true
 		}
 	}
 }
@@ -50,12 +54,31 @@ func (l *Ledger) Lookup(podUID string) (neutron.Port, bool) {
 	return p, ok
 }
 
-// Record remembers a port just created or found for a pod.
+// Record remembers a port just created or found for a pod, one Neutron is
+// done creating.
 func (l *Ledger) Record(podUID string, p neutron.Port) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.byPod[podUID] = p
+	delete(l.listed, podUID)
 	l.Unanswered.Clear(podUID)
+}
+
+// Refresh replaces the copy of a pod's port with a fresher one, keeping
+// whether the ledger knows it only from the listing at start.
+func (l *Ledger) Refresh(podUID string, p neutron.Port) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.byPod[podUID] = p
+	l.Unanswered.Clear(podUID)
+}
+
+// Listed reports whether the ledger knows the pod's port only from the
+// listing at start: Neutron may have been still creating it then.
+func (l *Ledger) Listed(podUID string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.listed[podUID]
 }
 
 // Forget drops a pod's port once it is deleted.
@@ -64,6 +87,7 @@ func (l *Ledger) Forget(podUID string) {
 	defer l.mu.Unlock()
 	delete(l.doomed, l.byPod[podUID].ID)
 	delete(l.byPod, podUID)
+	delete(l.listed, podUID)
 	l.Unanswered.Clear(podUID)
 }
 
@@ -74,6 +98,7 @@ func (l *Ledger) ForgetPort(podUID, portID string) {
 	defer l.mu.Unlock()
 	if p, ok := l.byPod[podUID]; ok && p.ID == portID {
 		delete(l.byPod, podUID)
+		delete(l.listed, podUID)
 	}
 	delete(l.doomed, portID)
 }

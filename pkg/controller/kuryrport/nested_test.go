@@ -11,6 +11,7 @@ import (
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/nested"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron/neutrontest"
 	"github.com/kuryr-k8s/kuryr/pkg/openstack"
@@ -165,5 +166,43 @@ func TestNestedUnclearCreateAdoptedOnceSettled(t *testing.T) {
 	vif, _ := e.get(t, "web").Status.DefaultVIF()
 	if vif.PortID != id || e.fake.Requests["POST ports"] != 1 || len(e.fake.Get("trunks", trunk)["sub_ports"].([]neutrontest.Object)) != 1 {
 		t.Errorf("vif %s (want %s), %d creates, subports %v", vif.PortID, id, e.fake.Requests["POST ports"], e.fake.Get("trunks", trunk)["sub_ports"])
+	}
+}
+
+// A VM pod's port kuryr saw created is not left to settle on a retry (an
+// attach that failed once), however young; one the ledger knows only from
+// the listing at a restart is, and a pod deleted meanwhile does not delete
+// it (the sweep does, once Neutron is done with it).
+func TestNestedSettlesOnlyPortsFoundAtARestart(t *testing.T) {
+	e, _, _ := nestedEnv(t, nested.ModeVLAN, kp("web", "uid-1"))
+	e.r.Settings.BindTimeout = time.Minute
+	e.fake.Fail = func(method, coll string) (int, string) {
+		if method == "PUT" && coll == "trunks" {
+			return 500, "boom"
+		}
+		return 0, ""
+	}
+	if err := e.reconcile(t, "web"); err == nil {
+		t.Fatal("want the attach error")
+	}
+	e.fake.Fail = nil
+	if res, err := e.reconcileResult(t, "web"); err != nil || res.RequeueAfter > 0 {
+		t.Fatalf("retry of a port kuryr created: %+v %v; want it attached at once", res, err)
+	}
+
+	e2, _, _ := nestedEnv(t, nested.ModeVLAN, kp("db", "uid-2"))
+	e2.r.Settings.BindTimeout = time.Minute
+	id := e2.fake.Add("ports", neutrontest.Object{"network_id": "net-workers", "mac_address": "fa:16:3e:00:00:09",
+		"status": "DOWN", "binding:vif_type": "unbound", "created_at": time.Now().UTC().Format(time.RFC3339),
+		"fixed_ips": []neutrontest.Object{{"subnet_id": "workers", "ip_address": "10.20.0.9"}},
+		"tags":      []string{names.ClusterTag("c1"), names.PodTag("uid-2")}})
+	e2.start(t)
+	writes := e2.fake.Writes()
+	if res, err := e2.reconcileResult(t, "db"); err != nil || res.RequeueAfter < 50*time.Second || e2.fake.Writes() != writes {
+		t.Fatalf("a port found at a restart, just made: %+v %v, %d writes; want it left alone", res, err, e2.fake.Writes()-writes)
+	}
+	deleteKP(t, e2, "db")
+	if e2.fake.Get("ports", id) == nil || e2.fake.Writes() != writes {
+		t.Errorf("the pod's deletion wrote %d times (port left: %v)", e2.fake.Writes()-writes, e2.fake.Get("ports", id) != nil)
 	}
 }

@@ -29,7 +29,7 @@ func (r *Reconciler) obtainPort(ctx context.Context, kp *kuryrv1.KuryrPort, targ
 		if !r.Ledger.Doomed(p.ID) {
 			// Listed at a restart: a hypervisor's port is re-read by bound
 			// and waited for by checkBinding; a VM's settles here.
-			if left := r.stillBeingCreated(p, mode); left > 0 && (nested.Where{Mode: mode}).OnVM() {
+			if left := r.stillBeingCreated(p, mode); left > 0 && r.Ledger.Listed(uid) && (nested.Where{Mode: mode}).OnVM() {
 				return neutron.Port{}, "", settling(left)
 			}
 			return r.bound(ctx, kp, target, groups, p, kuryrv1.ReasonAdopted, mode)
@@ -106,7 +106,7 @@ func (r *Reconciler) bound(ctx context.Context, kp *kuryrv1.KuryrPort, target Ta
 	if err != nil {
 		return p, "", fmt.Errorf("re-read port %s: %w", p.ID, err)
 	}
-	r.Ledger.Record(kp.Spec.PodUID, *fresh)
+	r.Ledger.Refresh(kp.Spec.PodUID, *fresh)
 	return *fresh, reason, nil
 }
 

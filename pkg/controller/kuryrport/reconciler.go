@@ -296,6 +296,11 @@ func (r *Reconciler) finalize(ctx context.Context, kp *kuryrv1.KuryrPort) (time.
 		}
 	}
 	for _, p := range held {
+		if r.unfinished(kp, p) {
+			// Left to the sweep, which deletes it once Neutron is done.
+			r.Ledger.ForgetPort(kp.Spec.PodUID, p.ID)
+			continue
+		}
 		at := nestedOf(kp, p.ID)
 		mode := r.modeOf(ctx, kp, at)
 		// A port given up is not pooled, nor a nested-macvlan pod's, nor
@@ -364,6 +369,19 @@ func (r *Reconciler) portsOf(kp *kuryrv1.KuryrPort) []neutron.Port {
 		out = append(out, p)
 	}
 	return out
+}
+
+// unfinished reports whether p is a pod's port that the ledger knows only
+// from the listing at start, that no status names, and that Neutron may
+// still have been creating then (neutron.CreateFinished): writing or
+// deleting it could break it in OVN.
+func (r *Reconciler) unfinished(kp *kuryrv1.KuryrPort, p neutron.Port) bool {
+	for _, v := range kp.Status.VIFs {
+		if v.PortID == p.ID {
+			return false
+		}
+	}
+	return r.Ledger.Listed(kp.Spec.PodUID) && !neutron.CreateFinished(&p, r.Settings.BindTimeout, time.Now())
 }
 
 // fail makes a Neutron error visible (condition, and an Event on the pod)
