@@ -176,12 +176,7 @@ func TestNestedUnclearCreateAdoptedOnceSettled(t *testing.T) {
 func TestNestedSettlesOnlyPortsFoundAtARestart(t *testing.T) {
 	e, _, _ := nestedEnv(t, nested.ModeVLAN, kp("web", "uid-1"))
 	e.r.Settings.BindTimeout = time.Minute
-	e.fake.Fail = func(method, coll string) (int, string) {
-		if method == "PUT" && coll == "trunks" {
-			return 500, "boom"
-		}
-		return 0, ""
-	}
+	e.fake.Fail = failOn("PUT", "trunks", 500)
 	if err := e.reconcile(t, "web"); err == nil {
 		t.Fatal("want the attach error")
 	}

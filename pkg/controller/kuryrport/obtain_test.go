@@ -16,6 +16,16 @@ func unanswered(status int) func(method, coll string) (int, string) {
 	return unansweredOn("POST", status)
 }
 
+// failOn has Neutron refuse the requests of method on coll with status.
+func failOn(verb, collection string, status int) func(method, coll string) (int, string) {
+	return func(method, coll string) (int, string) {
+		if method == verb && coll == collection {
+			return status, "refused by the test"
+		}
+		return 0, ""
+	}
+}
+
 // unansweredOn has Neutron commit the port requests of method and answer
 // status.
 func unansweredOn(verb string, status int) func(method, coll string) (int, string) {
@@ -60,12 +70,7 @@ func TestUnclearCreateIsLookedUpBeforeCreatingAgain(t *testing.T) {
 // has had the time to commit it: until then the reconcile waits.
 func TestUnclearCreateRetriedAfterSettle(t *testing.T) {
 	e := newEnv(t, kp("web", "uid-1"))
-	e.fake.Fail = func(method, coll string) (int, string) {
-		if method == "POST" && coll == "ports" {
-			return 503, "unavailable"
-		}
-		return 0, ""
-	}
+	e.fake.Fail = failOn("POST", "ports", 503)
 	if err := e.reconcile(t, "web"); err == nil {
 		t.Fatal("want the error")
 	}

@@ -316,12 +316,7 @@ func TestGivenUpPortIsNeverUsed(t *testing.T) {
 		"fixed_ips":  []neutrontest.Object{{"subnet_id": e.subnet, "ip_address": "10.10.0.7"}},
 		"tags":       []string{names.ClusterTag("c1"), names.PodTag("uid-1")},
 	})
-	e.fake.Fail = func(method, collection string) (int, string) {
-		if method == "DELETE" && collection == "ports" {
-			return 504, "gateway timeout"
-		}
-		return 0, ""
-	}
+	e.fake.Fail = failOn("DELETE", "ports", 504)
 	if err := e.reconcile(t, "web"); err == nil {
 		t.Fatal("want the failed delete's error")
 	}
