@@ -3,8 +3,9 @@
 # its output needs: each failed test's own last lines (its messages, whatever
 # ran after it), a panic or test timeout with the tests it cut short, then
 # the errors the cloud's services logged during the run.
-# Usage: e2e-failures.sh E2E_LOG [SERVICE_LOG OFFSET]...
-# (an OpenStack service's log and its size when the run began).
+# Usage: [KURYR_LOGS=DIR KURYR_SINCE=TIME] e2e-failures.sh E2E_LOG [SERVICE_LOG OFFSET]...
+# (an OpenStack service's log and its size when the run began; kuryr's pods'
+# logs and the run's start).
 set -uo pipefail
 log_file=$1
 shift
@@ -52,4 +53,16 @@ while [ $# -ge 2 ]; do
     sed -E 's/^[0-9-]+ [0-9:.]+ [0-9]+ //; s/\[((None )?req-[^]]*|-)\] //; s/[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}/<id>/g; s/pg_[0-9a-f_]{36}/pg_<id>/g' |
     cut -c1-220 | sort | uniq -c | sort -rn | head -15
 done
+# kuryr's own errors (and failures it retries) during the run, from its
+# pods' logs (saved by the caller into KURYR_LOGS; KURYR_SINCE is the run's
+# start, RFC 3339 UTC).
+if [ -d "${KURYR_LOGS:-}" ]; then
+  echo "--- kuryr errors and retried failures during the run (counted):"
+  find "$KURYR_LOGS" -name '*.log' -print0 | xargs -0r cat | sed -E 's/^[^ ]+ [^ ]+ [FP] //' |
+    jq -rR --arg since "${KURYR_SINCE:-}" 'fromjson? | select(type == "object" and .ts >= $since)
+      | select(.level == "error" or (.msg | test("fail"; "i")))
+      | "\(.level) \(.logger // .controller // "-"): \(.msg)" + (if .error then ": \(.error)" elif .reason then ": \(.reason)" else "" end)' |
+    sed -E 's/[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}/<id>/g; s/([0-9]{1,3}\.){3}[0-9]{1,3}(:[0-9]+)?/<ip>/g; s/\.openstack\.org "[^"]*"/.openstack.org "<name>"/g' |
+    cut -c1-220 | sort | uniq -c | sort -rn | head -15
+fi
 echo "===== end of summary ====="

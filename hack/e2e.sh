@@ -29,6 +29,7 @@ service_logs=()
 for s in neutron-server octavia-api octavia-driver-agent; do
   service_logs+=("$CLOUD_LOG_DIR/$s.log" "$(stat -c %s "$CLOUD_LOG_DIR/$s.log" 2>/dev/null || echo 0)")
 done
+run_start=$(date -u +%Y-%m-%dT%H:%M:%S)
 set +e
 go test -tags e2e -count=1 -timeout "${E2E_TIMEOUT:-40m}" -p 1 ${E2E_RUN:+-run "$E2E_RUN"} -v ./test/e2e/... \
   2>&1 | tee "$CLOUD_LOG_DIR/e2e.log" | grep --line-buffered -vE '^=== (PAUSE|CONT)'
@@ -41,7 +42,10 @@ if [ -s "$crashes" ] && [ "$(stat -c %s "$crashes")" -gt "$crash_offset" ]; then
 fi
 # Last, so that it is what the tail of the output shows.
 if [ "$rc" != 0 ]; then
-  bash hack/e2e-failures.sh "$CLOUD_LOG_DIR/e2e.log" "${service_logs[@]}" || true
+  # kuryr's pods' logs, those of pods since replaced included.
+  (for f in hack/local-cloud/components/*.sh; do . "$f"; done; save_kuryr_logs) || true
+  KURYR_LOGS="$CLOUD_LOG_DIR/kuryr-pods" KURYR_SINCE=$run_start \
+    bash hack/e2e-failures.sh "$CLOUD_LOG_DIR/e2e.log" "${service_logs[@]}" || true
   # Neutron, overloaded, can leak IPAM allocations (an address held without
   # a port): a subnet then answers 409 IpAddressGenerationFailure to every
   # later create, and every later test fails for that.

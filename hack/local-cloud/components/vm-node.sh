@@ -68,6 +68,9 @@ plug_vm() {
     external_ids:iface-status=active external_ids:vm-uuid="$dev"
   ip -n "$ns" addr replace "$(vm_node_ip "$node")/${WORKER_SUBNET_CIDR#*/}" dev ens3
   ip -n "$ns" route replace default via "$WORKER_GW"
+  # As on every Kubernetes node (kubeadm's preflight requires it): node
+  # ports are forwarded to pods.
+  in_ns "$ns" sysctl -qw net.ipv4.ip_forward=1
   wait_for "$node's port ACTIVE" 60 vm_port_active "$port"
 }
 vm_port_active() { neutron GET "/ports/$1" | jq -e '.port.status == "ACTIVE"' >/dev/null; }

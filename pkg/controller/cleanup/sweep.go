@@ -1,6 +1,7 @@
 package cleanup
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -65,7 +66,7 @@ const MinAge = 30 * time.Second
 // Sweeper runs the sweep at start, once more after Settle (by then every
 // request of a crashed predecessor has finished), again when what that
 // committed last is older than MinAge, then every Period (sooner where
-// Period is shorter).
+// Period is shorter). A failed sweep is tried again sooner (retryWait).
 type Sweeper struct {
 	Client  client.Reader
 	Neutron resources
@@ -74,6 +75,9 @@ type Sweeper struct {
 	Router  string
 	Period  time.Duration
 	Settle  time.Duration
+	// Retry is the wait after a failed sweep (RetryMin when zero); it
+	// doubles with each failure in a row, never past the planned sweep.
+	Retry time.Duration
 	// BindTimeout spares the ports Neutron may still be creating (see
 	// neutron.CreateFinished): deleted meanwhile, a port can leave a stale
 	// OVN port behind.
@@ -118,13 +122,24 @@ func (s *Sweeper) Start(ctx context.Context) error {
 	// After the start: once every request of a predecessor has ended, and
 	// once more when what it committed last is no longer young.
 	waits := []time.Duration{min(s.Settle, s.Period), min(MinAge+5*time.Second, s.Period)}
+	planned, failures := time.Now(), 0
 	for {
-		if err := s.Sweep(ctx, logger); err != nil {
-			logger.Error(err, "sweeping orphaned Neutron resources")
+		err := s.Sweep(ctx, logger)
+		if now := time.Now(); !now.Before(planned) {
+			next := s.Period
+			if len(waits) > 0 {
+				next, waits = waits[0], waits[1:]
+			}
+			planned = now.Add(next)
 		}
-		wait := s.Period
-		if len(waits) > 0 {
-			wait, waits = waits[0], waits[1:]
+		wait := time.Until(planned)
+		if err != nil {
+			failures++
+			wait = min(wait, retryWait(cmp.Or(s.Retry, RetryMin), failures))
+			logger.Info("sweeping orphaned Neutron resources failed: trying again", "reason", err.Error(),
+				"failuresInARow", failures, "in", wait.Round(time.Second).String())
+		} else {
+			failures = 0
 		}
 		select {
 		case <-ctx.Done():
@@ -269,4 +284,13 @@ func (s *Sweeper) liveOwners(ctx context.Context) (Owners, error) {
 		}
 	}
 	return o, nil
+}
+
+// RetryMin is the default wait after a failed sweep.
+const RetryMin = 5 * time.Second
+
+// retryWait is the longest wait after failures (≥ 1) sweeps in a row
+// failed: first doubled each time. Pure.
+func retryWait(first time.Duration, failures int) time.Duration {
+	return first << min(max(failures, 1)-1, 10)
 }

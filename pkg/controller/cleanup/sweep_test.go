@@ -161,3 +161,50 @@ func TestSweepAdoptsOnlySettledPoolPorts(t *testing.T) {
 		t.Errorf("adopted %v (want only %s), %d ports left", a.adopted, old, fn.Count("ports"))
 	}
 }
+
+// A failed sweep is tried again soon, not at the next planned sweep (a
+// restarted controller's first sweep may meet a busy Neutron: the next
+// planned one is Settle later).
+func TestStartRetriesAFailedSweepSoon(t *testing.T) {
+	fn := neutrontest.New(t)
+	dead := fn.Add("ports", neutrontest.Object{"tags": []string{names.ClusterTag("c1"), names.PodTag("dead")}})
+	lists := 0
+	fn.Fail = func(method, coll string) (int, string) {
+		if method == "GET" && coll == "ports" {
+			if lists++; lists <= 2 {
+				return 503, "busy"
+			}
+		}
+		return 0, ""
+	}
+	ready := make(chan struct{})
+	close(ready)
+	sw := &Sweeper{Client: fake.NewClientBuilder().WithScheme(sweepScheme()).Build(),
+		Neutron: neutron.New(fn.Client(t)), Ledger: forgotten{}, Cluster: "c1", Router: "r",
+		Period: time.Hour, Settle: time.Hour, Retry: 10 * time.Millisecond, Ready: ready}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- sw.Start(ctx) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for fn.Get("ports", dead) != nil && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if fn.Get("ports", dead) != nil {
+		t.Fatalf("the orphan is still there after %d listings: a failed sweep waited for the next planned one", lists)
+	}
+}
+
+func TestRetryWait(t *testing.T) {
+	for _, c := range []struct {
+		failures int
+		want     time.Duration
+	}{{1, 5 * time.Second}, {2, 10 * time.Second}, {3, 20 * time.Second}, {11, 5120 * time.Second}, {50, 5120 * time.Second}} {
+		if got := retryWait(RetryMin, c.failures); got != c.want {
+			t.Errorf("retryWait(%d) = %s, want %s", c.failures, got, c.want)
+		}
+	}
+}

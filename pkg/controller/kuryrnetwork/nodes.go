@@ -88,5 +88,5 @@ func (r *Nodes) SetupWithManager(mgr ctrl.Manager) error {
 		Named("nodenetwork").
 		For(&corev1.Node{}, builder.WithPredicates(kit.SpecOrResync)).
 		Owns(&kuryrv1.KuryrNetwork{}, builder.WithPredicates(deleted)), 2).
-		Complete(r)
+		Complete(kit.RetryConflicts(r))
 }

@@ -159,5 +159,5 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	return kit.Controller(ctrl.NewControllerManagedBy(mgr).
 		Named("kuryrnetwork").
 		For(&kuryrv1.KuryrNetwork{}), workers).
-		Complete(r)
+		Complete(kit.RetryConflicts(r))
 }

@@ -26,7 +26,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	for _, w := range r.Watches {
 		b = b.Watches(w.Object, w.Handler)
 	}
-	return kit.Controller(b, workers).Complete(r)
+	return kit.Controller(b, workers).Complete(kit.RetryConflicts(r))
 }
 
 // waitingOn are the KuryrPorts without a port that a KuryrNetwork serves:

@@ -14,5 +14,5 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	return kit.Controller(ctrl.NewControllerManagedBy(mgr).
 		Named("kuryrloadbalancer").
 		For(&kuryrv1.KuryrLoadBalancer{}, builder.WithPredicates(kit.SpecOrResync)), workers).
-		Complete(r)
+		Complete(kit.RetryConflicts(r))
 }

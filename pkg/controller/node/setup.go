@@ -27,5 +27,5 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return kit.Controller(ctrl.NewControllerManagedBy(mgr).
 		Named("node").
 		For(&corev1.Node{}, builder.WithPredicates(annotation)), 2).
-		Complete(r)
+		Complete(kit.RetryConflicts(r))
 }

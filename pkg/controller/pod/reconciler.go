@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/kit"
 )
 
 // Reconciler keeps one KuryrPort per networked pod.
@@ -220,5 +221,5 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 		For(&corev1.Pod{}, builder.WithPredicates(scheduled)).
 		Watches(&kuryrv1.KuryrPort{}, ofPod).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
-		Complete(r)
+		Complete(kit.RetryConflicts(r))
 }

@@ -23,7 +23,7 @@ func (r *SpecReconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 		Watches(&corev1.Pod{}, onChange(policiesReadingPods(c), labelsOrIPsChanged)).
 		Watches(&corev1.Namespace{}, onChange(policiesReadingPods(c), labelsChanged)).
 		Watches(&kuryrv1.KuryrLoadBalancer{}, onChange(policiesReadingPods(c), generationChanged)), workers).
-		Complete(r)
+		Complete(kit.RetryConflicts(r))
 }
 
 // SetupWithManager registers the KuryrNetworkPolicy reconciler: its
@@ -48,7 +48,7 @@ func (r *GroupReconciler) SetupWithManager(mgr ctrl.Manager, workers int) error 
 	if m, ok := r.Mode.(ModeChanges); ok {
 		b = b.WatchesRawSource(modeSource(c, m))
 	}
-	return kit.Controller(b, workers).Complete(r)
+	return kit.Controller(b, workers).Complete(kit.RetryConflicts(r))
 }
 
 // labelsOrIPsChanged: the rules towards Service VIPs count a member as a

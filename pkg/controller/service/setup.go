@@ -26,7 +26,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 		For(&corev1.Service{}).
 		Owns(&kuryrv1.KuryrLoadBalancer{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&discoveryv1.EndpointSlice{}, handler.EnqueueRequestsFromMapFunc(sliceService)), workers).
-		Complete(r)
+		Complete(kit.RetryConflicts(r))
 }
 
 func sliceService(_ context.Context, o client.Object) []reconcile.Request {

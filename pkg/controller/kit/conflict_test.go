@@ -1,0 +1,39 @@
+package kit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+func TestRetryConflicts(t *testing.T) {
+	conflict := apierrors.NewConflict(schema.GroupResource{Group: "openstack.org", Resource: "kuryrports"}, "p",
+		errors.New("the object has been modified"))
+	other := errors.New("neutron is down")
+	for _, c := range []struct {
+		name    string
+		res     reconcile.Result
+		err     error
+		wantRes reconcile.Result
+		wantErr error
+	}{
+		{"success passes", reconcile.Result{RequeueAfter: 7}, nil, reconcile.Result{RequeueAfter: 7}, nil},
+		{"other errors pass", reconcile.Result{}, other, reconcile.Result{}, other},
+		{"a conflict is retried soon, not an error", reconcile.Result{}, conflict, reconcile.Result{RequeueAfter: ConflictRetry}, nil},
+		{"a wrapped conflict too", reconcile.Result{}, fmt.Errorf("write port x to status: %w", conflict),
+			reconcile.Result{RequeueAfter: ConflictRetry}, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			inner := reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) { return c.res, c.err })
+			res, err := RetryConflicts(inner).Reconcile(context.Background(), reconcile.Request{})
+			if res != c.wantRes || !errors.Is(err, c.wantErr) || (c.wantErr == nil && err != nil) {
+				t.Errorf("got (%+v, %v), want (%+v, %v)", res, err, c.wantRes, c.wantErr)
+			}
+		})
+	}
+}
