@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 
@@ -22,13 +23,30 @@ type pairAPI interface {
 // Neutron replaces the whole list on an update, so each change is made at
 // the revision it was computed from (If-Match): a writer that lost the
 // race (another controller, a user) reads again instead of dropping the
-// other's pairs.
+// other's pairs. Changes to one VM port made at once are written together
+// (a group commit): while one write of the port is under way, the changes
+// that arrive wait and then go in one read and one update, so a burst of
+// pods on a VM costs a few updates of its port, not one each.
 type Pairs struct {
 	Neutron pairAPI
 	// Attempts bounds the re-reads after a revision conflict
 	// ([pod_vif_nested] rev_update_attempts).
 	Attempts int
 	locks    keyedlock.Locks
+	mu       sync.Mutex
+	next     map[string]*pairBatch // per VM port, the changes waiting for its next write
+}
+
+// pairBatch is the changes waiting for one write of a VM port's pairs; done
+// is closed once each has its outcome.
+type pairBatch struct {
+	edits []*pairEdit
+	done  chan struct{}
+}
+
+type pairEdit struct {
+	apply func([]ports.AddressPair) []ports.AddressPair
+	err   error
 }
 
 // Add makes each pair allowed on the VM's port (pairs already there are
@@ -44,15 +62,80 @@ func (p *Pairs) Remove(ctx context.Context, parent string, drop []ports.AddressP
 	return p.change(ctx, parent, func(have []ports.AddressPair) []ports.AddressPair { return withoutExact(have, drop) })
 }
 
+// change queues edit for the port's next write and waits for its outcome.
+// Whoever takes the port's lock first writes every change queued by then
+// (under its own context); the others find theirs written when they get
+// the lock in turn.
 func (p *Pairs) change(ctx context.Context, parent string, edit func([]ports.AddressPair) []ports.AddressPair) error {
+	mine := &pairEdit{apply: edit}
+	b := p.join(parent, mine)
 	defer p.locks.Lock(parent)()
+	if p.take(parent, b) {
+		p.writeBatch(ctx, parent, b.edits)
+		close(b.done)
+	}
+	<-b.done // closed already: whoever took b held the lock before us
+	return mine.err
+}
+
+// join queues e for parent's next write.
+func (p *Pairs) join(parent string, e *pairEdit) *pairBatch {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.next == nil {
+		p.next = map[string]*pairBatch{}
+	}
+	b := p.next[parent]
+	if b == nil {
+		b = &pairBatch{done: make(chan struct{})}
+		p.next[parent] = b
+	}
+	b.edits = append(b.edits, e)
+	return b
+}
+
+// take makes b the write of the caller (who holds the port's lock) unless
+// another caller took it already; later changes go to a new batch.
+func (p *Pairs) take(parent string, b *pairBatch) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.next[parent] != b {
+		return false
+	}
+	delete(p.next, parent)
+	return true
+}
+
+// writeBatch writes every edit in one update; if Neutron refuses that
+// update as invalid (a pair too many for the port, say), each edit is then
+// written on its own, so that each gets its own answer and the ones that
+// fit are made.
+func (p *Pairs) writeBatch(ctx context.Context, parent string, edits []*pairEdit) {
+	err := p.write(ctx, parent, edits)
+	if len(edits) > 1 && neutron.BadRequest(err) {
+		for _, e := range edits {
+			e.err = p.write(ctx, parent, []*pairEdit{e})
+		}
+		return
+	}
+	for _, e := range edits {
+		e.err = err
+	}
+}
+
+// write makes the edits, in order, at the port's current revision,
+// reading again after a conflict.
+func (p *Pairs) write(ctx context.Context, parent string, edits []*pairEdit) error {
 	var err error
 	for range max(p.Attempts, 1) {
 		var port *neutron.ParentPort
 		if port, err = p.Neutron.GetParentPort(ctx, parent); err != nil {
 			return err
 		}
-		want := edit(port.AllowedAddressPairs)
+		want := port.AllowedAddressPairs
+		for _, e := range edits {
+			want = e.apply(want)
+		}
 		if samePairs(want, port.AllowedAddressPairs) {
 			return nil
 		}
