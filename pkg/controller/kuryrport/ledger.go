@@ -22,9 +22,10 @@ type Ledger struct {
 	// never handed to their pod, even when Neutron finishes binding one
 	// while its delete goes unanswered.
 	doomed map[string]bool
-	// listed are the pods whose port the ledger knows only from the
-	// listing at start (by UID): Neutron may still have been creating it
-	// (see neutron.CreateFinished), unlike a port kuryr saw created.
+	// listed are the pods whose port the ledger knows only from a listing
+	// (at start, or by tag after an unanswered create; by UID): Neutron
+	// may still have been creating it (see neutron.CreateFinished), unlike
+	// a port kuryr saw created.
 	listed map[string]bool
 	// Unanswered are the pods (by UID) whose last create went unanswered.
 	Unanswered openstack.Unanswered
@@ -64,6 +65,16 @@ func (l *Ledger) Record(podUID string, p neutron.Port) {
 	l.Unanswered.Clear(podUID)
 }
 
+// Found remembers a port found for a pod by a listing (its tags, after an
+// unanswered create): like one listed at start, Neutron may still be
+// creating it (Listed), until a Record.
+func (l *Ledger) Found(podUID string, p neutron.Port) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.byPod[podUID], l.listed[podUID] = p, true
+	l.Unanswered.Clear(podUID)
+}
+
 // Refresh replaces the copy of a pod's port with a fresher one, keeping
 // whether the ledger knows it only from the listing at start.
 func (l *Ledger) Refresh(podUID string, p neutron.Port) {
@@ -73,8 +84,8 @@ func (l *Ledger) Refresh(podUID string, p neutron.Port) {
 	l.Unanswered.Clear(podUID)
 }
 
-// Listed reports whether the ledger knows the pod's port only from the
-// listing at start: Neutron may have been still creating it then.
+// Listed reports whether the ledger knows the pod's port only from a
+// listing (at start, or Found): Neutron may have been still creating it.
 func (l *Ledger) Listed(podUID string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -159,7 +159,13 @@ func TestNestedUnclearCreateAdoptedOnceSettled(t *testing.T) {
 			id = p
 		}
 	}
-	e.fake.Set("ports", id, "created_at", time.Now().Add(-time.Minute).UTC().Format("2006-01-02T15:04:05Z"))
+	// A minute later (the ledger holds the copy the lookup found).
+	found, ok := e.r.Ledger.Lookup("uid-1")
+	if !ok || found.ID != id || !e.r.Ledger.Listed("uid-1") {
+		t.Fatalf("the port found (%s, listed %v) is not the one made (%s)", found.ID, e.r.Ledger.Listed("uid-1"), id)
+	}
+	found.CreatedAt = found.CreatedAt.Add(-time.Minute)
+	e.r.Ledger.Refresh("uid-1", found)
 	if err := e.reconcile(t, "web"); err != nil {
 		t.Fatal(err)
 	}

@@ -27,12 +27,7 @@ func (r *Reconciler) obtainPort(ctx context.Context, kp *kuryrv1.KuryrPort, targ
 	uid := kp.Spec.PodUID
 	if p, found := r.Ledger.Lookup(uid); found {
 		if !r.Ledger.Doomed(p.ID) {
-			// Listed at a restart: a hypervisor's port is re-read by bound
-			// and waited for by checkBinding; a VM's settles here.
-			if left := r.stillBeingCreated(p, mode); left > 0 && r.Ledger.Listed(uid) && (nested.Where{Mode: mode}).OnVM() {
-				return neutron.Port{}, "", settling(left)
-			}
-			return r.bound(ctx, kp, target, groups, p, kuryrv1.ReasonAdopted, mode)
+			return r.known(ctx, kp, target, groups, p, mode)
 		}
 		if err := r.discard(ctx, kp, p.ID); err != nil {
 			return neutron.Port{}, "", fmt.Errorf("a port given up: %w", err)
@@ -50,11 +45,8 @@ func (r *Reconciler) obtainPort(ctx context.Context, kp *kuryrv1.KuryrPort, targ
 			return neutron.Port{}, "", err
 		}
 		if found {
-			if left := r.stillBeingCreated(p, mode); left > 0 {
-				return neutron.Port{}, "", settling(left)
-			}
-			r.Ledger.Record(uid, p)
-			return r.bound(ctx, kp, target, groups, p, kuryrv1.ReasonAdopted, mode)
+			r.Ledger.Found(uid, p)
+			return r.known(ctx, kp, target, groups, p, mode)
 		}
 		r.Ledger.Unanswered.GiveUp(uid)
 	}
@@ -125,19 +117,17 @@ func (r *Reconciler) findByTag(ctx context.Context, uid string) (neutron.Port, b
 	return ps[0], true, nil
 }
 
-// stillBeingCreated is how long to leave alone a port that an unanswered
-// create made, or that a restart found, before recording, writing or
-// deleting it (see neutron.CreateFinished): a VM's port (unbound by
-// design: nothing tells when Neutron is done with it) until it is older
-// than BindTimeout; a hypervisor's is looked at again every second until
-// Neutron has bound it.
-func (r *Reconciler) stillBeingCreated(p neutron.Port, mode string) time.Duration {
-	if neutron.CreateFinished(&p, r.Settings.BindTimeout, time.Now()) {
-		return 0
+// known returns the pod's port the ledger knows. One it knows only from a
+// listing (at a restart, or after an unanswered create: Ledger.Found) may
+// be one Neutron is still creating (see neutron.CreateFinished): a VM's
+// (unbound by design: nothing tells when Neutron is done with it) settles
+// until it is older than BindTimeout; a hypervisor's is re-read by id in
+// bound and waited for by checkBinding until Neutron has bound it. Nothing
+// writes or deletes it meanwhile (finalize and failClosed skip it).
+func (r *Reconciler) known(ctx context.Context, kp *kuryrv1.KuryrPort, target Target, groups []string, p neutron.Port, mode string) (neutron.Port, string, error) {
+	if r.Ledger.Listed(kp.Spec.PodUID) && (nested.Where{Mode: mode}).OnVM() &&
+		!neutron.CreateFinished(&p, r.Settings.BindTimeout, time.Now()) {
+		return neutron.Port{}, "", settling(r.Settings.BindTimeout - time.Since(p.CreatedAt))
 	}
-	left := r.Settings.BindTimeout - time.Since(p.CreatedAt)
-	if !(nested.Where{Mode: mode}).OnVM() {
-		return min(left, time.Second)
-	}
-	return left
+	return r.bound(ctx, kp, target, groups, p, kuryrv1.ReasonAdopted, mode)
 }

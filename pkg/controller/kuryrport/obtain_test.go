@@ -134,9 +134,10 @@ func TestUnclearDeleteIsNotRepeated(t *testing.T) {
 }
 
 // A hypervisor pod's port found after an unanswered create while Neutron
-// is still creating it (not bound yet) is neither recorded nor written:
-// the reconcile looks again a second later, and a pod deleted meanwhile
-// does not delete it (the sweep does, once Neutron is done with it).
+// is still creating it (not bound yet) is known as found (Ledger.Found),
+// not written: the reconcile reads it again (by id) a second later, and a
+// pod deleted meanwhile does not delete it (the sweep does, once Neutron
+// is done with it).
 func TestUnclearCreateFoundStillBeingCreated(t *testing.T) {
 	e := newEnv(t, kp("web", "uid-1"))
 	e.r.Settings.BindTimeout = time.Minute
@@ -153,8 +154,14 @@ func TestUnclearCreateFoundStillBeingCreated(t *testing.T) {
 	if err != nil || res.RequeueAfter <= 0 || res.RequeueAfter > time.Second || e.fake.Writes() != writes {
 		t.Fatalf("%+v %v, %d writes: want a look again within a second, nothing written", res, err, e.fake.Writes()-writes)
 	}
-	if _, recorded := e.r.Ledger.Lookup("uid-1"); recorded {
-		t.Error("a port still being created was recorded")
+	if _, known := e.r.Ledger.Lookup("uid-1"); !known || !e.r.Ledger.Listed("uid-1") {
+		t.Errorf("the port found is not known as found (known %v): its next look lists by tag again", known)
+	}
+	lists := e.fake.Requests["GET ports"]
+	if res, err := e.reconcileResult(t, "web"); err != nil || res.RequeueAfter <= 0 || res.RequeueAfter > time.Second ||
+		e.fake.Writes() != writes || e.fake.Requests["GET ports"] != lists+1 {
+		t.Fatalf("%+v %v, %d writes, %d reads: want one read and a look again within a second", res, err,
+			e.fake.Writes()-writes, e.fake.Requests["GET ports"]-lists)
 	}
 	deleteKP(t, e, "web")
 	if e.fake.Get("ports", id) == nil || e.fake.Writes() != writes {
