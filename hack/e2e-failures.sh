@@ -59,9 +59,11 @@ done
 if [ -d "${KURYR_LOGS:-}" ]; then
   echo "--- kuryr errors and retried failures during the run (counted):"
   find "$KURYR_LOGS" -name '*.log' -print0 | xargs -0r cat | sed -E 's/^[^ ]+ [^ ]+ [FP] //' |
-    jq -rR --arg since "${KURYR_SINCE:-}" 'fromjson? | select(type == "object" and .ts >= $since)
-      | select(.level == "error" or (.msg | test("fail"; "i")))
-      | "\(.level) \(.logger // .controller // "-"): \(.msg)" + (if .error then ": \(.error)" elif .reason then ": \(.reason)" else "" end)' |
+    jq -rR --arg since "${KURYR_SINCE:-}" '. as $line | (fromjson? // $line)
+      | if type == "object" then
+          select(.ts >= $since) | select((.level | IN("error", "dpanic", "panic", "fatal")) or ((.msg // "") | test("fail"; "i")))
+          | "\(.level) \(.logger // .controller // "-"): \(.msg)" + (if .error then ": \(.error)" elif .reason then ": \(.reason)" else "" end)
+        else select(test("^(panic: |fatal error: |E[0-9]{4} )")) end' |
     sed -E 's/[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}/<id>/g; s/([0-9]{1,3}\.){3}[0-9]{1,3}(:[0-9]+)?/<ip>/g; s/\.openstack\.org "[^"]*"/.openstack.org "<name>"/g' |
     cut -c1-220 | sort | uniq -c | sort -rn | head -15
 fi

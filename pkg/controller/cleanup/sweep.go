@@ -124,20 +124,31 @@ func (s *Sweeper) Start(ctx context.Context) error {
 	waits := []time.Duration{min(s.Settle, s.Period), min(MinAge+5*time.Second, s.Period)}
 	planned, failures := time.Now(), 0
 	for {
+		// A retry that started before the planned sweep does not stand
+		// for it, even if it ends after.
+		started := time.Now()
 		err := s.Sweep(ctx, logger)
-		if now := time.Now(); !now.Before(planned) {
+		if ctx.Err() != nil {
+			return nil
+		}
+		if !started.Before(planned) {
 			next := s.Period
 			if len(waits) > 0 {
 				next, waits = waits[0], waits[1:]
 			}
-			planned = now.Add(next)
+			planned = time.Now().Add(next)
 		}
 		wait := time.Until(planned)
 		if err != nil {
 			failures++
 			wait = min(wait, retryWait(cmp.Or(s.Retry, RetryMin), failures))
-			logger.Info("sweeping orphaned Neutron resources failed: trying again", "reason", err.Error(),
-				"failuresInARow", failures, "in", wait.Round(time.Second).String())
+			if failures < 3 {
+				logger.Info("sweeping orphaned Neutron resources failed: trying again", "reason", err.Error(),
+					"failuresInARow", failures, "in", wait.String())
+			} else {
+				logger.Error(err, "sweeping orphaned Neutron resources keeps failing", "failuresInARow", failures,
+					"in", wait.String())
+			}
 		} else {
 			failures = 0
 		}

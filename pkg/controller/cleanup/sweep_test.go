@@ -2,6 +2,7 @@ package cleanup
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -206,5 +207,49 @@ func TestRetryWait(t *testing.T) {
 		if got := retryWait(RetryMin, c.failures); got != c.want {
 			t.Errorf("retryWait(%d) = %s, want %s", c.failures, got, c.want)
 		}
+	}
+}
+
+// A retry that starts before the planned sweep and ends after it does not
+// stand for it: the planned sweep still runs (it is there for what a
+// predecessor committed late).
+func TestStartRetryDoesNotReplaceThePlannedSweep(t *testing.T) {
+	fn := neutrontest.New(t)
+	var mu sync.Mutex
+	lists := 0
+	fn.Fail = func(method, coll string) (int, string) {
+		if method != "GET" || coll != "ports" {
+			return 0, ""
+		}
+		mu.Lock()
+		lists++
+		n := lists
+		mu.Unlock()
+		switch n {
+		case 1, 2:
+			return 503, "busy"
+		case 3: // started before the Settle sweep is due, ends after
+			time.Sleep(1200 * time.Millisecond)
+		}
+		return 0, ""
+	}
+	ready := make(chan struct{})
+	close(ready)
+	sw := &Sweeper{Client: fake.NewClientBuilder().WithScheme(sweepScheme()).Build(),
+		Neutron: neutron.New(fn.Client(t)), Ledger: forgotten{}, Cluster: "c1", Router: "r",
+		Period: time.Hour, Settle: time.Second, Retry: 100 * time.Millisecond, Ready: ready}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- sw.Start(ctx) }()
+	count := func() int { mu.Lock(); defer mu.Unlock(); return lists }
+	for deadline := time.Now().Add(5 * time.Second); count() < 4 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if n := count(); n < 4 {
+		t.Fatalf("%d listings: the Settle sweep did not run after the retry that overlapped it", n)
 	}
 }

@@ -2,6 +2,8 @@ package kit
 
 import (
 	"context"
+	"errors"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -10,21 +12,47 @@ import (
 )
 
 // ConflictRetry is how soon an object whose write lost a race is looked at
-// again.
-const ConflictRetry = 200 * time.Millisecond
+// again; after ConflictsQuiet such retries in a row, the conflict is
+// returned as an error (the queue's backoff, an error log and metric).
+const (
+	ConflictRetry  = 200 * time.Millisecond
+	ConflictsQuiet = 5
+)
 
 // RetryConflicts wraps a reconciler: a write that lost an optimistic-lock
-// race (409 Conflict: the object changed since it was read) is retried
-// after ConflictRetry, reading the object again, without being logged as a
-// reconciler error with a stack trace: it is expected whenever two writers
-// (the pod and port controllers, a user) meet. Other errors pass through.
+// race (409 Conflict: the object changed since it was read, e.g. the
+// activity watcher or a group write updated a KuryrPort meanwhile) is
+// retried after ConflictRetry, reading the object again, without being
+// logged as a reconciler error with a stack trace. An error that joins a
+// conflict with others, and a conflict that keeps coming back, pass
+// through as any other error.
 func RetryConflicts(r reconcile.Reconciler) reconcile.Reconciler {
+	var mu sync.Mutex
+	inARow := map[reconcile.Request]int{}
 	return reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 		res, err := r.Reconcile(ctx, req)
-		if err == nil || !apierrors.IsConflict(err) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !onlyConflict(err) || inARow[req] >= ConflictsQuiet {
+			delete(inARow, req)
 			return res, err
 		}
+		inARow[req]++
 		log.FromContext(ctx).V(1).Info("the object changed while it was written: retrying", "reason", err.Error())
 		return reconcile.Result{RequeueAfter: ConflictRetry}, nil
 	})
+}
+
+// onlyConflict says err is a conflict, possibly wrapped, joined with no
+// other error.
+func onlyConflict(err error) bool {
+	if err == nil || !apierrors.IsConflict(err) {
+		return false
+	}
+	for ; err != nil; err = errors.Unwrap(err) {
+		if _, joined := err.(interface{ Unwrap() []error }); joined {
+			return false
+		}
+	}
+	return true
 }

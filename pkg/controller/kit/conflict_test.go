@@ -27,6 +27,8 @@ func TestRetryConflicts(t *testing.T) {
 		{"a conflict is retried soon, not an error", reconcile.Result{}, conflict, reconcile.Result{RequeueAfter: ConflictRetry}, nil},
 		{"a wrapped conflict too", reconcile.Result{}, fmt.Errorf("write port x to status: %w", conflict),
 			reconcile.Result{RequeueAfter: ConflictRetry}, nil},
+		{"a conflict joined with another error passes", reconcile.Result{}, errors.Join(other, conflict),
+			reconcile.Result{}, other},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			inner := reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) { return c.res, c.err })
@@ -35,5 +37,24 @@ func TestRetryConflicts(t *testing.T) {
 				t.Errorf("got (%+v, %v), want (%+v, %v)", res, err, c.wantRes, c.wantErr)
 			}
 		})
+	}
+}
+
+// A conflict that keeps coming back is an error after ConflictsQuiet quiet
+// retries; a success starts the count again.
+func TestRetryConflictsInARow(t *testing.T) {
+	var err error = apierrors.NewConflict(schema.GroupResource{Resource: "kuryrports"}, "p", errors.New("modified"))
+	r := RetryConflicts(reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) { return reconcile.Result{}, err }))
+	req := reconcile.Request{}
+	for i := range ConflictsQuiet {
+		if _, got := r.Reconcile(context.Background(), req); got != nil {
+			t.Fatalf("conflict %d returned: %v", i+1, got)
+		}
+	}
+	if _, got := r.Reconcile(context.Background(), req); !apierrors.IsConflict(got) {
+		t.Fatalf("conflict %d in a row not returned: %v", ConflictsQuiet+1, got)
+	}
+	if _, got := r.Reconcile(context.Background(), req); got != nil {
+		t.Fatalf("the count did not start again after the error: %v", got)
 	}
 }
