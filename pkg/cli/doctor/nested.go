@@ -42,7 +42,8 @@ func vmNodes(ctx context.Context, e *env.Env) Finding {
 	case len(byMode[nested.ModeMacvlan]) > 0:
 		return warn(c, "NetworkPolicies are NOT enforced for the pods of the nested-macvlan nodes %s (each pod is a macvlan "+
 			"of its VM's port, whose security groups alone filter its traffic; nested-vlan gives pods security groups "+
-			"of their own); %s", list(byMode[nested.ModeMacvlan]), summary)
+			"of their own), and a Service does not answer a pod or the node of the VM whose pod it picks as backend "+
+			"(one VM port, one OVN connection-tracking zone; see docs/nested.md); %s", list(byMode[nested.ModeMacvlan]), summary)
 	}
 	return ok(c, "%s", summary)
 }
