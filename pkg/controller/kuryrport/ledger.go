@@ -76,7 +76,7 @@ func (l *Ledger) Found(podUID string, p neutron.Port) {
 }
 
 // Refresh replaces the copy of a pod's port with a fresher one, keeping
-// whether the ledger knows it only from the listing at start.
+// whether the ledger knows it only from a listing (Listed).
 func (l *Ledger) Refresh(podUID string, p neutron.Port) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

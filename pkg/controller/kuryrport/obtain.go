@@ -13,12 +13,14 @@ import (
 )
 
 // settling asks for a retry after a while, without an error: a create went
-// unanswered and what it may have made is still being looked for.
-type settling time.Duration
-
-func (s settling) Error() string {
-	return fmt.Sprintf("looking for an unanswered create's port for %s more", time.Duration(s))
+// unanswered and what it may have made is still being looked for, or a
+// port found is one Neutron may still be creating.
+type settling struct {
+	wait time.Duration
+	why  string
 }
+
+func (s settling) Error() string { return fmt.Sprintf("%s (%s more)", s.why, s.wait) }
 
 // obtainPort returns the pod's port: the one the ledger knows (re-read if
 // it was not bound when listed), one an unanswered create made, one from
@@ -38,7 +40,7 @@ func (r *Reconciler) obtainPort(ctx context.Context, kp *kuryrv1.KuryrPort, targ
 		// burst's pods looking at once is what an overloaded Neutron
 		// does not need.
 		if left > 0 {
-			return neutron.Port{}, "", settling(left)
+			return neutron.Port{}, "", settling{left, "looking for the port of an unanswered create before creating another"}
 		}
 		p, found, err := r.findByTag(ctx, uid)
 		if err != nil {
@@ -127,7 +129,8 @@ func (r *Reconciler) findByTag(ctx context.Context, uid string) (neutron.Port, b
 func (r *Reconciler) known(ctx context.Context, kp *kuryrv1.KuryrPort, target Target, groups []string, p neutron.Port, mode string) (neutron.Port, string, error) {
 	if r.Ledger.Listed(kp.Spec.PodUID) && (nested.Where{Mode: mode}).OnVM() &&
 		!neutron.CreateFinished(&p, r.Settings.BindTimeout, time.Now()) {
-		return neutron.Port{}, "", settling(r.Settings.BindTimeout - time.Since(p.CreatedAt))
+		return neutron.Port{}, "", settling{r.Settings.BindTimeout - time.Since(p.CreatedAt),
+			fmt.Sprintf("waiting for Neutron to finish creating port %s", p.ID)}
 	}
 	return r.bound(ctx, kp, target, groups, p, kuryrv1.ReasonAdopted, mode)
 }

@@ -160,8 +160,8 @@ func (r *Reconciler) ensurePort(ctx context.Context, kp *kuryrv1.KuryrPort) (ctr
 	port, reason, err := r.obtainPort(ctx, kp, target, groups, where.Mode)
 	var wait settling
 	if errors.As(err, &wait) {
-		return ctrl.Result{RequeueAfter: time.Duration(wait)}, r.setCondition(ctx, kp, metav1.ConditionFalse,
-			kuryrv1.ReasonWaiting, "looking for the port of an unanswered create before creating another")
+		return ctrl.Result{RequeueAfter: wait.wait}, r.setCondition(ctx, kp, metav1.ConditionFalse,
+			kuryrv1.ReasonWaiting, wait.why)
 	}
 	if err != nil {
 		return ctrl.Result{}, r.fail(ctx, kp, "CreatePort", err)
@@ -372,7 +372,7 @@ func (r *Reconciler) portsOf(kp *kuryrv1.KuryrPort) []neutron.Port {
 }
 
 // unfinished reports whether p is a pod's port that the ledger knows only
-// from the listing at start, that no status names, and that Neutron may
+// from a listing (at start, or Found), that no status names, and that Neutron may
 // still have been creating then (neutron.CreateFinished): writing or
 // deleting it could break it in OVN.
 func (r *Reconciler) unfinished(kp *kuryrv1.KuryrPort, p neutron.Port) bool {

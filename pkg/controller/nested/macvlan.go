@@ -2,6 +2,7 @@ package nested
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -45,34 +46,45 @@ type pairBatch struct {
 }
 
 type pairEdit struct {
-	apply func([]ports.AddressPair) []ports.AddressPair
-	err   error
+	apply  func([]ports.AddressPair) []ports.AddressPair
+	remove bool // takes pairs off only: it never makes the port hold more
+	err    error
 }
+
+// errNotWritten is the outcome of a change whose batch's write ended
+// without one (it panicked).
+var errNotWritten = errors.New("the VM port's allowed address pairs were not written")
 
 // Add makes each pair allowed on the VM's port (pairs already there are
 // kept as they are).
 func (p *Pairs) Add(ctx context.Context, parent string, add []ports.AddressPair) error {
-	return p.change(ctx, parent, func(have []ports.AddressPair) []ports.AddressPair { return withPairs(have, add) })
+	return p.change(ctx, parent, &pairEdit{apply: func(have []ports.AddressPair) []ports.AddressPair { return withPairs(have, add) }})
 }
 
 // Remove takes the given pairs off the VM's port: only a pair with the
 // same address and MAC, so that a late Remove for a port whose address was
 // since given to another pod's (another MAC) leaves the new pair alone.
 func (p *Pairs) Remove(ctx context.Context, parent string, drop []ports.AddressPair) error {
-	return p.change(ctx, parent, func(have []ports.AddressPair) []ports.AddressPair { return withoutExact(have, drop) })
+	return p.change(ctx, parent, &pairEdit{remove: true,
+		apply: func(have []ports.AddressPair) []ports.AddressPair { return withoutExact(have, drop) }})
 }
 
 // change queues edit for the port's next write and waits for its outcome.
-// Whoever takes the port's lock first writes every change queued by then
-// (under its own context); the others find theirs written when they get
-// the lock in turn.
-func (p *Pairs) change(ctx context.Context, parent string, edit func([]ports.AddressPair) []ports.AddressPair) error {
-	mine := &pairEdit{apply: edit}
+// Whoever takes the port's lock first writes every change queued by then,
+// not cancelled with its own context (each request is bounded by the
+// client's timeout), so that one caller's end does not fail the others';
+// they find theirs written when they get the lock in turn.
+func (p *Pairs) change(ctx context.Context, parent string, mine *pairEdit) error {
 	b := p.join(parent, mine)
 	defer p.locks.Lock(parent)()
 	if p.take(parent, b) {
-		p.writeBatch(ctx, parent, b.edits)
-		close(b.done)
+		func() {
+			defer close(b.done) // even if the write panics: no one waits forever
+			for _, e := range b.edits {
+				e.err = errNotWritten
+			}
+			p.writeBatch(context.WithoutCancel(ctx), parent, b.edits)
+		}()
 	}
 	<-b.done // closed already: whoever took b held the lock before us
 	return mine.err
@@ -108,13 +120,17 @@ func (p *Pairs) take(parent string, b *pairBatch) bool {
 
 // writeBatch writes every edit in one update; if Neutron refuses that
 // update as invalid (a pair too many for the port, say), each edit is then
-// written on its own, so that each gets its own answer and the ones that
-// fit are made.
+// written on its own, removals first (they free room), so that each gets
+// its own answer and the ones that fit are made.
 func (p *Pairs) writeBatch(ctx context.Context, parent string, edits []*pairEdit) {
 	err := p.write(ctx, parent, edits)
 	if len(edits) > 1 && neutron.BadRequest(err) {
-		for _, e := range edits {
-			e.err = p.write(ctx, parent, []*pairEdit{e})
+		for _, removals := range []bool{true, false} {
+			for _, e := range edits {
+				if e.remove == removals {
+					e.err = p.write(ctx, parent, []*pairEdit{e})
+				}
+			}
 		}
 		return
 	}

@@ -2,8 +2,10 @@ package nested
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -26,6 +28,8 @@ type fakeVMPort struct {
 	sets     int
 	hold     chan struct{}
 	held     bool
+	reads    int
+	panicOn  int // the read that panics (0: none)
 }
 
 func (f *fakeVMPort) GetParentPort(context.Context, string) (*neutron.ParentPort, error) {
@@ -41,6 +45,9 @@ func (f *fakeVMPort) GetParentPort(context.Context, string) (*neutron.ParentPort
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.reads++; f.reads == f.panicOn {
+		panic("read failed")
+	}
 	p := &neutron.ParentPort{}
 	p.AllowedAddressPairs = append([]ports.AddressPair{}, f.pairs...)
 	p.RevisionNumber = f.revision
@@ -61,30 +68,56 @@ func (f *fakeVMPort) SetAddressPairs(_ context.Context, _ string, pairs []ports.
 	return nil
 }
 
-// addWhileWriting adds n pairs to the port at once, the first while the
+// changeWhileWriting makes the changes at once, the first while the
 // port's first read is held, the others queued behind it; it returns each
-// Add's error.
-func addWhileWriting(t *testing.T, f *fakeVMPort, p *Pairs, n int) []error {
+// change's error.
+func changeWhileWriting(t *testing.T, f *fakeVMPort, p *Pairs, changes ...func() error) []error {
 	t.Helper()
 	f.hold = make(chan struct{})
-	errs := make([]error, n)
+	errs := make([]error, len(changes))
 	var wg sync.WaitGroup
-	add := func(i int) {
+	run := func(i int) {
 		defer wg.Done()
-		pair := ports.AddressPair{IPAddress: fmt.Sprintf("10.10.0.%d", 10+i), MACAddress: MacvlanMAC(fmt.Sprint(i))}
-		errs[i] = p.Add(context.Background(), "vm-port", []ports.AddressPair{pair})
+		defer func() {
+			if r := recover(); r != nil {
+				errs[i] = fmt.Errorf("panic: %v", r)
+			}
+		}()
+		errs[i] = changes[i]()
 	}
 	wg.Add(1)
-	go add(0)
+	go run(0)
 	waitFor(t, func() bool { f.mu.Lock(); defer f.mu.Unlock(); return f.held })
-	for i := 1; i < n; i++ {
+	for i := 1; i < len(changes); i++ {
 		wg.Add(1)
-		go add(i)
+		go run(i)
 	}
-	waitFor(t, func() bool { return p.queued("vm-port") == n-1 })
+	waitFor(t, func() bool { return p.queued("vm-port") == len(changes)-1 })
 	close(f.hold)
 	wg.Wait()
 	return errs
+}
+
+func pairN(i int) ports.AddressPair {
+	return ports.AddressPair{IPAddress: fmt.Sprintf("10.10.0.%d", 10+i), MACAddress: MacvlanMAC(fmt.Sprint(i))}
+}
+
+func adding(p *Pairs, i int) func() error {
+	return func() error { return p.Add(context.Background(), "vm-port", []ports.AddressPair{pairN(i)}) }
+}
+
+func removing(p *Pairs, i int) func() error {
+	return func() error { return p.Remove(context.Background(), "vm-port", []ports.AddressPair{pairN(i)}) }
+}
+
+// addWhileWriting adds n pairs at once (changeWhileWriting).
+func addWhileWriting(t *testing.T, f *fakeVMPort, p *Pairs, n int) []error {
+	t.Helper()
+	var changes []func() error
+	for i := range n {
+		changes = append(changes, adding(p, i))
+	}
+	return changeWhileWriting(t, f, p, changes...)
 }
 
 func (p *Pairs) queued(parent string) int {
@@ -136,5 +169,42 @@ func TestPairsBatchRefusedWrittenOneByOne(t *testing.T) {
 	}
 	if len(f.pairs) != 3 || refused != 3 {
 		t.Errorf("%d pairs made and %d refused, want 3 and 3", len(f.pairs), refused)
+	}
+}
+
+// In a batch refused as a whole, removals are written first: they make
+// room for the additions (here one more than without).
+func TestPairsBatchRefusedRemovalsFirst(t *testing.T) {
+	f := &fakeVMPort{max: 3, pairs: []ports.AddressPair{pairN(7), pairN(8)}}
+	p := &Pairs{Neutron: f, Attempts: 3}
+	errs := changeWhileWriting(t, f, p, adding(p, 0), adding(p, 1), adding(p, 2), removing(p, 7))
+	// The batch's two additions go in the order they queued: one is made.
+	if errs[0] != nil || errs[3] != nil || (errs[1] == nil) == (errs[2] == nil) ||
+		!neutron.BadRequest(errors.Join(errs[1], errs[2])) {
+		t.Errorf("errors %v, want one of the batch's additions refused", errs)
+	}
+	if len(f.pairs) != 3 || slices.Contains(f.pairs, pairN(7)) || !slices.Contains(f.pairs, pairN(8)) {
+		t.Errorf("pairs %v, want 8, 0 and one of 1 and 2", f.pairs)
+	}
+}
+
+// A write that panics fails its batch's changes (none waits forever) and
+// leaves the port's later changes free to go.
+func TestPairsPanicFailsItsBatchOnly(t *testing.T) {
+	f := &fakeVMPort{}
+	p := &Pairs{Neutron: f, Attempts: 3}
+	f.panicOn = 2 // the second batch's read
+	done := make(chan []error)
+	go func() { done <- changeWhileWriting(t, f, p, adding(p, 0), adding(p, 1), adding(p, 2)) }()
+	select {
+	case errs := <-done:
+		if errs[0] != nil || errs[1] == nil || errs[2] == nil {
+			t.Errorf("errors %v, want the second batch's changes failed", errs)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a change of a panicked write's batch waits forever")
+	}
+	if err := adding(p, 3)(); err != nil || !slices.Contains(f.pairs, pairN(3)) {
+		t.Errorf("a change after the panic: %v, pairs %v", err, f.pairs)
 	}
 }
