@@ -178,24 +178,37 @@ func TestStartRetriesAFailedSweepSoon(t *testing.T) {
 		}
 		return 0, ""
 	}
+	stop := startSweeper(t, fn, time.Hour, 10*time.Millisecond)
+	waitUntil(10*time.Second, func() bool { return fn.Get("ports", dead) == nil })
+	stop()
+	if fn.Get("ports", dead) != nil {
+		t.Fatalf("the orphan is still there after %d listings: a failed sweep waited for the next planned one", lists)
+	}
+}
+
+// startSweeper runs a sweeper of fn's ports (Period an hour) until the
+// returned stop.
+func startSweeper(t *testing.T, fn *neutrontest.Fake, settle, retry time.Duration) (stop func()) {
+	t.Helper()
 	ready := make(chan struct{})
 	close(ready)
 	sw := &Sweeper{Client: fake.NewClientBuilder().WithScheme(sweepScheme()).Build(),
 		Neutron: neutron.New(fn.Client(t)), Ledger: forgotten{}, Cluster: "c1", Router: "r",
-		Period: time.Hour, Settle: time.Hour, Retry: 10 * time.Millisecond, Ready: ready}
+		Period: time.Hour, Settle: settle, Retry: retry, Ready: ready}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
 	go func() { done <- sw.Start(ctx) }()
-	deadline := time.Now().Add(10 * time.Second)
-	for fn.Get("ports", dead) != nil && time.Now().Before(deadline) {
+	return func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func waitUntil(timeout time.Duration, cond func() bool) {
+	for deadline := time.Now().Add(timeout); !cond() && time.Now().Before(deadline); {
 		time.Sleep(5 * time.Millisecond)
-	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	if fn.Get("ports", dead) != nil {
-		t.Fatalf("the orphan is still there after %d listings: a failed sweep waited for the next planned one", lists)
 	}
 }
 
@@ -233,22 +246,10 @@ func TestStartRetryDoesNotReplaceThePlannedSweep(t *testing.T) {
 		}
 		return 0, ""
 	}
-	ready := make(chan struct{})
-	close(ready)
-	sw := &Sweeper{Client: fake.NewClientBuilder().WithScheme(sweepScheme()).Build(),
-		Neutron: neutron.New(fn.Client(t)), Ledger: forgotten{}, Cluster: "c1", Router: "r",
-		Period: time.Hour, Settle: time.Second, Retry: 100 * time.Millisecond, Ready: ready}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error)
-	go func() { done <- sw.Start(ctx) }()
+	stop := startSweeper(t, fn, time.Second, 100*time.Millisecond)
 	count := func() int { mu.Lock(); defer mu.Unlock(); return lists }
-	for deadline := time.Now().Add(5 * time.Second); count() < 4 && time.Now().Before(deadline); {
-		time.Sleep(10 * time.Millisecond)
-	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	waitUntil(5*time.Second, func() bool { return count() >= 4 })
+	stop()
 	if n := count(); n < 4 {
 		t.Fatalf("%d listings: the Settle sweep did not run after the retry that overlapped it", n)
 	}
