@@ -49,7 +49,8 @@ func wirePolicies(mgr ctrl.Manager, cfg *config.Config, nc *neutron.Client, info
 	probe := &agprobe.Prober{Client: mgr.GetClient(), Neutron: nc, Info: info, Recorder: rec,
 		Settings: agprobe.Settings{Cluster: cfg.Kubernetes.ClusterName, ProjectID: nd.Project, Subnet: probeSubnet(nd),
 			Node: os.Getenv("NODE_NAME"), Port: agprobe.DefaultPort, Retry: 10 * time.Minute, Reuse: 24 * time.Hour,
-			Disabled: !cfg.NetworkPolicy.AddressGroups, Tags: nd.ResourceTags, OnVM: cfg.Nested()}}
+			Disabled: !cfg.NetworkPolicy.AddressGroups, Tags: nd.ResourceTags, OnVM: cfg.Nested(),
+			BindTimeout: cfg.Neutron.BindTimeout()}}
 	if err := mgr.Add(probe); err != nil {
 		return nil, nil, nil, err
 	}

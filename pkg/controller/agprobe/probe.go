@@ -68,6 +68,9 @@ type Settings struct {
 	// OnVM: the controller's nodes are VMs (nested modes): nothing can be
 	// bound to them, so nothing is probed and peers stay security groups.
 	OnVM bool
+	// BindTimeout: how long Neutron may take to create and bind the probe's
+	// port (neutron.CreateFinished).
+	BindTimeout time.Duration
 }
 
 // Prober runs the probe on the leader and serves its answer.

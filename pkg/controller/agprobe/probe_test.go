@@ -249,3 +249,29 @@ func TestRecordFromTheFutureIsNotReused(t *testing.T) {
 		t.Errorf("a record from the future was trusted: %+v", p.Result())
 	}
 }
+
+// A probe port Neutron is still creating (a crashed or unanswered run's:
+// not bound yet) is deleted only once Neutron has bound it: deleted before,
+// its OVN port could be made after the delete and stay.
+func TestCleanupWaitsForAPortStillBeingCreated(t *testing.T) {
+	d := &dataplane{}
+	p, _ := newProber(t, d)
+	p.Settings.BindTimeout = time.Minute
+	id := d.f.Add("ports", neutrontest.Object{"tags": p.tags(), "binding:host_id": "n1",
+		"binding:vif_type": "unbound", "created_at": time.Now().UTC().Format("2006-01-02T15:04:05Z")})
+	done := make(chan struct{})
+	go func() { p.cleanup(context.Background()); close(done) }()
+	time.Sleep(1500 * time.Millisecond)
+	if d.f.Get("ports", id) == nil {
+		t.Fatal("the probe's port was deleted while Neutron was still creating it")
+	}
+	d.f.Set("ports", id, "binding:vif_type", "ovs")
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("cleanup did not end once the port was bound")
+	}
+	if d.f.Get("ports", id) != nil {
+		t.Error("the probe's port was left once bound")
+	}
+}

@@ -243,10 +243,12 @@ func answered(err error) bool {
 }
 
 // cleanup removes the probe port's annotation and deletes the probe's
-// objects, this run's or a crashed run's. Failures are logged: the next
-// start deletes what is left.
+// objects, this run's or a crashed run's. A port Neutron may still be
+// creating (an unanswered create's) is deleted once it is done (see
+// neutron.CreateFinished). Failures are logged: the next start deletes
+// what is left.
 func (p *Prober) cleanup(ctx context.Context) {
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, p.Settings.BindTimeout+time.Minute)
 	defer cancel()
 	logger := log.FromContext(ctx)
 	p.unannotate(ctx)
@@ -255,7 +257,7 @@ func (p *Prober) cleanup(ctx context.Context) {
 		logger.Error(err, "listing the probe's ports")
 	}
 	for _, port := range ports {
-		if err := p.Neutron.DeletePort(ctx, port.ID); err != nil {
+		if err := p.deleteCreated(ctx, port); err != nil {
 			logger.Error(err, "deleting the probe's port", "port", port.ID)
 		}
 	}
@@ -301,4 +303,26 @@ func (p *Prober) unannotate(ctx context.Context) {
 			log.FromContext(ctx).Error(err, "removing the probe port's annotation", "node", n.Name)
 		}
 	}
+}
+
+// deleteCreated deletes the probe's port once Neutron is done creating it,
+// reading it again every second until then: deleted before, its OVN port
+// could be made after the delete and stay.
+func (p *Prober) deleteCreated(ctx context.Context, port neutron.Port) error {
+	for !neutron.CreateFinished(&port, p.Settings.BindTimeout, time.Now()) {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("port %s still being created: %w", port.ID, ctx.Err())
+		case <-time.After(time.Second):
+		}
+		fresh, err := p.Neutron.GetPort(ctx, port.ID)
+		if neutron.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		port = *fresh
+	}
+	return p.Neutron.DeletePort(ctx, port.ID)
 }
