@@ -86,7 +86,10 @@ func (r *Reconciler) ensurePort(ctx context.Context, k kind, node *corev1.Node, 
 	return p, 0, nil
 }
 
-// deletePorts deletes the node's ports of kind k but keep.
+// deletePorts deletes the node's ports of kind k but keep. One Neutron may
+// still be creating (an unanswered create's duplicate, see
+// neutron.CreateFinished) is left to the sweep, which deletes it once done:
+// deleted before, its OVN port could be made after the delete and stay.
 func (r *Reconciler) deletePorts(ctx context.Context, k kind, node, keep string) error {
 	ports, err := r.Neutron.ListPorts(ctx, []string{names.ClusterTag(r.Settings.Cluster), k.tag(node)}, "")
 	if err != nil {
@@ -94,6 +97,10 @@ func (r *Reconciler) deletePorts(ctx context.Context, k kind, node, keep string)
 	}
 	for _, p := range ports {
 		if p.ID == keep {
+			continue
+		}
+		if !neutron.CreateFinished(&p, r.Settings.BindTimeout, time.Now()) {
+			log.FromContext(ctx).Info("node port still being created: left to the sweep", "kind", k.what, "node", node, "port", p.ID)
 			continue
 		}
 		if err := r.Neutron.DeletePort(ctx, p.ID); err != nil {

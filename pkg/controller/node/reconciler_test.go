@@ -233,3 +233,22 @@ func TestVMNodeGetsNoPort(t *testing.T) {
 		}
 	}
 }
+
+// A removed node's port Neutron is still creating (an unanswered create's,
+// not bound yet) is left to the sweep; its finished ones are deleted.
+func TestRemovedNodeSparesAPortStillBeingCreated(t *testing.T) {
+	e := newEnv(t, node("n1"))
+	e.r.Settings.BindTimeout = time.Minute
+	e.reconcile(t, "n1")
+	np, _ := e.annotation(t, "n1")
+	late := e.fake.Add("ports", neutrontest.Object{"tags": e.fake.Get("ports", np.PortID)["tags"],
+		"binding:host_id": "n1", "binding:vif_type": "unbound", "created_at": time.Now().UTC().Format("2006-01-02T15:04:05Z")})
+	if err := e.r.Delete(context.Background(), node("n1")); err != nil {
+		t.Fatal(err)
+	}
+	e.reconcile(t, "n1")
+	if e.fake.Get("ports", np.PortID) != nil || e.fake.Get("ports", late) == nil {
+		t.Errorf("node port left: %v; port still being created deleted: %v", e.fake.Get("ports", np.PortID) != nil,
+			e.fake.Get("ports", late) == nil)
+	}
+}
