@@ -87,9 +87,10 @@ func (r *Reconciler) ensurePort(ctx context.Context, k kind, node *corev1.Node, 
 }
 
 // deletePorts deletes the node's ports of kind k but keep. One Neutron may
-// still be creating (an unanswered create's duplicate, see
-// neutron.CreateFinished) is left to the sweep, which deletes it once done:
-// deleted before, its OVN port could be made after the delete and stay.
+// still be creating (an unanswered create's, see neutron.CreateFinished) is
+// not deleted here: deleted before, its OVN port could be made after the
+// delete and stay. The sweep deletes it once done (no node's annotation
+// names it), unless a later reconcile of the node adopts it first.
 func (r *Reconciler) deletePorts(ctx context.Context, k kind, node, keep string) error {
 	ports, err := r.Neutron.ListPorts(ctx, []string{names.ClusterTag(r.Settings.Cluster), k.tag(node)}, "")
 	if err != nil {
