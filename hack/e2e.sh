@@ -43,7 +43,7 @@ fi
 # Last, so that it is what the tail of the output shows.
 if [ "$rc" != 0 ]; then
   # kuryr's pods' logs, those of pods since replaced included.
-  (for f in hack/local-cloud/components/*.sh; do . "$f"; done; save_kuryr_logs) || true
+  bash hack/local-cloud/kuryr-ctl.sh save-logs || true
   KURYR_LOGS="$CLOUD_LOG_DIR/kuryr-pods" KURYR_SINCE=$run_start \
     bash hack/e2e-failures.sh "$CLOUD_LOG_DIR/e2e.log" "${service_logs[@]}" || true
   # Neutron, overloaded, can leak IPAM allocations (an address held without

@@ -17,6 +17,9 @@
 #   kuryr-ctl.sh freeze|thaw NAME      SIGSTOP (SIGCONT) a supervised process
 #                                      and its workers: a hung service
 #   kuryr-ctl.sh hangs                 the processes restarted as hung
+#   kuryr-ctl.sh save-logs             copy the kuryr pods' logs into the
+#                                      cloud's log directory (kept after
+#                                      their pods are gone)
 #   kuryr-ctl.sh crash kuryr-controller SIGNAL POD
 #                                      signal that controller pod's container
 #                                      (STOP freezes a leader, CONT resumes it)
@@ -92,7 +95,7 @@ crash_kuryr_once() {
 
 # The kubelet removes a deleted pod's logs: keep kuryr's before any action
 # that may replace its pods (the e2e tests' restarts), for the record.
-case "${1:-}" in controller|daemons|upgrade|crash) save_kuryr_logs ;; esac
+case "${1:-}" in controller|daemons|upgrade|crash|save-logs) save_kuryr_logs ;; esac
 
 case "${1:-}" in
   crash)
@@ -109,6 +112,7 @@ case "${1:-}" in
     sig=STOP; [ "$1" = thaw ] && sig=CONT
     signal_tree "${2:?usage: $0 freeze|thaw NAME}" "$sig" || die "$2 is not running"
     exit 0 ;;
+  save-logs) exit 0 ;; # saved above
   hangs)
     # The processes the supervisors restarted as hung (supervise.sh).
     cat "$CLOUD_RUN/hangs.log" 2>/dev/null || true
@@ -153,7 +157,7 @@ case "${1:-}" in
     wait_for "a ready kuryr-controller leader" 60 leader_ready
     exit 0 ;;
   controller) ;;
-  *) die "usage: $0 controller|daemons|upgrade|leader|metrics|crash|freeze|thaw|hangs|pid|sql|nbctl|appctl ..." ;;
+  *) die "usage: $0 controller|daemons|upgrade|leader|metrics|crash|freeze|thaw|hangs|save-logs|pid|sql|nbctl|appctl ..." ;;
 esac
 action=${2:-}
 shift 2 || true
