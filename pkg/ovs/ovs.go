@@ -181,6 +181,21 @@ func (o *Client) DelPort(ctx context.Context, name string) error {
 	return nil
 }
 
+// DelPortApplied is DelPort that waits for ovs-vswitchd to apply it even
+// when the client does not wait otherwise: a port added again under the
+// same name after its device was made anew is else taken, when both
+// changes reach ovs-vswitchd together, for the port it has, and the
+// userspace datapath keeps reading the gone device.
+func (o *Client) DelPortApplied(ctx context.Context, name string) error {
+	build := func(ctx context.Context, c client.Client) ([]ovsdb.Operation, error) {
+		return delPortOps(ctx, c, name)
+	}
+	if err := o.transactWait(ctx, build, true); err != nil {
+		return fmt.Errorf("delete OVS port %s: %w", name, err)
+	}
+	return nil
+}
+
 // Ports lists the OVS interfaces kuryr plugged (those with a non-empty
 // kuryr-container-id), by name.
 func (o *Client) Ports(ctx context.Context) ([]Port, error) {

@@ -332,6 +332,35 @@ func TestOVSWaitsForVswitchd(t *testing.T) {
 	}
 }
 
+// With noWait, DelPortApplied still waits for ovs-vswitchd (and times out
+// without one); DelPort does not.
+func TestDelPortAppliedWaits(t *testing.T) {
+	fake, srv := startOVSDB(t)
+	o := New("unix:"+srv.sock, true)
+	t.Cleanup(o.Close)
+	ctx, stop := context.WithCancel(context.Background())
+	vswitchd := make(chan struct{})
+	go func() { defer close(vswitchd); fakeVswitchd(ctx, fake) }()
+	for _, name := range []string{"a", "b"} {
+		if err := o.EnsureSystemPort(ctx, "br-int", name, "p-"+name, "fa:16:3e:00:00:09"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := o.DelPortApplied(ctx, "a"); err != nil {
+		t.Fatalf("DelPortApplied with a vswitchd: %v", err)
+	}
+	stop()
+	<-vswitchd
+	tctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	if err := o.DelPortApplied(tctx, "b"); err == nil || !strings.Contains(err.Error(), "wait for ovs-vswitchd") {
+		t.Fatalf("DelPortApplied without a vswitchd: %v, want it to wait", err)
+	}
+	if err := o.EnsureSystemPort(context.Background(), "br-int", "c", "p-c", "fa:16:3e:00:00:0a"); err != nil {
+		t.Fatalf("EnsureSystemPort with noWait and no vswitchd: %v", err)
+	}
+}
+
 func fakeVswitchd(ctx context.Context, o *Client) {
 	s := o.session()
 	for {

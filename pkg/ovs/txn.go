@@ -20,6 +20,11 @@ type builder func(context.Context, client.Client) ([]ovsdb.Operation, error)
 // (cur_cfg reaching the next_cfg the transaction set), as ovs-vsctl did. A
 // transaction that changes nothing is not sent.
 func (o *Client) transact(ctx context.Context, build builder) error {
+	return o.transactWait(ctx, build, !o.noWait)
+}
+
+// transactWait is transact, waiting for ovs-vswitchd or not as wait says.
+func (o *Client) transactWait(ctx context.Context, build builder, wait bool) error {
 	ctx, cancel := context.WithTimeout(ctx, opTimeout)
 	defer cancel()
 	s := o.session()
@@ -30,7 +35,7 @@ func (o *Client) transact(ctx context.Context, build builder) error {
 	if err != nil || len(ops) == 0 {
 		return err
 	}
-	if !o.noWait {
+	if wait {
 		next, err := nextCfgOps(ctx, s.cl)
 		if err != nil {
 			return err
@@ -38,7 +43,7 @@ func (o *Client) transact(ctx context.Context, build builder) error {
 		ops = append(ops, next...)
 	}
 	res, err := s.transact(ctx, connectWait, ops...)
-	if err != nil || o.noWait {
+	if err != nil || !wait {
 		return err
 	}
 	return waitApplied(ctx, s, res)

@@ -18,6 +18,7 @@ import (
 type ovsAPI interface {
 	EnsureSystemPort(ctx context.Context, bridge, name, portID, mac string) error
 	DelPort(ctx context.Context, name string) error
+	DelPortApplied(ctx context.Context, name string) error
 }
 
 // namespaceAPI is the kernel seam: the refuse namespace and its veth.
@@ -129,9 +130,10 @@ func (a *Agent) apply(ctx context.Context) error {
 	}
 	if created {
 		// A device made anew under an old port's name (a restarted daemon
-		// makes a new namespace): ovs-vswitchd's userspace datapath keeps
-		// reading the gone one until the port is added again.
-		if err := a.OVS.DelPort(ctx, p.HostIf()); err != nil {
+		// makes a new namespace, the answer MAC changed): ovs-vswitchd's
+		// userspace datapath keeps reading the gone one until the port is
+		// added again, after it has applied the removal.
+		if err := a.OVS.DelPortApplied(ctx, p.HostIf()); err != nil {
 			return err
 		}
 	}
