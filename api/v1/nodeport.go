@@ -48,4 +48,10 @@ type NodePort struct {
 	// Refuse are the CIDRs a refuse port answers for (the ClusterIPs):
 	// its subnet minus Neutron's allocation pools and gateway.
 	Refuse []string `json:"refuse,omitempty"`
+	// AnswerMAC is the MAC a refuse port answers with inside the node's
+	// refuse namespace: the same on every node of the cluster (derived from
+	// the service subnet), so that the router's ARP entries for ClusterIPs
+	// (which never age by default) outlive any one node's port. Empty: the
+	// port's own MAC.
+	AnswerMAC string `json:"answerMac,omitempty"`
 }

@@ -82,7 +82,7 @@ func newNamespace() (ns.NetNS, error) {
 }
 
 // Plug makes (or checks) the veth pair, the host end up in the caller's
-// namespace, the other in the refuse namespace with the port's MAC, MTU
+// namespace, the other in the refuse namespace with the plan's answer MAC, MTU
 // and addresses, a default route through the gateway, and the refused
 // prefixes local; created says the pair is new. Idempotent.
 func (l *Linux) Plug(p *Plan, txChecksumOff bool) (created bool, err error) {
@@ -95,7 +95,7 @@ func (l *Linux) Plug(p *Plan, txChecksumOff bool) (created bool, err error) {
 			return false, err
 		}
 		veth := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: p.HostIf(), MTU: p.MTU}, PeerName: podIf,
-			PeerHardwareAddr: p.MAC, PeerMTU: uint32(p.MTU), PeerNamespace: netlink.NsFd(int(n.Fd()))}
+			PeerHardwareAddr: p.Answer, PeerMTU: uint32(p.MTU), PeerNamespace: netlink.NsFd(int(n.Fd()))}
 		if err := netlink.LinkAdd(veth); err != nil {
 			return false, fmt.Errorf("create veth %s: %w", p.HostIf(), err)
 		}
@@ -111,7 +111,7 @@ func (l *Linux) Plug(p *Plan, txChecksumOff bool) (created bool, err error) {
 	return created, n.Do(func(ns.NetNS) error { return configure(p, txChecksumOff) })
 }
 
-// isPlugged reports whether the pair exists with the port's MAC inside.
+// isPlugged reports whether the pair exists with the answer MAC inside.
 func isPlugged(n ns.NetNS, p *Plan) bool {
 	if _, err := netlink.LinkByName(p.HostIf()); err != nil {
 		return false
@@ -119,7 +119,7 @@ func isPlugged(n ns.NetNS, p *Plan) bool {
 	ok := false
 	_ = n.Do(func(ns.NetNS) error {
 		l, err := netlink.LinkByName(podIf)
-		ok = err == nil && bytes.Equal(l.Attrs().HardwareAddr, p.MAC)
+		ok = err == nil && bytes.Equal(l.Attrs().HardwareAddr, p.Answer)
 		return nil
 	})
 	return ok
@@ -152,10 +152,8 @@ func configure(p *Plan, txChecksumOff bool) error {
 	if err != nil {
 		return fmt.Errorf("find %s: %w", podIf, err)
 	}
-	for _, a := range p.Addrs {
-		if err := netlink.AddrReplace(l, &netlink.Addr{IPNet: a}); err != nil {
-			return fmt.Errorf("add %s: %w", a, err)
-		}
+	if err := syncAddrs(l, p.Addrs); err != nil {
+		return err
 	}
 	if err := netlink.LinkSetUp(l); err != nil {
 		return fmt.Errorf("bring %s up: %w", podIf, err)
@@ -168,6 +166,34 @@ func configure(p *Plan, txChecksumOff bool) error {
 	}
 	if txChecksumOff {
 		return plug.TxChecksumOff(podIf)
+	}
+	return nil
+}
+
+// syncAddrs gives l exactly the port's addresses (besides link-local
+// ones): a port replaced by another that answers with the same MAC keeps
+// its pair, and the gone port's address, which Neutron may give another
+// port, must not stay.
+func syncAddrs(l netlink.Link, want []*net.IPNet) error {
+	have, err := netlink.AddrList(l, netlink.FAMILY_ALL)
+	if err != nil {
+		return fmt.Errorf("list addresses of %s: %w", podIf, err)
+	}
+	keep := map[string]bool{}
+	for _, a := range want {
+		keep[a.String()] = true
+	}
+	for _, a := range have {
+		if !keep[a.IPNet.String()] && !a.IP.IsLinkLocalUnicast() {
+			if err := netlink.AddrDel(l, &a); err != nil {
+				return fmt.Errorf("remove %s: %w", a.IPNet, err)
+			}
+		}
+	}
+	for _, a := range want {
+		if err := netlink.AddrReplace(l, &netlink.Addr{IPNet: a}); err != nil {
+			return fmt.Errorf("add %s: %w", a, err)
+		}
 	}
 	return nil
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/containernetworking/plugins/pkg/ns"
 	"github.com/containernetworking/plugins/pkg/testutils"
 	"github.com/vishvananda/netlink"
+
+	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 )
 
 // TestPlugRefuses plugs a refuse port in a throwaway "node" namespace
@@ -27,7 +29,9 @@ func TestPlugRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = node.Close(); _ = testutils.UnmountNS(node) })
-	p, err := NewPlan(refusePort("0.0.0.0/0", "10.96.255.254", "10.96.0.0/17"))
+	np := refusePort("0.0.0.0/0", "10.96.255.254", "10.96.0.0/17")
+	np.AnswerMAC = "02:6b:00:00:00:01"
+	p, err := NewPlan(np)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,6 +80,10 @@ func TestPlugRefuses(t *testing.T) {
 		if d := time.Since(start); d > 2*time.Second {
 			t.Errorf("refused after %s, want at once", d)
 		}
+		if mac := neighbour(host, "10.96.0.79"); mac != np.AnswerMAC {
+			t.Errorf("the refused address answered ARP with %q, want the answer MAC %s", mac, np.AnswerMAC)
+		}
+		replacedBy(t, l, np)
 		if err := l.Unplug(p.HostIf()); err != nil {
 			return err
 		}
@@ -86,5 +94,46 @@ func TestPlugRefuses(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// neighbour is the MAC the "router" learnt for ip on link, "" if none.
+func neighbour(link netlink.Link, ip string) string {
+	neighs, _ := netlink.NeighList(link.Attrs().Index, netlink.FAMILY_V4)
+	for _, n := range neighs {
+		if n.IP.Equal(net.ParseIP(ip)) {
+			return n.HardwareAddr.String()
+		}
+	}
+	return ""
+}
+
+// replacedBy plugs another port that answers with np's MAC, as when the
+// controller replaces a node's refuse port: the pair stays, with only the
+// new port's address.
+func replacedBy(t *testing.T, l *Linux, np kuryrv1.NodePort) {
+	t.Helper()
+	np.PortID, np.MACAddress, np.IPs = "1f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0", "fa:16:3e:00:00:0b", []string{"10.96.129.9/16"}
+	p, err := NewPlan(np)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if created, err := l.Plug(p, true); err != nil || created {
+		t.Fatalf("plug the replacement: created %v, %v; want the pair kept", created, err)
+	}
+	var addrs []string
+	_ = l.ns.Do(func(ns.NetNS) error {
+		link, err := netlink.LinkByName(podIf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		as, _ := netlink.AddrList(link, netlink.FAMILY_V4)
+		for _, a := range as {
+			addrs = append(addrs, a.IPNet.String())
+		}
+		return nil
+	})
+	if len(addrs) != 1 || addrs[0] != "10.96.129.9/16" {
+		t.Errorf("addresses after the port was replaced: %v, want only the new port's 10.96.129.9/16", addrs)
 	}
 }

@@ -28,7 +28,11 @@ type Plan struct {
 	*nodeport.Plan
 	Gateway net.IP
 	Refuse  []*net.IPNet
-	hostIf  string
+	// Answer is the MAC of the interface in the namespace: the annotation's
+	// answer MAC (the same on every node) for a refuse port, else the
+	// port's own.
+	Answer net.HardwareAddr
+	hostIf string
 }
 
 // NewPlan checks the refuse port another component wrote: a port like the
@@ -55,6 +59,13 @@ func NewPlan(np kuryrv1.NodePort) (*Plan, error) {
 	if len(p.Refuse) == 0 {
 		return nil, fmt.Errorf("port %s refuses no address", np.PortID)
 	}
+	if np.AnswerMAC != "" {
+		mac, err := net.ParseMAC(np.AnswerMAC)
+		if err != nil || len(mac) != 6 || mac[0]&1 == 1 {
+			return nil, fmt.Errorf("answer MAC %q is not a unicast Ethernet address", np.AnswerMAC)
+		}
+		p.Answer = mac
+	}
 	return p, nil
 }
 
@@ -75,7 +86,7 @@ func routed(np kuryrv1.NodePort, hostIf string) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{Plan: base, hostIf: hostIf}
+	p := &Plan{Plan: base, Answer: base.MAC, hostIf: hostIf}
 	if len(np.Routes) != 1 {
 		return nil, fmt.Errorf("want one default route, got %d routes", len(np.Routes))
 	}

@@ -13,17 +13,23 @@ func refusePort(route, gw string, refuse ...string) kuryrv1.NodePort {
 }
 
 func TestNewPlan(t *testing.T) {
+	answering := func(np kuryrv1.NodePort, mac string) kuryrv1.NodePort { np.AnswerMAC = mac; return np }
+	local := refusePort("0.0.0.0/0", "10.96.255.254", "10.96.0.0/17")
 	for _, tc := range []struct {
-		name string
-		np   kuryrv1.NodePort
-		err  string
+		name   string
+		np     kuryrv1.NodePort
+		err    string
+		answer string
 	}{
-		{"the ClusterIPs of the local cloud", refusePort("0.0.0.0/0", "10.96.255.254", "10.96.0.0/17"), ""},
-		{"no default route", refusePort("10.0.0.0/8", "10.96.255.254", "10.96.0.0/17"), "not a default route"},
-		{"a gateway elsewhere", refusePort("0.0.0.0/0", "10.11.0.1", "10.96.0.0/17"), "not on the port's subnet"},
-		{"its own address refused", refusePort("0.0.0.0/0", "10.96.255.254", "10.96.0.0/16"), "the port's own or its gateway"},
-		{"nothing refused", refusePort("0.0.0.0/0", "10.96.255.254"), "refuses no address"},
-		{"not a prefix", refusePort("0.0.0.0/0", "10.96.255.254", "10.96.0.0"), "refused prefix"},
+		{"the ClusterIPs of the local cloud", answering(local, "02:aa:bb:cc:dd:ee"), "", "02:aa:bb:cc:dd:ee"},
+		{"an older controller's: answers with the port's own MAC", local, "", "fa:16:3e:00:00:0a"},
+		{"a multicast answer MAC", answering(local, "03:aa:bb:cc:dd:ee"), "answer MAC", ""},
+		{"a bad answer MAC", answering(local, "02:aa:bb"), "answer MAC", ""},
+		{"no default route", refusePort("10.0.0.0/8", "10.96.255.254", "10.96.0.0/17"), "not a default route", ""},
+		{"a gateway elsewhere", refusePort("0.0.0.0/0", "10.11.0.1", "10.96.0.0/17"), "not on the port's subnet", ""},
+		{"its own address refused", refusePort("0.0.0.0/0", "10.96.255.254", "10.96.0.0/16"), "the port's own or its gateway", ""},
+		{"nothing refused", refusePort("0.0.0.0/0", "10.96.255.254"), "refuses no address", ""},
+		{"not a prefix", refusePort("0.0.0.0/0", "10.96.255.254", "10.96.0.0"), "refused prefix", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, err := NewPlan(tc.np)
@@ -34,6 +40,8 @@ func TestNewPlan(t *testing.T) {
 				t.Fatalf("error %v, want %q", err, tc.err)
 			case err == nil && p.HostIf() != "kuryr-refuse":
 				t.Fatalf("host interface %q", p.HostIf())
+			case err == nil && p.Answer.String() != tc.answer:
+				t.Fatalf("answers with %s, want %s", p.Answer, tc.answer)
 			}
 		})
 	}

@@ -2,7 +2,9 @@ package node
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
+	"net"
 	"net/netip"
 
 	"go4.org/netipx"
@@ -78,7 +80,23 @@ func refusing(np kuryrv1.NodePort, sub *neutron.Subnet) (kuryrv1.NodePort, error
 		return np, fmt.Errorf("service subnet %s (%s): Neutron's allocation pools cover it all, leaving no address to "+
 			"Kubernetes' ClusterIPs: give Kubernetes part of it (--service-cluster-ip-range) outside the pools", sub.ID, sub.CIDR)
 	}
+	np.AnswerMAC = answerMAC(sub.ID)
 	return np, nil
+}
+
+// answerMAC is the MAC every node's refuse namespace answers with: one per
+// service subnet, locally administered (02:…, outside Neutron's fa:16:3e
+// base), unicast. The router keeps the MAC that answered its ARP request
+// for a ClusterIP for good (Neutron leaves mac_binding_age_threshold at
+// 0): were it one node's port's, the ClusterIP would go silent once that
+// port is gone (its node removed, the port replaced). A frame to a MAC no
+// port holds goes to the ports that take unknown addresses, the refuse
+// ports (port security off), or, once the switch has learnt the MAC from
+// one of them, to that one; its deletion unlearns it. Pure.
+func answerMAC(subnetID string) string {
+	h := sha256.Sum256([]byte("kuryr-refuse/" + subnetID))
+	h[0] = 0x02
+	return net.HardwareAddr(h[:6]).String()
 }
 
 // refused is the subnet minus what Neutron may give its own ports (the

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"net"
 	"reflect"
 	"testing"
 
@@ -62,6 +63,10 @@ func TestRefusePort(t *testing.T) {
 	if !ok || len(rp.Refuse) == 0 || rp.Refuse[len(rp.Refuse)-1] != "10.96.128.0/32" || rp.MTU != 1442 {
 		t.Fatalf("refuse annotation %+v", rp)
 	}
+	if rp.AnswerMAC != answerMAC(e.r.Settings.RefuseSubnet) || rp.AnswerMAC == rp.MACAddress {
+		t.Errorf("refuse annotation answers with %q, want the subnet's %q, not the port's own", rp.AnswerMAC,
+			answerMAC(e.r.Settings.RefuseSubnet))
+	}
 	port := e.fake.Get("ports", rp.PortID)
 	if port["binding:host_id"] != "n1" || port["port_security_enabled"] != false || port["device_owner"] != RefuseDeviceOwner {
 		t.Errorf("refuse port %v", port)
@@ -78,5 +83,20 @@ func TestRefusePort(t *testing.T) {
 	e.reconcile(t, "n1")
 	if _, ok := e.annotationOf(t, "n1", kuryrv1.RefusePortAnnotation); ok || e.fake.Count("ports") != 1 {
 		t.Fatalf("refusing off: annotation left %v, %d ports (want the management port only)", ok, e.fake.Count("ports"))
+	}
+}
+
+// Every node answers with one MAC per service subnet: locally
+// administered, unicast, never one of Neutron's (fa:16:3e:…).
+func TestAnswerMAC(t *testing.T) {
+	a, b := answerMAC("160c8d4a-d2a7-47ee-843f-7f4da39c6ff3"), answerMAC("b2c5f074-2c5c-40aa-89bd-9403c56fdc7f")
+	if a != answerMAC("160c8d4a-d2a7-47ee-843f-7f4da39c6ff3") || a == b {
+		t.Fatalf("answer MACs %s and %s: want one per subnet, stable", a, b)
+	}
+	for _, m := range []string{a, b} {
+		mac, err := net.ParseMAC(m)
+		if err != nil || len(mac) != 6 || mac[0] != 0x02 {
+			t.Errorf("answer MAC %q (%v): want a locally administered unicast Ethernet address", m, err)
+		}
 	}
 }

@@ -60,7 +60,9 @@ func TestFirstConnections(t *testing.T) {
 	tcpAt, udpAt := tcp.first(t, 30*time.Second), udp.first(t, 30*time.Second)
 	t.Logf("Service created; its load balancer ready after %s; first TCP answer %s and first UDP answer (fixed source port) %s after that",
 		ready.Sub(created).Round(time.Millisecond), tcpAt.Sub(ready).Round(time.Millisecond), udpAt.Sub(ready).Round(time.Millisecond))
-	t.Logf("before it: %d TCP attempts refused at once, %d left unanswered", tcp.refused(), tcp.silent())
+	nOther, lastOther := tcp.other()
+	t.Logf("before it: %d TCP attempts refused at once, %d left unanswered, %d failed otherwise (last: %v)",
+		tcp.refused(), tcp.silent(), nOther, lastOther)
 	for what, at := range map[string]time.Time{"TCP": tcpAt, "UDP": udpAt} {
 		if d := at.Sub(ready); d > maxAfterReady {
 			t.Errorf("%s client answered %s after the load balancer was ready, want within %s", what, d.Round(time.Millisecond), maxAfterReady)
@@ -148,6 +150,8 @@ type prober struct {
 	answers   []answer
 	nRefused  int
 	nSilent   int
+	nOther    int
+	lastOther error
 	firstSeen chan struct{}
 	once      sync.Once
 }
@@ -199,6 +203,10 @@ func (p *prober) answeredBy(t *testing.T, from string, timeout time.Duration) ti
 func (p *prober) refused() int { p.mu.Lock(); defer p.mu.Unlock(); return p.nRefused }
 func (p *prober) silent() int  { p.mu.Lock(); defer p.mu.Unlock(); return p.nSilent }
 
+// other: the attempts that failed at once but not refused, and the last
+// such error.
+func (p *prober) other() (int, error) { p.mu.Lock(); defer p.mu.Unlock(); return p.nOther, p.lastOther }
+
 // startTCPClient asks for / at addr until it is answered once: each
 // attempt a new connection with a long connect timeout (the kernel's
 // retransmissions do the waiting), 1 s between attempts that failed.
@@ -219,6 +227,10 @@ func startTCPClient(ctx context.Context, t *testing.T, n ns.NetNS, addr string) 
 			case time.Since(start) > 2*time.Second:
 				p.mu.Lock()
 				p.nSilent++
+				p.mu.Unlock()
+			default:
+				p.mu.Lock()
+				p.nOther, p.lastOther = p.nOther+1, err
 				p.mu.Unlock()
 			}
 			time.Sleep(time.Second)
