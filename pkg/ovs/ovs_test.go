@@ -311,9 +311,7 @@ func TestOVSWaitsForVswitchd(t *testing.T) {
 	fake, srv := startOVSDB(t)
 	o := New("unix:"+srv.sock, false)
 	t.Cleanup(o.Close)
-	ctx, stop := context.WithCancel(context.Background())
-	vswitchd := make(chan struct{})
-	go func() { defer close(vswitchd); fakeVswitchd(ctx, fake) }()
+	ctx, stop := runVswitchd(fake)
 	if err := o.AddPort(ctx, pod("1")); err != nil {
 		t.Fatalf("AddPort with a vswitchd: %v", err)
 	}
@@ -321,7 +319,6 @@ func TestOVSWaitsForVswitchd(t *testing.T) {
 		t.Fatalf("EnsureInternalPort with a vswitchd: %v", err)
 	}
 	stop()
-	<-vswitchd
 	tctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
 	if err := o.DelPort(tctx, "tap1"); err == nil || !strings.Contains(err.Error(), "wait for ovs-vswitchd") {
@@ -338,9 +335,7 @@ func TestDelPortAppliedWaits(t *testing.T) {
 	fake, srv := startOVSDB(t)
 	o := New("unix:"+srv.sock, true)
 	t.Cleanup(o.Close)
-	ctx, stop := context.WithCancel(context.Background())
-	vswitchd := make(chan struct{})
-	go func() { defer close(vswitchd); fakeVswitchd(ctx, fake) }()
+	ctx, stop := runVswitchd(fake)
 	for _, name := range []string{"a", "b"} {
 		if err := o.EnsureSystemPort(ctx, "br-int", name, "p-"+name, "fa:16:3e:00:00:09"); err != nil {
 			t.Fatal(err)
@@ -350,7 +345,6 @@ func TestDelPortAppliedWaits(t *testing.T) {
 		t.Fatalf("DelPortApplied with a vswitchd: %v", err)
 	}
 	stop()
-	<-vswitchd
 	tctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
 	if err := o.DelPortApplied(tctx, "b"); err == nil || !strings.Contains(err.Error(), "wait for ovs-vswitchd") {
@@ -359,6 +353,15 @@ func TestDelPortAppliedWaits(t *testing.T) {
 	if err := o.EnsureSystemPort(context.Background(), "br-int", "c", "p-c", "fa:16:3e:00:00:0a"); err != nil {
 		t.Fatalf("EnsureSystemPort with noWait and no vswitchd: %v", err)
 	}
+}
+
+// runVswitchd runs fakeVswitchd until stop, which returns once it has
+// stopped.
+func runVswitchd(fake *Client) (ctx context.Context, stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); fakeVswitchd(ctx, fake) }()
+	return ctx, func() { cancel(); <-done }
 }
 
 func fakeVswitchd(ctx context.Context, o *Client) {
