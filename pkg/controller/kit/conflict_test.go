@@ -40,15 +40,20 @@ func TestRetryConflicts(t *testing.T) {
 	}
 }
 
-// A conflict that keeps coming back is an error after ConflictsQuiet quiet
-// retries; a success starts the count again.
+// A conflict that keeps coming back is retried later each time, and is an
+// error after ConflictsQuiet quiet retries; a success starts the count
+// again.
 func TestRetryConflictsInARow(t *testing.T) {
 	var err error = apierrors.NewConflict(schema.GroupResource{Resource: "kuryrports"}, "p", errors.New("modified"))
 	r := RetryConflicts(reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) { return reconcile.Result{}, err }))
 	req := reconcile.Request{}
 	for i := range ConflictsQuiet {
-		if _, got := r.Reconcile(context.Background(), req); got != nil {
+		res, got := r.Reconcile(context.Background(), req)
+		if got != nil {
 			t.Fatalf("conflict %d returned: %v", i+1, got)
+		}
+		if want := ConflictRetry << i; res.RequeueAfter != want {
+			t.Fatalf("conflict %d in a row retried after %s, want %s", i+1, res.RequeueAfter, want)
 		}
 	}
 	if _, got := r.Reconcile(context.Background(), req); !apierrors.IsConflict(got) {

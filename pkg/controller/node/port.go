@@ -65,7 +65,7 @@ func (r *Reconciler) ensurePort(ctx context.Context, k kind, node *corev1.Node, 
 	key := k.prefix + node.Name
 	if len(ports) > 0 {
 		r.unclear.Clear(key)
-		keep := ports[0]
+		keep := pick(ports, r.Settings.BindTimeout, time.Now())
 		if err := r.deletePorts(ctx, k, node.Name, keep.ID); err != nil {
 			return nil, 0, err
 		}
@@ -84,6 +84,30 @@ func (r *Reconciler) ensurePort(ctx context.Context, k kind, node *corev1.Node, 
 	}
 	log.FromContext(ctx).Info("node port created", "kind", k.what, "node", node.Name, "port", p.ID)
 	return p, 0, nil
+}
+
+// pick is the port a node keeps of the ones found by its tags: one Neutron
+// is done creating before one it may still be creating (deleting the
+// former for the latter would take a working port away), a bound one
+// before one that is not, then the oldest. Pure.
+func pick(ports []neutron.Port, bindTimeout time.Duration, now time.Time) neutron.Port {
+	rank := func(p *neutron.Port) int {
+		switch {
+		case !neutron.CreateFinished(p, bindTimeout, now):
+			return 2
+		case p.VIFType == "" || p.VIFType == neutron.VIFTypeUnbound || p.VIFType == neutron.VIFTypeBindingFailed:
+			return 1
+		}
+		return 0
+	}
+	best := 0
+	for i := 1; i < len(ports); i++ {
+		a, b := &ports[i], &ports[best]
+		if ra, rb := rank(a), rank(b); ra < rb || (ra == rb && a.CreatedAt.Before(b.CreatedAt)) {
+			best = i
+		}
+	}
+	return ports[best]
 }
 
 // deletePorts deletes the node's ports of kind k but keep. One Neutron may
