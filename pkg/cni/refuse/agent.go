@@ -72,6 +72,7 @@ type Agent struct {
 	known bool   // the Node has been read: until then nothing is touched
 	done  string // the host interface of the port plugged last
 	port  string // and the port's id
+	readd bool   // the device was made anew: its OVS port is to be added again
 	kick  chan struct{}
 }
 
@@ -125,14 +126,16 @@ func (a *Agent) apply(ctx context.Context) error {
 		return nil
 	}
 	created, err := a.NS.Plug(p, a.TxChecksumOff)
+	// A device made anew under an old port's name (a restarted daemon
+	// makes a new namespace, the answer MAC changed): ovs-vswitchd's
+	// userspace datapath keeps reading the gone one until the port is
+	// added again, after it has applied the removal. Remembered until
+	// done: a retry after a failure in between finds the device made.
+	a.readd = a.readd || created
 	if err != nil {
 		return err
 	}
-	if created {
-		// A device made anew under an old port's name (a restarted daemon
-		// makes a new namespace, the answer MAC changed): ovs-vswitchd's
-		// userspace datapath keeps reading the gone one until the port is
-		// added again, after it has applied the removal.
+	if a.readd {
 		if err := a.OVS.DelPortApplied(ctx, p.HostIf()); err != nil {
 			return err
 		}
@@ -140,6 +143,7 @@ func (a *Agent) apply(ctx context.Context) error {
 	if err := a.OVS.EnsureSystemPort(ctx, a.Bridge, p.HostIf(), p.PortID, p.MAC.String()); err != nil {
 		return err
 	}
+	a.readd = false
 	a.Kind.plugged.Set(1)
 	if a.done != p.HostIf() || a.port != p.PortID {
 		log.FromContext(ctx).Info(a.Kind.What+" plugged", "port", p.PortID, "addresses", fmt.Sprint(p.Addrs), "refused", len(p.Refuse))

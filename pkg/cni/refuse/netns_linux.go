@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
+	"os"
 	"runtime"
 	"sync"
 
@@ -155,6 +157,9 @@ func configure(p *Plan, txChecksumOff bool) error {
 	if err := syncAddrs(l, p.Addrs); err != nil {
 		return err
 	}
+	if err := ipv6Off(p.Addrs); err != nil {
+		return err
+	}
 	if err := netlink.LinkSetUp(l); err != nil {
 		return fmt.Errorf("bring %s up: %w", podIf, err)
 	}
@@ -194,6 +199,24 @@ func syncAddrs(l netlink.Link, want []*net.IPNet) error {
 		if err := netlink.AddrReplace(l, &netlink.Addr{IPNet: a}); err != nil {
 			return fmt.Errorf("add %s: %w", a, err)
 		}
+	}
+	return nil
+}
+
+// ipv6Off turns IPv6 off on the interface of a port without an IPv6
+// address, before it is up: every node's refuse interface has the same
+// answer MAC, hence the same link-local address (a duplicate on every
+// node but one), and its router solicitations and multicast reports would
+// teach the switch that MAC on one node's port.
+func ipv6Off(addrs []*net.IPNet) error {
+	for _, a := range addrs {
+		if a.IP.To4() == nil {
+			return nil
+		}
+	}
+	err := os.WriteFile("/proc/sys/net/ipv6/conf/"+podIf+"/disable_ipv6", []byte("1"), 0o644)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) { // no IPv6 in this kernel: nothing to turn off
+		return fmt.Errorf("turn IPv6 off on %s: %w", podIf, err)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net"
 	"os"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -122,18 +123,26 @@ func replacedBy(t *testing.T, l *Linux, np kuryrv1.NodePort) {
 		t.Fatalf("plug the replacement: created %v, %v; want the pair kept", created, err)
 	}
 	var addrs []string
-	_ = l.ns.Do(func(ns.NetNS) error {
+	var v6off []byte
+	err = l.ns.Do(func(ns.NetNS) error {
 		link, err := netlink.LinkByName(podIf)
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
-		as, _ := netlink.AddrList(link, netlink.FAMILY_V4)
+		as, _ := netlink.AddrList(link, netlink.FAMILY_ALL)
 		for _, a := range as {
 			addrs = append(addrs, a.IPNet.String())
 		}
-		return nil
+		v6off, err = os.ReadFile("/proc/sys/net/ipv6/conf/" + podIf + "/disable_ipv6")
+		return err
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(addrs) != 1 || addrs[0] != "10.96.129.9/16" {
-		t.Errorf("addresses after the port was replaced: %v, want only the new port's 10.96.129.9/16", addrs)
+		t.Errorf("addresses after the port was replaced: %v, want only the new port's 10.96.129.9/16 (no IPv6 link-local)", addrs)
+	}
+	if strings.TrimSpace(string(v6off)) != "1" {
+		t.Errorf("IPv6 on the IPv4 port's interface: disable_ipv6 %q, want 1", v6off)
 	}
 }

@@ -29,6 +29,8 @@ type kind struct {
 	prefix, deviceOwner string
 	// subnet the ports are on; "" turns the kind off.
 	subnet string
+	// whileUp: the port is removed while the node is down (DownAfter).
+	whileUp bool
 	// complete adds to np what the node configures besides the port's
 	// addresses, MAC and MTU.
 	complete func(ctx context.Context, node *corev1.Node, np kuryrv1.NodePort, sub *neutron.Subnet) (kuryrv1.NodePort, error)
@@ -50,7 +52,7 @@ func (r *Reconciler) kinds() []kind {
 		},
 	}, {
 		what: "refuse port", skip: "SkipRefusePort", annotation: kuryrv1.RefusePortAnnotation, tag: names.RefuseTag,
-		prefix: names.RefusePortPrefix, deviceOwner: RefuseDeviceOwner, subnet: r.Settings.RefuseSubnet,
+		prefix: names.RefusePortPrefix, deviceOwner: RefuseDeviceOwner, subnet: r.Settings.RefuseSubnet, whileUp: true,
 		complete: func(_ context.Context, _ *corev1.Node, np kuryrv1.NodePort, sub *neutron.Subnet) (kuryrv1.NodePort, error) {
 			return refusing(np, sub)
 		},

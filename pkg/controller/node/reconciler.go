@@ -113,6 +113,10 @@ func (r *Reconciler) converge(ctx context.Context, k kind, node *corev1.Node) (c
 		r.notOnVM(node, k.skip, fmt.Sprintf("no %s on this node: it is a VM node (nested mode), whose pods sit on its VM's port", k.what))
 		return ctrl.Result{}, r.disable(ctx, k, node)
 	}
+	up, wait, err := r.ready(ctx, k, node)
+	if err != nil || !up {
+		return ctrl.Result{}, err
+	}
 	sub, err := r.Info.Subnet(ctx, k.subnet)
 	if err != nil {
 		return ctrl.Result{}, r.fail(ctx, k, node, "FindSubnet", err)
@@ -132,7 +136,7 @@ func (r *Reconciler) converge(ctx context.Context, k kind, node *corev1.Node) (c
 	}
 	// The port is checked again now and then: one deleted behind kuryr's
 	// back is replaced.
-	return ctrl.Result{RequeueAfter: verifyPeriod}, r.annotate(ctx, k, node, np, sub)
+	return soonest(ctrl.Result{RequeueAfter: verifyPeriod}, wait), r.annotate(ctx, k, node, np, sub)
 }
 
 // annotate writes what the node must configure, if it changed.

@@ -4,6 +4,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
@@ -11,8 +12,8 @@ import (
 	"github.com/kuryr-k8s/kuryr/pkg/controller/kit"
 )
 
-// SetupWithManager watches nodes appearing and going, and changes of the
-// annotations (not their frequent status updates).
+// SetupWithManager watches nodes appearing and going, changes of the
+// annotations and of readiness (not their other status updates).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	annotation := predicate.Funcs{
 		UpdateFunc: func(e event.UpdateEvent) bool {
@@ -21,6 +22,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 					return true
 				}
 			}
+			if readiness(e.ObjectOld) != readiness(e.ObjectNew) {
+				return true
+			}
 			return !e.ObjectNew.GetDeletionTimestamp().IsZero()
 		},
 	}
@@ -28,4 +32,18 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Named("node").
 		For(&corev1.Node{}, builder.WithPredicates(annotation)), 2).
 		Complete(kit.RetryConflicts(r))
+}
+
+// readiness is the node's Ready condition status ("" if none).
+func readiness(o client.Object) corev1.ConditionStatus {
+	n, ok := o.(*corev1.Node)
+	if !ok {
+		return ""
+	}
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status
+		}
+	}
+	return ""
 }

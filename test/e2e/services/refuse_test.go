@@ -39,7 +39,10 @@ func TestRefusalsOutliveRefusePorts(t *testing.T) {
 	addr := svc.Spec.ClusterIP + ":80"
 	refusedAtOnce(t, netns, addr, "before any refuse port goes")
 	for _, node := range c.Nodes {
-		gone := refusePortOf(t, c, node)
+		gone, err := refusePortOf(c, node)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if err := ports.Delete(context.Background(), c.OS.Network, gone.PortID).ExtractErr(); err != nil &&
 			!gophercloud.ResponseCodeIs(err, 404) {
 			t.Fatalf("delete %s's refuse port %s: %v", node, gone.PortID, err)
@@ -50,7 +53,10 @@ func TestRefusalsOutliveRefusePorts(t *testing.T) {
 		k.Controller(t, "restart")
 		var back kuryrv1.NodePort
 		framework.Eventually(t, 2*time.Minute, time.Second, node+"'s refuse port put back", func() (bool, error) {
-			back = refusePortOf(t, c, node)
+			var err error
+			if back, err = refusePortOf(c, node); err != nil {
+				return false, err
+			}
 			return back.PortID != gone.PortID, fmt.Errorf("the annotation still names %s", gone.PortID)
 		})
 		c.WaitPortActive(t, back.PortID)
@@ -61,25 +67,24 @@ func TestRefusalsOutliveRefusePorts(t *testing.T) {
 }
 
 // refusePortOf reads the node's refuse port from its annotation.
-func refusePortOf(t *testing.T, c *framework.Cloud, node string) kuryrv1.NodePort {
-	t.Helper()
+func refusePortOf(c *framework.Cloud, node string) (kuryrv1.NodePort, error) {
+	var np kuryrv1.NodePort
 	n, err := c.Kube.CoreV1().Nodes().Get(context.Background(), node, metav1.GetOptions{})
 	if err != nil {
-		t.Fatal(err)
+		return np, err
 	}
-	var np kuryrv1.NodePort
 	if err := json.Unmarshal([]byte(n.Annotations[kuryrv1.RefusePortAnnotation]), &np); err != nil {
-		t.Fatalf("node %s: refuse annotation %q: %v", node, n.Annotations[kuryrv1.RefusePortAnnotation], err)
+		return np, fmt.Errorf("node %s: refuse annotation %q: %w", node, n.Annotations[kuryrv1.RefusePortAnnotation], err)
 	}
-	return np
+	return np, nil
 }
 
-// refusedAtOnce: within 10 s (the switch forgetting a deleted port), a
+// refusedAtOnce: within 3 s (the switch forgetting a deleted port), a
 // connection to addr from inside n is refused in under a second, three
 // times in a row.
 func refusedAtOnce(t *testing.T, n ns.NetNS, addr, when string) {
 	t.Helper()
-	framework.Eventually(t, 10*time.Second, 200*time.Millisecond, "connections to "+addr+" refused at once "+when, func() (bool, error) {
+	framework.Eventually(t, 3*time.Second, 200*time.Millisecond, "connections to "+addr+" refused at once "+when, func() (bool, error) {
 		for i := 0; i < 3; i++ {
 			start := time.Now()
 			_, err := askHTTP(n, addr, time.Second)

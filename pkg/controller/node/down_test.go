@@ -1,0 +1,92 @@
+package node
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/kit/kittest"
+	"github.com/kuryr-k8s/kuryr/pkg/neutron/neutrontest"
+)
+
+func withReady(n *corev1.Node, status corev1.ConditionStatus, since time.Time) *corev1.Node {
+	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: status, LastTransitionTime: metav1.NewTime(since)}}
+	return n
+}
+
+func TestNotReadyFor(t *testing.T) {
+	now := time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name string
+		node *corev1.Node
+		want time.Duration
+	}{
+		{"no condition yet", node("n"), 0},
+		{"Ready", withReady(node("n"), corev1.ConditionTrue, now.Add(-time.Hour)), 0},
+		{"NotReady for 2 minutes", withReady(node("n"), corev1.ConditionFalse, now.Add(-2*time.Minute)), 2 * time.Minute},
+		{"Unknown (the kubelet silent) for 30 s", withReady(node("n"), corev1.ConditionUnknown, now.Add(-30*time.Second)), 30 * time.Second},
+		{"NotReady with no transition time", withReady(node("n"), corev1.ConditionFalse, time.Time{}), 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := notReadyFor(tc.node, now); got != tc.want {
+				t.Fatalf("not ready for %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+// A node down for DownAfter loses its refuse port (an Event says so), not
+// its management port; down for less, it keeps it and is looked at again
+// when DownAfter is reached; Ready again, it gets a refuse port back.
+func TestRefusePortWhileUp(t *testing.T) {
+	e := newEnv(t, node("n1"))
+	events := &kittest.Events{}
+	e.r.Recorder = events
+	svcNet := e.fake.Add("networks", neutrontest.Object{"name": "services", "mtu": 1442})
+	e.r.Settings.RefuseSubnet = e.fake.Add("subnets", neutrontest.Object{"network_id": svcNet, "cidr": "10.96.0.0/16",
+		"gateway_ip": "10.96.255.254", "allocation_pools": []map[string]string{{"start": "10.96.128.1", "end": "10.96.255.253"}}})
+	e.reconcile(t, "n1")
+	first, ok := e.annotationOf(t, "n1", kuryrv1.RefusePortAnnotation)
+	if !ok {
+		t.Fatal("no refuse port for a node that tells no readiness yet")
+	}
+	setReady(t, e, "n1", corev1.ConditionFalse, time.Now().Add(-20*time.Second))
+	if res := e.reconcile(t, "n1"); res.RequeueAfter <= 0 || res.RequeueAfter > DownAfter-20*time.Second+time.Second {
+		t.Errorf("down for 20 s: requeued after %s, want when DownAfter is reached", res.RequeueAfter)
+	}
+	if _, ok := e.annotationOf(t, "n1", kuryrv1.RefusePortAnnotation); !ok || e.fake.Get("ports", first.PortID) == nil {
+		t.Fatal("down for 20 s: the refuse port went already")
+	}
+	setReady(t, e, "n1", corev1.ConditionUnknown, time.Now().Add(-DownAfter))
+	e.reconcile(t, "n1")
+	if _, ok := e.annotationOf(t, "n1", kuryrv1.RefusePortAnnotation); ok || e.fake.Get("ports", first.PortID) != nil {
+		t.Fatal("down for DownAfter: the refuse port is still there")
+	}
+	if _, ok := e.annotation(t, "n1"); !ok || e.fake.Count("ports") != 1 {
+		t.Fatalf("down: the management port went too (%d ports)", e.fake.Count("ports"))
+	}
+	if notes := events.Notes("NodeDown"); len(notes) != 1 {
+		t.Errorf("events %v, want one NodeDown", events)
+	}
+	setReady(t, e, "n1", corev1.ConditionTrue, time.Now())
+	e.reconcile(t, "n1")
+	if back, ok := e.annotationOf(t, "n1", kuryrv1.RefusePortAnnotation); !ok || back.PortID == first.PortID {
+		t.Fatalf("Ready again: refuse annotation %+v", back)
+	}
+}
+
+func setReady(t *testing.T, e *env, name string, status corev1.ConditionStatus, since time.Time) {
+	t.Helper()
+	var n corev1.Node
+	if err := e.r.Get(context.Background(), types.NamespacedName{Name: name}, &n); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.r.Status().Update(context.Background(), withReady(&n, status, since)); err != nil {
+		t.Fatal(err)
+	}
+}
