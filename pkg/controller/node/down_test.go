@@ -44,9 +44,11 @@ func TestNotReadyFor(t *testing.T) {
 // its management port; down for less, it keeps it and is looked at again
 // when DownAfter is reached; Ready again, it gets a refuse port back.
 func TestRefusePortWhileUp(t *testing.T) {
-	e := newEnv(t, node("n1"))
+	up := func(name string) *corev1.Node { return withReady(node(name), corev1.ConditionTrue, time.Now()) }
+	e := newEnv(t, node("n1"), up("n2"), up("n3"))
 	events := &kittest.Events{}
-	e.r.Recorder = events
+	clock := time.Now()
+	e.r.Recorder, e.r.now = events, func() time.Time { return clock }
 	svcNet := e.fake.Add("networks", neutrontest.Object{"name": "services", "mtu": 1442})
 	e.r.Settings.RefuseSubnet = e.fake.Add("subnets", neutrontest.Object{"network_id": svcNet, "cidr": "10.96.0.0/16",
 		"gateway_ip": "10.96.255.254", "allocation_pools": []map[string]string{{"start": "10.96.128.1", "end": "10.96.255.253"}}})
@@ -55,25 +57,32 @@ func TestRefusePortWhileUp(t *testing.T) {
 	if !ok {
 		t.Fatal("no refuse port for a node that tells no readiness yet")
 	}
-	setReady(t, e, "n1", corev1.ConditionFalse, time.Now().Add(-20*time.Second))
-	if res := e.reconcile(t, "n1"); res.RequeueAfter <= 0 || res.RequeueAfter > DownAfter-20*time.Second+time.Second {
+	// Its condition says down for an hour (a kubelet's clock ahead): this
+	// controller has seen it down for 20 s only.
+	setReady(t, e, "n1", corev1.ConditionFalse, clock.Add(-time.Hour))
+	e.reconcile(t, "n1")
+	clock = clock.Add(20 * time.Second)
+	if res := e.reconcile(t, "n1"); res.RequeueAfter != DownAfter-20*time.Second {
 		t.Errorf("down for 20 s: requeued after %s, want when DownAfter is reached", res.RequeueAfter)
 	}
 	if _, ok := e.annotationOf(t, "n1", kuryrv1.RefusePortAnnotation); !ok || e.fake.Get("ports", first.PortID) == nil {
 		t.Fatal("down for 20 s: the refuse port went already")
 	}
-	setReady(t, e, "n1", corev1.ConditionUnknown, time.Now().Add(-DownAfter))
-	e.reconcile(t, "n1")
-	if _, ok := e.annotationOf(t, "n1", kuryrv1.RefusePortAnnotation); ok || e.fake.Get("ports", first.PortID) != nil {
-		t.Fatal("down for DownAfter: the refuse port is still there")
-	}
-	if _, ok := e.annotation(t, "n1"); !ok || e.fake.Count("ports") != 1 {
-		t.Fatalf("down: the management port went too (%d ports)", e.fake.Count("ports"))
+	setReady(t, e, "n1", corev1.ConditionUnknown, clock.Add(-2*DownAfter))
+	clock = clock.Add(DownAfter)
+	for range 2 { // a second reconcile while down changes nothing
+		e.reconcile(t, "n1")
+		if _, ok := e.annotationOf(t, "n1", kuryrv1.RefusePortAnnotation); ok || e.fake.Get("ports", first.PortID) != nil {
+			t.Fatal("down for DownAfter: the refuse port is still there")
+		}
+		if _, ok := e.annotation(t, "n1"); !ok || e.fake.Count("ports") != 1 {
+			t.Fatalf("down: the management port went too, or a refuse port came back (%d ports)", e.fake.Count("ports"))
+		}
 	}
 	if notes := events.Notes("NodeDown"); len(notes) != 1 {
 		t.Errorf("events %v, want one NodeDown", events)
 	}
-	setReady(t, e, "n1", corev1.ConditionTrue, time.Now())
+	setReady(t, e, "n1", corev1.ConditionTrue, clock)
 	e.reconcile(t, "n1")
 	if back, ok := e.annotationOf(t, "n1", kuryrv1.RefusePortAnnotation); !ok || back.PortID == first.PortID {
 		t.Fatalf("Ready again: refuse annotation %+v", back)
@@ -88,5 +97,50 @@ func setReady(t *testing.T, e *env, name string, status corev1.ConditionStatus, 
 	}
 	if err := e.r.Status().Update(context.Background(), withReady(&n, status, since)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Half the nodes or more not Ready is the control plane losing them, not
+// nodes gone down: no refuse port is removed.
+func TestRefusePortsKeptWhenManyDown(t *testing.T) {
+	since := time.Now().Add(-time.Hour)
+	e := newEnv(t, node("n1"), withReady(node("n2"), corev1.ConditionUnknown, since), withReady(node("n3"), corev1.ConditionTrue, since))
+	svcNet := e.fake.Add("networks", neutrontest.Object{"name": "services", "mtu": 1442})
+	e.r.Settings.RefuseSubnet = e.fake.Add("subnets", neutrontest.Object{"network_id": svcNet, "cidr": "10.96.0.0/16",
+		"gateway_ip": "10.96.255.254", "allocation_pools": []map[string]string{{"start": "10.96.128.1", "end": "10.96.255.253"}}})
+	e.reconcile(t, "n1")
+	clock := time.Now()
+	e.r.now = func() time.Time { return clock }
+	setReady(t, e, "n1", corev1.ConditionUnknown, since)
+	e.reconcile(t, "n1")
+	clock = clock.Add(2 * DownAfter)
+	if res := e.reconcile(t, "n1"); res.RequeueAfter != DownAfter {
+		t.Errorf("requeued after %s, want DownAfter", res.RequeueAfter)
+	}
+	if _, ok := e.annotationOf(t, "n1", kuryrv1.RefusePortAnnotation); !ok {
+		t.Fatal("2 of 3 nodes not Ready: a refuse port was removed")
+	}
+}
+
+// A node that has not been Ready since it registered is starting, not
+// down.
+func TestNotReadyAtRegistration(t *testing.T) {
+	created := time.Now().Add(-time.Hour)
+	n := withReady(node("n"), corev1.ConditionFalse, created.Add(time.Second))
+	n.CreationTimestamp = metav1.NewTime(created)
+	if d := notReadyFor(n, time.Now()); d != 0 {
+		t.Fatalf("a node NotReady since it registered is down for %s, want 0", d)
+	}
+}
+
+// The watch reconciles a node when its readiness changes, not on its
+// other status updates.
+func TestReadinessPredicate(t *testing.T) {
+	since := time.Now()
+	ready, down := withReady(node("n"), corev1.ConditionTrue, since), withReady(node("n"), corev1.ConditionUnknown, since)
+	heartbeat := withReady(node("n"), corev1.ConditionTrue, since)
+	heartbeat.Status.Conditions[0].LastHeartbeatTime = metav1.NewTime(since.Add(time.Minute))
+	if readiness(ready) == readiness(down) || readiness(ready) != readiness(heartbeat) || readiness(node("n")) != "" {
+		t.Fatalf("readiness: ready %q, down %q, heartbeat %q, none %q", readiness(ready), readiness(down), readiness(heartbeat), readiness(node("n")))
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -58,6 +59,8 @@ type Reconciler struct {
 	Settings Settings
 	unclear  openstack.Unanswered // kind/node of the last creates that went unanswered
 	warned   sync.Map             // node/what already told it does not get what (NotOnVMNode)
+	downSeen sync.Map             // node -> when this controller first saw it not Ready
+	now      func() time.Time     // time.Now unless a test sets it
 }
 
 // notOnVM tells a VM node, once per controller run, that it does not get

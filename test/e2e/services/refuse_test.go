@@ -79,12 +79,13 @@ func refusePortOf(c *framework.Cloud, node string) (kuryrv1.NodePort, error) {
 	return np, nil
 }
 
-// refusedAtOnce: within 3 s (the switch forgetting a deleted port), a
-// connection to addr from inside n is refused in under a second, three
-// times in a row.
+// refusedAtOnce: within 10 s (the switch forgetting a deleted port; a
+// ClusterIP the router bound to a gone port's own MAC stays silent for
+// good), a connection to addr from inside n is refused in under a second,
+// three times in a row.
 func refusedAtOnce(t *testing.T, n ns.NetNS, addr, when string) {
 	t.Helper()
-	framework.Eventually(t, 3*time.Second, 200*time.Millisecond, "connections to "+addr+" refused at once "+when, func() (bool, error) {
+	framework.Eventually(t, 10*time.Second, 200*time.Millisecond, "connections to "+addr+" refused at once "+when, func() (bool, error) {
 		for i := 0; i < 3; i++ {
 			start := time.Now()
 			_, err := askHTTP(n, addr, time.Second)
