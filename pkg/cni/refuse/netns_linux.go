@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net"
-	"os"
 	"runtime"
 	"sync"
 
@@ -20,6 +18,10 @@ import (
 
 // podIf is the refuse port's interface inside its namespace.
 const podIf = "eth0"
+
+// addrGenModeNone is the kernel's IN6_ADDR_GEN_MODE_NONE (linux/if_link.h):
+// no IPv6 link-local address made from the MAC.
+const addrGenModeNone = 1
 
 // Linux keeps the refuse namespace (made by this process on first use,
 // held open while it runs: no bind mount, nothing to clean up after a
@@ -157,7 +159,7 @@ func configure(p *Plan, txChecksumOff bool) error {
 	if err := syncAddrs(l, p.Addrs); err != nil {
 		return err
 	}
-	if err := ipv6Off(p.Addrs); err != nil {
+	if err := ipv6Off(l, p.Addrs); err != nil {
 		return err
 	}
 	if err := netlink.LinkSetUp(l); err != nil {
@@ -203,20 +205,22 @@ func syncAddrs(l netlink.Link, want []*net.IPNet) error {
 	return nil
 }
 
-// ipv6Off turns IPv6 off on the interface of a port without an IPv6
-// address, before it is up: every node's refuse interface has the same
-// answer MAC, hence the same link-local address (a duplicate on every
-// node but one), and its router solicitations and multicast reports would
-// teach the switch that MAC on one node's port.
-func ipv6Off(addrs []*net.IPNet) error {
+// ipv6Off keeps the interface of a port without an IPv6 address from
+// making itself an IPv6 link-local address (addrgenmode none, before it is
+// up; /proc/sys is read-only in the daemon's pod): every node's refuse
+// interface has the same answer MAC, hence would have the same link-local
+// address (a duplicate on every node but one), and its router
+// solicitations and multicast reports would teach the switch that MAC on
+// one node's port.
+func ipv6Off(l netlink.Link, addrs []*net.IPNet) error {
 	for _, a := range addrs {
 		if a.IP.To4() == nil {
 			return nil
 		}
 	}
-	err := os.WriteFile("/proc/sys/net/ipv6/conf/"+podIf+"/disable_ipv6", []byte("1"), 0o644)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) { // no IPv6 in this kernel: nothing to turn off
-		return fmt.Errorf("turn IPv6 off on %s: %w", podIf, err)
+	err := netlink.LinkSetIP6AddrGenMode(l, addrGenModeNone)
+	if err != nil && !errors.Is(err, unix.EAFNOSUPPORT) && !errors.Is(err, unix.EOPNOTSUPP) { // no IPv6 in this kernel
+		return fmt.Errorf("IPv6 address generation off on %s: %w", podIf, err)
 	}
 	return nil
 }
