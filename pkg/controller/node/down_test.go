@@ -82,6 +82,9 @@ func TestRefusePortWhileUp(t *testing.T) {
 	if notes := events.Notes("NodeDown"); len(notes) != 1 {
 		t.Errorf("events %v, want one NodeDown", events)
 	}
+	if _, seen := e.r.downSeen.Load("n1"); !seen {
+		t.Fatal("the time the node was first seen down is not kept")
+	}
 	setReady(t, e, "n1", corev1.ConditionTrue, clock)
 	e.reconcile(t, "n1")
 	if back, ok := e.annotationOf(t, "n1", kuryrv1.RefusePortAnnotation); !ok || back.PortID == first.PortID {
@@ -142,5 +145,15 @@ func TestReadinessPredicate(t *testing.T) {
 	heartbeat.Status.Conditions[0].LastHeartbeatTime = metav1.NewTime(since.Add(time.Minute))
 	if readiness(ready) == readiness(down) || readiness(ready) != readiness(heartbeat) || readiness(node("n")) != "" {
 		t.Fatalf("readiness: ready %q, down %q, heartbeat %q, none %q", readiness(ready), readiness(down), readiness(heartbeat), readiness(node("n")))
+	}
+}
+
+// A node deleted while down is forgotten.
+func TestDownNodeDeletedForgotten(t *testing.T) {
+	e := newEnv(t)
+	e.r.downSeen.Store("gone", time.Now())
+	e.reconcile(t, "gone")
+	if _, seen := e.r.downSeen.Load("gone"); seen {
+		t.Fatal("a deleted node's down time is kept")
 	}
 }

@@ -79,6 +79,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	var node corev1.Node
 	err := r.Get(ctx, req.NamespacedName, &node)
 	if apierrors.IsNotFound(err) || (err == nil && !node.DeletionTimestamp.IsZero()) {
+		r.downSeen.Delete(req.Name)
 		for _, k := range r.kinds() {
 			if err := r.deletePorts(ctx, k, req.Name, ""); err != nil {
 				return ctrl.Result{}, err
