@@ -172,13 +172,7 @@ func (o *Client) ensurePort(ctx context.Context, bridge, name, typ, portID, mac 
 
 // DelPort removes an OVS port; absent is fine.
 func (o *Client) DelPort(ctx context.Context, name string) error {
-	build := func(ctx context.Context, c client.Client) ([]ovsdb.Operation, error) {
-		return delPortOps(ctx, c, name)
-	}
-	if err := o.transact(ctx, build); err != nil {
-		return fmt.Errorf("delete OVS port %s: %w", name, err)
-	}
-	return nil
+	return o.delPort(ctx, name, !o.noWait)
 }
 
 // DelPortApplied is DelPort that waits for ovs-vswitchd to apply it even
@@ -187,10 +181,14 @@ func (o *Client) DelPort(ctx context.Context, name string) error {
 // changes reach ovs-vswitchd together, for the port it has, and the
 // userspace datapath keeps reading the gone device.
 func (o *Client) DelPortApplied(ctx context.Context, name string) error {
+	return o.delPort(ctx, name, true)
+}
+
+func (o *Client) delPort(ctx context.Context, name string, wait bool) error {
 	build := func(ctx context.Context, c client.Client) ([]ovsdb.Operation, error) {
 		return delPortOps(ctx, c, name)
 	}
-	if err := o.transactWait(ctx, build, true); err != nil {
+	if err := o.transactWait(ctx, build, wait); err != nil {
 		return fmt.Errorf("delete OVS port %s: %w", name, err)
 	}
 	return nil

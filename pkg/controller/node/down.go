@@ -23,17 +23,15 @@ const DownAfter = time.Minute
 // has not been Ready since it registered (a kubelet registers NotReady; a
 // slow first start is not a node gone down). Pure.
 func notReadyFor(node *corev1.Node, now time.Time) time.Duration {
-	for _, c := range node.Status.Conditions {
-		if c.Type != corev1.NodeReady {
-			continue
-		}
-		since := c.LastTransitionTime.Time
-		if c.Status == corev1.ConditionTrue || since.IsZero() || since.Before(node.CreationTimestamp.Add(DownAfter)) {
-			return 0
-		}
-		return max(now.Sub(since), time.Nanosecond)
+	c := readyCondition(node)
+	if c == nil {
+		return 0
 	}
-	return 0
+	since := c.LastTransitionTime.Time
+	if c.Status == corev1.ConditionTrue || since.IsZero() || since.Before(node.CreationTimestamp.Add(DownAfter)) {
+		return 0
+	}
+	return max(now.Sub(since), time.Nanosecond)
 }
 
 // downFor is how long the node has been down, the shorter of what its

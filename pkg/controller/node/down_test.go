@@ -11,7 +11,6 @@ import (
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/kit/kittest"
-	"github.com/kuryr-k8s/kuryr/pkg/neutron/neutrontest"
 )
 
 func withReady(n *corev1.Node, status corev1.ConditionStatus, since time.Time) *corev1.Node {
@@ -49,9 +48,7 @@ func TestRefusePortWhileUp(t *testing.T) {
 	events := &kittest.Events{}
 	clock := time.Now()
 	e.r.Recorder, e.r.now = events, func() time.Time { return clock }
-	svcNet := e.fake.Add("networks", neutrontest.Object{"name": "services", "mtu": 1442})
-	e.r.Settings.RefuseSubnet = e.fake.Add("subnets", neutrontest.Object{"network_id": svcNet, "cidr": "10.96.0.0/16",
-		"gateway_ip": "10.96.255.254", "allocation_pools": []map[string]string{{"start": "10.96.128.1", "end": "10.96.255.253"}}})
+	e.refuseSubnet()
 	e.reconcile(t, "n1")
 	first, ok := e.annotationOf(t, "n1", kuryrv1.RefusePortAnnotation)
 	if !ok {
@@ -108,9 +105,7 @@ func setReady(t *testing.T, e *env, name string, status corev1.ConditionStatus, 
 func TestRefusePortsKeptWhenManyDown(t *testing.T) {
 	since := time.Now().Add(-time.Hour)
 	e := newEnv(t, node("n1"), withReady(node("n2"), corev1.ConditionUnknown, since), withReady(node("n3"), corev1.ConditionTrue, since))
-	svcNet := e.fake.Add("networks", neutrontest.Object{"name": "services", "mtu": 1442})
-	e.r.Settings.RefuseSubnet = e.fake.Add("subnets", neutrontest.Object{"network_id": svcNet, "cidr": "10.96.0.0/16",
-		"gateway_ip": "10.96.255.254", "allocation_pools": []map[string]string{{"start": "10.96.128.1", "end": "10.96.255.253"}}})
+	e.refuseSubnet()
 	e.reconcile(t, "n1")
 	clock := time.Now()
 	e.r.now = func() time.Time { return clock }

@@ -55,9 +55,7 @@ func TestRefused(t *testing.T) {
 // refusing is turned off.
 func TestRefusePort(t *testing.T) {
 	e := newEnv(t, node("n1"))
-	svcNet := e.fake.Add("networks", neutrontest.Object{"name": "services", "mtu": 1442})
-	e.r.Settings.RefuseSubnet = e.fake.Add("subnets", neutrontest.Object{"network_id": svcNet, "cidr": "10.96.0.0/16",
-		"gateway_ip": "10.96.255.254", "allocation_pools": []map[string]string{{"start": "10.96.128.1", "end": "10.96.255.253"}}})
+	e.refuseSubnet()
 	e.reconcile(t, "n1")
 	rp, ok := e.annotationOf(t, "n1", kuryrv1.RefusePortAnnotation)
 	if !ok || len(rp.Refuse) == 0 || rp.Refuse[len(rp.Refuse)-1] != "10.96.128.0/32" || rp.MTU != 1442 {
@@ -99,4 +97,12 @@ func TestAnswerMAC(t *testing.T) {
 			t.Errorf("answer MAC %q (%v): want a locally administered unicast Ethernet address", m, err)
 		}
 	}
+}
+
+// refuseSubnet turns refusing on, on a service subnet like the local
+// cloud's (Kubernetes has the lower half).
+func (e *env) refuseSubnet() {
+	svcNet := e.fake.Add("networks", neutrontest.Object{"name": "services", "mtu": 1442})
+	e.r.Settings.RefuseSubnet = e.fake.Add("subnets", neutrontest.Object{"network_id": svcNet, "cidr": "10.96.0.0/16",
+		"gateway_ip": "10.96.255.254", "allocation_pools": []map[string]string{{"start": "10.96.128.1", "end": "10.96.255.253"}}})
 }

@@ -40,10 +40,18 @@ func readiness(o client.Object) corev1.ConditionStatus {
 	if !ok {
 		return ""
 	}
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status
-		}
+	if c := readyCondition(n); c != nil {
+		return c.Status
 	}
 	return ""
+}
+
+// readyCondition is the node's Ready condition, nil if none.
+func readyCondition(n *corev1.Node) *corev1.NodeCondition {
+	for i := range n.Status.Conditions {
+		if n.Status.Conditions[i].Type == corev1.NodeReady {
+			return &n.Status.Conditions[i]
+		}
+	}
+	return nil
 }
