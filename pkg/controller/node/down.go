@@ -53,7 +53,7 @@ func (r *Reconciler) downFor(node *corev1.Node, now time.Time) time.Duration {
 // been down DownAfter, unless half the nodes or more are not Ready (the
 // control plane lost them, not their dataplane: the Kubernetes node
 // lifecycle controller stops evicting then too); before that, wait says
-// when to look again.
+// when to look again. A node not Ready that has none gets none.
 func (r *Reconciler) ready(ctx context.Context, k kind, node *corev1.Node) (ok bool, wait time.Duration, err error) {
 	if !k.whileUp {
 		return true, 0, nil
@@ -63,16 +63,18 @@ func (r *Reconciler) ready(ctx context.Context, k kind, node *corev1.Node) (ok b
 		now = r.now
 	}
 	d := r.downFor(node, now())
+	_, annotated := node.Annotations[k.annotation]
 	switch {
 	case d == 0:
 		return true, 0, nil
+	case !annotated: // a node not Ready gets none (its condition's clock starts again when False turns Unknown)
 	case d < DownAfter:
 		return true, DownAfter - d, nil
+	default:
+		if many, err := r.manyDown(ctx); err != nil || many {
+			return true, DownAfter, err
+		}
 	}
-	if many, err := r.manyDown(ctx); err != nil || many {
-		return true, DownAfter, err
-	}
-	_, annotated := node.Annotations[k.annotation]
 	if err := r.disable(ctx, k, node); err != nil {
 		return false, 0, err
 	}

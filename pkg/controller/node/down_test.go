@@ -79,6 +79,13 @@ func TestRefusePortWhileUp(t *testing.T) {
 	if notes := events.Notes("NodeDown"); len(notes) != 1 {
 		t.Errorf("events %v, want one NodeDown", events)
 	}
+	// False turning Unknown starts its condition's clock again: still down,
+	// no port is made.
+	setReady(t, e, "n1", corev1.ConditionUnknown, clock)
+	e.reconcile(t, "n1")
+	if _, ok := e.annotationOf(t, "n1", kuryrv1.RefusePortAnnotation); ok || e.fake.Count("ports") != 1 {
+		t.Fatalf("a node still down got a refuse port again (%d ports)", e.fake.Count("ports"))
+	}
 	if _, seen := e.r.downSeen.Load("n1"); !seen {
 		t.Fatal("the time the node was first seen down is not kept")
 	}
