@@ -4,14 +4,18 @@
 # Debian's cloud kernel (linux-image-cloud-amd64, resolved to its current
 # version), unpacked with dpkg-deb, never installed on the host; kept are
 # vmlinuz and the modules the guest loads itself, in load order
-# (virtio-net, 8021q and what they depend on). Cached per kernel version:
+# (virtio-net, 8021q and what they depend on; for a guest node overlay,
+# containerd's snapshots, and nf_tables with what kuryr-daemon's node-port
+# rules use: NAT, masquerade, fib, numgen). Cached per kernel version and module list:
 # a second run costs one apt-cache query. Prints the directory.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 # The modules the guest needs, with what each depends on before it.
 MODULES=(virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci
-  failover net_failover virtio_net llc stp garp mrp 8021q)
+  failover net_failover virtio_net llc stp garp mrp 8021q overlay
+  nfnetlink libcrc32c nf_tables nf_defrag_ipv4 nf_defrag_ipv6 nf_conntrack nf_nat nft_chain_nat nft_nat
+  nft_masq nft_fib nft_fib_ipv4 nft_fib_ipv6 nft_fib_inet nft_numgen)
 
 # cached: the newest kernel fetched before (when apt cannot fetch another)
 cached() { ls -d "$CLOUD_CACHE"/guest/linux-image-*/modules.order 2>/dev/null | sort -V | tail -1 | xargs -r dirname; }
@@ -26,7 +30,7 @@ fallback() {
 
 pkg=$(apt-cache depends linux-image-cloud-amd64 2>/dev/null | awk '/Depends: linux-image-/ {print $2; exit}' || true)
 [ -n "$pkg" ] || fallback "apt knows no linux-image-cloud-amd64 (apt-get update?)"
-out=$CLOUD_CACHE/guest/$pkg
+out=$CLOUD_CACHE/guest/$pkg-$(echo "${MODULES[*]}" | sha256sum | cut -c1-8)
 if [ -f "$out/modules.order" ]; then
   echo "$out"
   exit 0

@@ -6,21 +6,6 @@ set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 for f in "$CLOUD_SCRIPTS"/components/*.sh; do . "$f"; done
 
-# kill_group PID: the process, and everything in its process group (socat's
-# per-connection children, for instance); TERM first, KILL after 5 s.
-kill_group() {
-  local pid=$1 i
-  kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || return 0
-  for i in $(seq 50); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
-  kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null
-}
-
-stop_named() {
-  local f=$(pidfile "$1")
-  [ -f "$f" ] && kill_group "$(cat "$f")"
-  rm -f "$f"
-}
-
 # Containers outlive containerd (their shims are detached): kill each shim
 # of this node's containerd along with its containers.
 kill_node_containers() {

@@ -29,6 +29,9 @@
 #                                      an operator repairs what an API cannot)
 #   kuryr-ctl.sh nbctl ARGS...         ovn-nbctl on the cloud's OVN northbound
 #   kuryr-ctl.sh appctl NODE CMD...    ovs-appctl on a node's ovs-vswitchd
+#   kuryr-ctl.sh guest start|stop NODE boot a guest node (components/guest-node.sh)
+#                                      until it is Ready with its kuryr-daemon;
+#                                      power it off and delete its Node
 # Flags given to start or restart become the controller Deployment's extra
 # args (kept until the next start or restart); restart rolls both replicas
 # and waits for a ready leader. `kill` SIGKILLs every controller container
@@ -156,8 +159,16 @@ case "${1:-}" in
     deploy_kuryr
     wait_for "a ready kuryr-controller leader" 60 leader_ready
     exit 0 ;;
+  guest)
+    [ $# -eq 3 ] && is_guest_node "$3" || die "usage: $0 guest start|stop NODE (one of: ${GUEST_NODES[*]})"
+    case "$2" in
+      start) timed "$3" start_guest_node "$3" ;;
+      stop) stop_guest_node "$3" ;;
+      *) die "usage: $0 guest start|stop NODE" ;;
+    esac
+    exit 0 ;;
   controller) ;;
-  *) die "usage: $0 controller|daemons|upgrade|leader|metrics|crash|freeze|thaw|hangs|save-logs|pid|sql|nbctl|appctl ..." ;;
+  *) die "usage: $0 controller|daemons|upgrade|leader|metrics|crash|freeze|thaw|hangs|save-logs|pid|sql|nbctl|appctl|guest ..." ;;
 esac
 action=${2:-}
 shift 2 || true

@@ -68,7 +68,20 @@ elif [ -n "${KURYR_CLOUD_VM_NODES+set}" ]; then
 else
   VM_NODES=(kuryr-vm-1)
 fi
-WORKER_SUBNET_CIDR=10.12.0.0/24 # the worker nodes' tenant network (on the router); VM node j gets .(10+j)
+# Guest nodes (components/guest-node.sh): VM nodes that are real QEMU
+# guests (software emulation) with kubelet, containerd and kuryr-daemon
+# inside, their pods nested-vlan (802.1Q in the guest's kernel; this
+# machine's has none). Known to the cloud (credentials, names) by default,
+# kuryr-guest-1; booted on demand (kuryr-ctl.sh guest start NODE, or
+# KURYR_CLOUD_BOOT_GUESTS=yes make up): a guest keeps a core busy.
+if [ -f "$CLOUD_STATE/guest-nodes" ]; then
+  GUEST_NODES=($(cat "$CLOUD_STATE/guest-nodes"))
+elif [ -n "${KURYR_CLOUD_GUEST_NODES+set}" ]; then
+  GUEST_NODES=($KURYR_CLOUD_GUEST_NODES)
+else
+  GUEST_NODES=(kuryr-guest-1)
+fi
+WORKER_SUBNET_CIDR=10.12.0.0/24 # the worker nodes' tenant network (on the router); VM node j gets .(10+j), guest j .(50+j)
 WORKER_GW=10.12.0.1
 VM_NODE_LABEL=kuryr.openstack.org/pod-vif
 VM_NODE_TAINT=kuryr.openstack.org/vm-node
@@ -108,7 +121,7 @@ CLUSTER_NAME=kuryr-local
 log() { printf '%s %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
 
-node_index() { # name -> 1-based index (VM node j: 100+j)
+node_index() { # name -> 1-based index (VM node j: 100+j, guest j: 200+j)
   local i
   for i in "${!NODES[@]}"; do
     [ "${NODES[$i]}" = "$1" ] && { echo $((i + 1)); return; }
@@ -116,12 +129,19 @@ node_index() { # name -> 1-based index (VM node j: 100+j)
   for i in "${!VM_NODES[@]}"; do
     [ "${VM_NODES[$i]}" = "$1" ] && { echo $((i + 101)); return; }
   done
+  for i in "${!GUEST_NODES[@]}"; do
+    [ "${GUEST_NODES[$i]}" = "$1" ] && { echo $((i + 201)); return; }
+  done
   return 1
 }
-is_vm_node() { [ "$(node_index "$1")" -gt 100 ]; }
+is_vm_node() { local i; i=$(node_index "$1") && [ "$i" -gt 100 ] && [ "$i" -le 200 ]; }
+is_guest_node() { local i; i=$(node_index "$1") && [ "$i" -gt 200 ]; }
+guest_node_ip() { echo "${WORKER_SUBNET_CIDR%.*}.$((50 + $(node_index "$1") - 200))"; }
 vm_node_ip() { echo "${WORKER_SUBNET_CIDR%.*}.$((10 + $(node_index "$1") - 100))"; }
 # node_ip NODE: the address the node registers with (InternalIP).
-node_ip() { if is_vm_node "$1"; then vm_node_ip "$1"; else node_underlay_ip "$1"; fi; }
+node_ip() {
+  if is_vm_node "$1"; then vm_node_ip "$1"; elif is_guest_node "$1"; then guest_node_ip "$1"; else node_underlay_ip "$1"; fi
+}
 node_ns() { echo "kc-$1"; }
 node_dir() { echo "$CLOUD_STATE/nodes/$1"; }
 node_underlay_ip() { echo "$UNDERLAY_CIDR_PREFIX.$((10 + $(node_index "$1")))"; }
@@ -132,6 +152,22 @@ pidfile() { echo "$CLOUD_RUN/pids/$1.pid"; }
 is_running() {
   local f; f=$(pidfile "$1")
   [ -f "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null
+}
+
+# kill_group PID: the process, and everything in its process group (socat's
+# per-connection children, for instance); TERM first, KILL after 5 s.
+kill_group() {
+  local pid=$1 i
+  kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || return 0
+  for i in $(seq 50); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
+  kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null
+}
+
+# stop_named NAME: stops what start_bg NAME started.
+stop_named() {
+  local f=$(pidfile "$1")
+  [ -f "$f" ] && kill_group "$(cat "$f")"
+  rm -f "$f"
 }
 
 # start_bg NAME [netns] -- CMD...: starts CMD in the background, supervised

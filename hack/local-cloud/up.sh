@@ -41,7 +41,10 @@ t0=$(date +%s.%N)
 if [ -n "${KURYR_CLOUD_VM_NODES+set}" ] && [ "$(echo $KURYR_CLOUD_VM_NODES)" != "${VM_NODES[*]}" ]; then
   die "the cloud is up with VM nodes \"${VM_NODES[*]}\": make down before KURYR_CLOUD_VM_NODES=\"$KURYR_CLOUD_VM_NODES\""
 fi
-mkdir -p "$CLOUD_STATE" && echo "${VM_NODES[*]}" >"$CLOUD_STATE/vm-nodes"
+if [ -n "${KURYR_CLOUD_GUEST_NODES+set}" ] && [ "$(echo $KURYR_CLOUD_GUEST_NODES)" != "${GUEST_NODES[*]}" ]; then
+  die "the cloud is up with guest nodes \"${GUEST_NODES[*]}\": make down before KURYR_CLOUD_GUEST_NODES=\"$KURYR_CLOUD_GUEST_NODES\""
+fi
+mkdir -p "$CLOUD_STATE" && echo "${VM_NODES[*]}" >"$CLOUD_STATE/vm-nodes" && echo "${GUEST_NODES[*]}" >"$CLOUD_STATE/guest-nodes"
 save_host_settings
 mount_root
 cloud_ca
@@ -83,7 +86,7 @@ PROJECT_ID=$(cat "$KEYSTONE_DIR/kuryr-project.id")
 timed neutron-bootstrap bootstrap_neutron
 # VM nodes once their worker network is there (their hypervisor's OVS is
 # up: the node networks have joined).
-if [ ${#VM_NODES[@]} -gt 0 ]; then
+if [ ${#VM_NODES[@]} -gt 0 ] || [ ${#GUEST_NODES[@]} -gt 0 ]; then
   timed worker-net ensure_worker_net
   for n in "${VM_NODES[@]}"; do ( timed "$n" start_vm_node "$n" ) & pids+=($!); done
 fi
@@ -112,6 +115,9 @@ chassis_up() {
 }
 timed "nodes ready" wait_for "nodes Ready" 120 nodes_ready
 timed "ovn chassis alive" wait_for "OVN controller agents alive" 60 chassis_up
+if [ "${KURYR_CLOUD_BOOT_GUESTS:-}" = yes ]; then
+  for n in "${GUEST_NODES[@]}"; do timed "$n" start_guest_node "$n"; done
+fi
 
 total=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}')
 log "local cloud up in ${total}s (after install/build). Per component:"

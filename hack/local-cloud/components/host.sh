@@ -18,7 +18,7 @@ save_host_settings() {
   if [ ! -f "$CLOUD_STATE/netns-mount.saved" ]; then
     mountpoint -q /run/netns && echo yes >"$CLOUD_STATE/netns-mount.saved" || echo no >"$CLOUD_STATE/netns-mount.saved"
   fi
-  grep -q "$HOSTS_MARK" /etc/hosts || echo "127.0.0.1 ${NODES[*]} ${VM_NODES[*]} $HOSTS_MARK" >>/etc/hosts
+  grep -q "$HOSTS_MARK" /etc/hosts || echo "127.0.0.1 ${NODES[*]} ${VM_NODES[*]} ${GUEST_NODES[*]} $HOSTS_MARK" >>/etc/hosts
 }
 
 restore_host_settings() {

@@ -46,7 +46,7 @@ kube_credentials() {
   # RBAC of config/rbac.
   {
     echo "$(tok),admin,admin,system:masters"
-    for n in "${NODES[@]}" "${VM_NODES[@]}"; do
+    for n in "${NODES[@]}" "${VM_NODES[@]}" "${GUEST_NODES[@]}"; do
       echo "$(tok),system:node:$n,node-$n,system:nodes"
     done
   } >"$KUBE_DIR/tokens.csv"

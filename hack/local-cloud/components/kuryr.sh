@@ -50,6 +50,7 @@ write_kuryr_deploy() {
   local d=$KURYR_DEPLOY ref a o overlays=(local-cloud)
   ref=$(cat "$KURYR_DEPLOYED_REF")
   [ ${#VM_NODES[@]} -gt 0 ] && overlays+=(local-cloud-vm)
+  [ ${#GUEST_NODES[@]} -gt 0 ] && overlays+=(local-cloud-guest)
   rm -rf "$d" && mkdir -p "$d/components/local-cloud-paths"
   cp "$REPO_ROOT"/deploy/components/local-cloud-paths/*.yaml "$d/components/local-cloud-paths/"
   for o in "${overlays[@]}"; do

@@ -42,7 +42,7 @@ ensure_vm_port() {
   port=$(find_id ports "$node")
   if [ -z "$port" ]; then
     port=$(neutron POST /ports "$(jq -nc --arg n "$node" --arg net "$BS_WORKER_NET" --arg s "$BS_WORKER_SUBNET" \
-      --arg ip "$(vm_node_ip "$node")" --arg sg "$BS_WORKER_SG" --arg h "$(vm_hypervisor)" --arg p "$PROJECT_ID" \
+      --arg ip "$(node_ip "$node")" --arg sg "$BS_WORKER_SG" --arg h "$(vm_hypervisor)" --arg p "$PROJECT_ID" \
       --arg d "$(cat /proc/sys/kernel/random/uuid)" \
       '{port: {name: $n, network_id: $net, project_id: $p, fixed_ips: [{subnet_id: $s, ip_address: $ip}],
         security_groups: [$sg], "binding:host_id": $h, device_owner: "compute:nova", device_id: $d}}')" | jq -r .port.id)

@@ -38,6 +38,9 @@ type Cloud struct {
 	// VMNodes are the nodes that are VMs of the cloud (nested-macvlan;
 	// KURYR_CLOUD_VM_NODES), tainted VMNodeTaint; none by default.
 	VMNodes []string
+	// GuestNodes are the VM nodes that are QEMU guests (nested-vlan;
+	// KURYR_CLOUD_GUEST_NODES), booted on demand (BootGuestNode).
+	GuestNodes []string
 	// NodeOVSDB maps a node name to its OVSDB socket ("unix:/...").
 	NodeOVSDB     map[string]string
 	NetnsPrefix   string
@@ -133,6 +136,7 @@ func readEnv() (*Cloud, error) {
 		ProjectID:     r.get("KURYR_CLOUD_PROJECT"),
 		Nodes:         strings.Fields(r.get("KURYR_CLOUD_NODES")),
 		VMNodes:       strings.Fields(os.Getenv("KURYR_CLOUD_VM_NODES")),
+		GuestNodes:    strings.Fields(os.Getenv("KURYR_CLOUD_GUEST_NODES")),
 		NodeOVSDB:     map[string]string{},
 		NetnsPrefix:   r.get("KURYR_CLOUD_NETNS_PREFIX"),
 		OutsideNetns:  r.get("KURYR_CLOUD_OUTSIDE_NS"),
