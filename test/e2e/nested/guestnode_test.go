@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/portsbinding"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/trunks"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 	corev1 "k8s.io/api/core/v1"
@@ -49,14 +50,24 @@ func TestPodsOnGuestNode(t *testing.T) {
 	vifs := subportVIFs(t, c, k, ns, onGuest)
 
 	t.Run("subports-active", func(t *testing.T) {
+		// ML2/OVN gives a subport its parent's status; the KuryrPort says
+		// what Neutron says (wait_for_usable = neutron-active).
 		for name, v := range vifs {
-			framework.Eventually(t, time.Minute, time.Second, name+"'s subport ACTIVE", func() (bool, error) {
-				p, err := ports.Get(context.Background(), c.OS.Network, v.PortID).Extract()
-				if err != nil {
-					return false, err
-				}
-				return p.Status == "ACTIVE" && p.DeviceOwner == "trunk:subport", fmt.Errorf("%s, owner %s", p.Status, p.DeviceOwner)
-			})
+			if !v.Active {
+				t.Errorf("%s's VIF is not active in its KuryrPort, yet the pod was Ready", name)
+			}
+			var p struct {
+				ports.Port
+				portsbinding.PortsBindingExt
+			}
+			if err := ports.Get(context.Background(), c.OS.Network, v.PortID).ExtractInto(&p); err != nil {
+				t.Fatal(err)
+			}
+			if p.Status != "ACTIVE" || p.DeviceOwner != "trunk:subport" {
+				t.Errorf("%s's subport: status %s, device_owner %s; want ACTIVE, trunk:subport", name, p.Status, p.DeviceOwner)
+			}
+			t.Logf("ML2/OVN reports %s's subport: status %s, device_owner %s, binding:host_id %q, vif_type %s",
+				name, p.Status, p.DeviceOwner, p.HostID, p.VIFType)
 		}
 	})
 	t.Run("pod-to-pod", func(t *testing.T) {

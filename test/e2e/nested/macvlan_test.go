@@ -3,9 +3,12 @@
 // Package nested tests pods on VM nodes: Kubernetes nodes that are VMs of
 // the cloud (the local cloud's KURYR_CLOUD_VM_NODES: a namespace whose one
 // NIC is a Neutron port plugged into a hypervisor's br-int as Nova plugs
-// one, running its own containerd and kubelet, no OVS). Their pods are
+// one, running its own containerd and kubelet, no OVS), whose pods are
 // nested-macvlan: each pod's address and MAC are an allowed address pair of
-// the VM's port, and the pod a macvlan of the VM's NIC.
+// the VM's port, and the pod a macvlan of the VM's NIC; and on guest nodes
+// (KURYR_CLOUD_GUEST_NODES: QEMU guests with their own kernel, kubelet,
+// containerd and kuryr-daemon), whose pods are nested-vlan: each pod's port
+// a subport of the VM's trunk, the pod a VLAN interface of the VM's NIC.
 package nested
 
 import (
