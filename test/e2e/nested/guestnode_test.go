@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/test/e2e/framework"
 )
 
@@ -31,7 +32,10 @@ import (
 // the same VM, directly and through a ClusterIP Service whose backends they
 // are (from the same VM too: each subport is a port of its own); they ask
 // the cluster's DNS; a NetworkPolicy applies on their subports; a deleted
-// pod's subport leaves the trunk and Neutron.
+// pod's subport leaves the trunk and Neutron. Then with pools of subports
+// (vif_pool_driver = neutron): the guest's pool is made of subports of its
+// trunk, pods take them, a released one goes back, and the powered-off
+// guest's pool is detached and deleted.
 func TestPodsOnGuestNode(t *testing.T) {
 	c, k, ns := framework.Setup(t, "e2e-guestnode")
 	if len(c.GuestNodes) == 0 {
@@ -138,6 +142,117 @@ func TestPodsOnGuestNode(t *testing.T) {
 			_, err = ports.Get(context.Background(), c.OS.Network, v.PortID).Extract()
 			return gophercloud.ResponseCodeIs(err, 404), fmt.Errorf("the port: %v", err)
 		})
+	})
+	t.Run("pools-of-subports", func(t *testing.T) {
+		subportPools(t, c, k, ns, node, onHV)
+	})
+}
+
+// subportPools: the controller restarted with pools of 3, the guest node's
+// pool is 3 subports of its trunk; two pods take pooled subports and are
+// reached; a deleted pod's subport goes back to the pool, still attached;
+// the guest powered off and its Node deleted, its pool is detached and
+// deleted.
+func subportPools(t *testing.T, c *framework.Cloud, k *framework.Kuryr, ns, node string, client *corev1.Pod) {
+	k.Controller(t, "restart", "--set", "kubernetes.vif_pool_driver=neutron",
+		"--set", "vif_pool.ports_pool_min=3", "--set", "vif_pool.ports_pool_batch=3")
+	t.Cleanup(func() { k.Controller(t, "restart") })
+	start := time.Now()
+	pooled := waitPool(t, c, k, node, func(n int) bool { return n >= 3 })
+	t.Logf("%s's pool: %d subports of its trunk %s after the controller's restart", node, len(pooled), time.Since(start).Round(time.Millisecond))
+	pods := []*corev1.Pod{guestServer(t, c, ns, "pooled-0", node), guestServer(t, c, ns, "pooled-1", node)}
+	start = time.Now()
+	pods = c.WaitReady(t, pods, 3*time.Minute)
+	t.Logf("2 pods on pooled subports Ready %s after creation", time.Since(start).Round(time.Millisecond))
+	vifs := subportVIFs(t, c, k, ns, pods)
+	for _, p := range pods {
+		if !pooled[vifs[p.Name].PortID] {
+			t.Errorf("%s's port %s was not in the pool %v", p.Name, vifs[p.Name].PortID, pooled)
+		}
+		eventuallyGets(t, client, p.Status.PodIP, p.Name)
+	}
+	released := vifs[pods[1].Name].PortID
+	if err := c.Kube.CoreV1().Pods(ns).Delete(context.Background(), pods[1].Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitPool(t, c, k, node, func(int) bool { return true }, released)
+	t.Logf("%s's subport %s back in the pool, still attached", pods[1].Name, released)
+	// The guest's pods gone with their kubelet alive, then the guest.
+	deleteGuestPods(t, c, ns)
+	k.Ctl(t, "guest", "stop", node)
+	gone := time.Now()
+	framework.Eventually(t, 2*time.Minute, time.Second, "the powered-off guest's pool deleted", func() (bool, error) {
+		left := 0
+		for id := range pooled {
+			_, err := ports.Get(context.Background(), c.OS.Network, id).Extract()
+			if !gophercloud.ResponseCodeIs(err, 404) {
+				left++
+			}
+		}
+		n := len(poolPorts(t, c, k, node))
+		return left == 0 && n == 0, fmt.Errorf("%d of the pooled ports left, %d tagged for %s", left, n, node)
+	})
+	t.Logf("the gone guest's pool detached and deleted %s after its Node", time.Since(gone).Round(time.Millisecond))
+}
+
+// waitPool waits until node's pool (ports tagged for it) has a size ok
+// accepts, holds every port of want, and each of its ports is a subport of
+// the node's trunk; returns the pool's ports.
+func waitPool(t *testing.T, c *framework.Cloud, k *framework.Kuryr, node string, ok func(int) bool, want ...string) map[string]bool {
+	t.Helper()
+	var pool map[string]bool
+	framework.Eventually(t, 2*time.Minute, time.Second, node+"'s pool of subports", func() (bool, error) {
+		pool = poolPorts(t, c, k, node)
+		tr, err := trunks.List(c.OS.Network, trunks.ListOpts{Name: node + "-trunk"}).AllPages(context.Background())
+		if err != nil {
+			return false, err
+		}
+		all, err := trunks.ExtractTrunks(tr)
+		if err != nil || len(all) != 1 {
+			return false, fmt.Errorf("trunk %s-trunk: %v (%d found)", node, err, len(all))
+		}
+		attached := map[string]bool{}
+		for _, s := range all[0].Subports {
+			attached[s.PortID] = true
+		}
+		for id := range pool {
+			if !attached[id] {
+				return false, fmt.Errorf("pooled port %s not a subport of %s", id, all[0].ID)
+			}
+		}
+		for _, id := range want {
+			if !pool[id] {
+				return false, fmt.Errorf("port %s not in the pool %v", id, pool)
+			}
+		}
+		return ok(len(pool)), fmt.Errorf("%d pooled subports", len(pool))
+	})
+	return pool
+}
+
+// poolPorts are the ports of node's pool.
+func poolPorts(t *testing.T, c *framework.Cloud, k *framework.Kuryr, node string) map[string]bool {
+	t.Helper()
+	out := map[string]bool{}
+	for _, p := range c.ClusterPorts(t, k.Cluster) {
+		if names.PoolNodeOf(p.Tags) == node {
+			out[p.ID] = true
+		}
+	}
+	return out
+}
+
+// deleteGuestPods deletes ns's pods labelled where=guest and waits until
+// they are gone.
+func deleteGuestPods(t *testing.T, c *framework.Cloud, ns string) {
+	t.Helper()
+	ctx, sel := context.Background(), metav1.ListOptions{LabelSelector: "where=guest"}
+	if err := c.Kube.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, sel); err != nil {
+		t.Fatal(err)
+	}
+	framework.Eventually(t, 2*time.Minute, time.Second, "the guest's pods gone", func() (bool, error) {
+		l, err := c.Kube.CoreV1().Pods(ns).List(ctx, sel)
+		return err == nil && len(l.Items) == 0, fmt.Errorf("%v (%d left)", err, len(l.Items))
 	})
 }
 
