@@ -2,7 +2,10 @@
 # Runs the benchmarks on a running local cloud (make up), twice: with a
 # Neutron port per pod created on demand (the default), and with ready-port
 # pools (vif_pool_driver = neutron, 25 ports per node, the original's main
-# start-up optimisation); then Services (Octavia load balancers) and
+# start-up optimisation); then pods of VM nodes: the VM node's
+# (nested-macvlan; relabelled nested-vlan, controller side) and the guest
+# node's (nested-vlan, booted for it, on demand and with pools of subports);
+# then Services (Octavia load balancers) and
 # NetworkPolicies (security groups and peer groups) with the controller
 # in its default configuration. Prints figures; asserts nothing.
 set -euo pipefail
@@ -10,7 +13,11 @@ cd "$(dirname "$0")/.."
 . _output/local-cloud.env
 # A benchmark that fails leaves the controller as its section set it (pools,
 # batch sizes): put back the default.
-trap 'rc=$?; [ $rc = 0 ] || "$KURYR_CTL" controller restart >/dev/null 2>&1 || true; exit $rc' EXIT
+# A guest node booted for its section is powered off.
+guest=${KURYR_CLOUD_GUEST_NODES:-}
+guest=${guest%% *}
+trap 'rc=$?; [ $rc = 0 ] || "$KURYR_CTL" controller restart >/dev/null 2>&1 || true
+  [ -z "$guest" ] || "$KURYR_CTL" guest stop "$guest" >/dev/null 2>&1 || true; exit $rc' EXIT
 # The controller's count of ready pooled ports (Neutron lists a bulk
 # request's ports before the request has returned them to the controller).
 pool_ports() { "$KURYR_CTL" metrics | awk '/^kuryr_port_pool_free_ports/ {s += $2} END {print s + 0}'; }
@@ -61,6 +68,28 @@ if [ -n "${KURYR_CLOUD_VM_NODES:-}" ]; then
     --set vif_pool.ports_pool_min=50 --set vif_pool.ports_pool_batch=50
   bin/kuryr-bench vmpods -mode nested-vlan -pool-wait 50
   "$KURYR_CTL" controller restart
+fi
+
+# fresh_guest: the guest node booted anew (an emulated guest still tearing
+# down the last run's pods would take the host's cores from the next one).
+fresh_guest() {
+  "$KURYR_CTL" guest stop "$guest"
+  KURYR_CLOUD_GUEST_MEM_MB=3072 KURYR_CLOUD_GUEST_CPUS=2 "$KURYR_CTL" guest start "$guest"
+}
+if [ -n "$guest" ]; then
+  echo
+  echo "=== guest node $guest (a QEMU guest: software emulation, 2 vCPUs, 3 GiB): nested-vlan pods on subports, on demand"
+  fresh_guest
+  settle
+  bin/kuryr-bench vmpods -node "$guest"
+  echo
+  echo "=== guest node $guest: pools of subports ([vif_pool] ports_pool_min = 50)"
+  "$KURYR_CTL" controller restart --set kubernetes.vif_pool_driver=neutron \
+    --set vif_pool.ports_pool_min=50 --set vif_pool.ports_pool_batch=50
+  fresh_guest
+  bin/kuryr-bench vmpods -node "$guest" -pool-wait 50
+  "$KURYR_CTL" controller restart
+  "$KURYR_CTL" guest stop "$guest"
 fi
 
 echo

@@ -17,8 +17,11 @@ MODULES=(virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_p
   nfnetlink libcrc32c nf_tables nf_defrag_ipv4 nf_defrag_ipv6 nf_conntrack nf_nat nft_chain_nat nft_nat
   nft_masq nft_fib nft_fib_ipv4 nft_fib_ipv6 nft_fib_inet nft_numgen)
 
-# cached: the newest kernel fetched before (when apt cannot fetch another)
-cached() { ls -d "$CLOUD_CACHE"/guest/linux-image-*/modules.order 2>/dev/null | sort -V | tail -1 | xargs -r dirname; }
+# The cache key's module part.
+MODS_KEY=$(echo "${MODULES[*]}" | sha256sum | cut -c1-8)
+# cached: the newest kernel fetched before with these modules (when apt
+# cannot fetch another)
+cached() { ls -d "$CLOUD_CACHE"/guest/linux-image-*-"$MODS_KEY"/modules.order 2>/dev/null | sort -V | tail -1 | xargs -r dirname; }
 fallback() {
   local c
   c=$(cached)
@@ -30,7 +33,7 @@ fallback() {
 
 pkg=$(apt-cache depends linux-image-cloud-amd64 2>/dev/null | awk '/Depends: linux-image-/ {print $2; exit}' || true)
 [ -n "$pkg" ] || fallback "apt knows no linux-image-cloud-amd64 (apt-get update?)"
-out=$CLOUD_CACHE/guest/$pkg-$(echo "${MODULES[*]}" | sha256sum | cut -c1-8)
+out=$CLOUD_CACHE/guest/$pkg-$MODS_KEY
 if [ -f "$out/modules.order" ]; then
   echo "$out"
   exit 0

@@ -162,7 +162,11 @@ case "${1:-}" in
   guest)
     [ $# -eq 3 ] && is_guest_node "$3" || die "usage: $0 guest start|stop NODE (one of: ${GUEST_NODES[*]})"
     case "$2" in
-      start) timed "$3" start_guest_node "$3" ;;
+      # A guest that did not come up is stopped (its init powers it off on
+      # an error, and QEMU, supervised, would boot it again and again).
+      start) "$BASH" "$0" guest boot "$3" \
+        || { stop_guest_node "$3"; die "guest $3 did not start (its console: $CLOUD_LOG_DIR/$3-vm.log)"; } ;;
+      boot) timed "$3" start_guest_node "$3" ;;
       stop) stop_guest_node "$3" ;;
       *) die "usage: $0 guest start|stop NODE" ;;
     esac

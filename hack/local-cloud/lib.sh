@@ -68,12 +68,13 @@ elif [ -n "${KURYR_CLOUD_VM_NODES+set}" ]; then
 else
   VM_NODES=(kuryr-vm-1)
 fi
-# Guest nodes (components/guest-node.sh): VM nodes that are real QEMU
-# guests (software emulation) with kubelet, containerd and kuryr-daemon
-# inside, their pods nested-vlan (802.1Q in the guest's kernel; this
-# machine's has none). Known to the cloud (credentials, names) by default,
+# Guest nodes (components/guest-node.sh): Kubernetes nodes that are VMs of
+# the cloud as real QEMU guests (software emulation) with kubelet,
+# containerd and kuryr-daemon inside, their pods nested-vlan (802.1Q in the
+# guest's kernel; this machine's has none); not VM_NODES (is_vm_node is for
+# the namespace VMs). Known to the cloud (credentials, names) by default,
 # kuryr-guest-1; booted on demand (kuryr-ctl.sh guest start NODE, or
-# KURYR_CLOUD_BOOT_GUESTS=yes make up): a guest keeps a core busy.
+# KURYR_CLOUD_BOOT_GUESTS=yes make up): a guest keeps part of a core busy.
 if [ -f "$CLOUD_STATE/guest-nodes" ]; then
   GUEST_NODES=($(cat "$CLOUD_STATE/guest-nodes"))
 elif [ -n "${KURYR_CLOUD_GUEST_NODES+set}" ]; then

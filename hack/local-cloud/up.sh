@@ -102,11 +102,15 @@ import_kuryr_images
 timed kuryr deploy_kuryr
 write_env_file
 
+# nodes_ready: every hypervisor and VM node Ready (a guest node is not
+# waited for here: booted on demand).
 nodes_ready() {
-  local ready
+  local ready n
   ready=$("$K8S_BIN/kubectl" --kubeconfig "$ADMIN_KUBECONFIG" get nodes -o \
-    jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' | grep -c True)
-  [ "$ready" -ge $((${#NODES[@]} + ${#VM_NODES[@]})) ]
+    jsonpath='{range .items[*]}{.metadata.name} {.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}')
+  for n in "${NODES[@]}" "${VM_NODES[@]}"; do
+    grep -qx "$n True" <<<"$ready" || return 1
+  done
 }
 chassis_up() {
   # Neutron's alive=true filter does not work for OVN agents: read the field.

@@ -56,7 +56,7 @@ func connect() (*env, error) {
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: kuryr-bench ports|pods [-pods N] | vmpods [-pods N] [-mode M] [-pool-wait N] | services [-services N] [-backends N] |\n"+
+		fmt.Fprintln(os.Stderr, "usage: kuryr-bench ports|pods [-pods N] | vmpods [-pods N] [-node NODE] [-mode M] [-pool-wait N] | services [-services N] [-backends N] |\n"+
 			"       policy [-pods N] [-namespaces N] [-policies N] [-samples N] [-direct N]")
 		os.Exit(2)
 	}
@@ -69,8 +69,10 @@ func main() {
 	fs.IntVar(&policy.policies, "policies", 50, "policy: NetworkPolicies standing during the measurements")
 	fs.IntVar(&policy.samples, "samples", 20, "policy: timed policy changes, and as many pod label changes")
 	fs.IntVar(&policy.direct, "direct", 10, "policy: timed direct Neutron changes of each yardstick (0: none)")
-	vmMode := fs.String("mode", "", "vmpods: the mode the VM node is labelled with for the run (nested-vlan, nested-macvlan)")
-	poolWait := fs.Int("pool-wait", 0, "vmpods: wait until the VM node's pool holds this many ports")
+	var vm vmRun
+	fs.StringVar(&vm.node, "node", "", "vmpods: the VM node (default: the cloud's first, KURYR_CLOUD_VM_NODES)")
+	fs.StringVar(&vm.relabel, "mode", "", "vmpods: the mode the VM node is labelled with for the run (nested-vlan, nested-macvlan)")
+	fs.IntVar(&vm.poolWait, "pool-wait", 0, "vmpods: wait until the VM node's pool holds this many ports")
 	fs.BoolVar(&timeline, "timeline", false, "pods: print, each second, how many pods have port data, a sandbox and run")
 	_ = fs.Parse(os.Args[2:])
 	policy.pods = 200
@@ -95,7 +97,7 @@ func main() {
 	case "pods":
 		err = benchPods(ctx, e, *pods)
 	case "vmpods":
-		err = benchVMPods(ctx, e, *pods, *vmMode, *poolWait)
+		err = benchVMPods(ctx, e, *pods, vm)
 	case "services":
 		err = benchServices(ctx, e, *services, *backends)
 	case "policy":

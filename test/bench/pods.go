@@ -89,7 +89,8 @@ var timeline bool
 // the time from the nodes'.
 func waitAllRunning(ctx context.Context, e *env, ns string, n int, start time.Time) (allPorts, allRunning time.Duration, err error) {
 	printed := 0
-	err = poll(5*time.Minute, 100*time.Millisecond, func() (bool, error) {
+	// 10 minutes: 50 pods in an emulated guest node take over 4.
+	err = poll(10*time.Minute, 100*time.Millisecond, func() (bool, error) {
 		var kps kuryrv1.KuryrPortList
 		if err := e.kuryr.List(ctx, &kps, client.InNamespace(ns)); err != nil {
 			return false, framework.Stop(err)
@@ -111,7 +112,7 @@ func waitAllRunning(ctx context.Context, e *env, ns string, n int, start time.Ti
 			allRunning = time.Since(start)
 		}
 		return running == n, nil
-	}, func() error { return fmt.Errorf("not all %d pods Running after 5 minutes", n) })
+	}, func() error { return fmt.Errorf("not all %d pods Running after 10 minutes", n) })
 	if err != nil {
 		return 0, 0, err
 	}

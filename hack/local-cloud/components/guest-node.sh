@@ -15,7 +15,9 @@
 #
 #   kc-<hypervisor>:  br-int --- tg<port>  ~~~ QEMU virtio-net ~~~  ens3 (guest)
 
+# A guest's memory and emulated CPUs (each a host thread while it runs).
 GUEST_MEM_MB=${KURYR_CLOUD_GUEST_MEM_MB:-1024}
+GUEST_CPUS=${KURYR_CLOUD_GUEST_CPUS:-1}
 
 # worker_net_ids: the worker network's ids (ensure_worker_net made them).
 worker_net_ids() {
@@ -47,7 +49,10 @@ guest_initrd() {
   cp /lib/x86_64-linux-gnu/{libc.so.6,libseccomp.so.2} "$root/lib/x86_64-linux-gnu/"
   cp /usr/lib/cni/loopback "$root/opt/cni/bin/"
   cp "$kernel"/modules/*.ko "$kernel/modules.order" "$root/modules/"
-  cp "$IMAGES_DIR/pause.tar" "$IMAGES_DIR/test-app.tar" "$KURYR_IMAGE_TAR" "$root/images/"
+  cp "$IMAGES_DIR/pause.tar" "$IMAGES_DIR/test-app.tar" "$root/images/"
+  # kuryr's image as deployed (the manifests name it), not the last built.
+  ctr_node "${NODES[0]}" -n k8s.io images export "$root/images/kuryr.tar" "$(cat "$KURYR_DEPLOYED_REF")" \
+    || die "exporting the deployed kuryr image from ${NODES[0]}"
   printf 'root:x:0:0:root:/root:/bin/sh\n' >"$root/etc/passwd"
   printf 'root:x:0:\n' >"$root/etc/group"
   printf '127.0.0.1 localhost\n' >"$root/etc/hosts"
@@ -175,7 +180,7 @@ start_guest_node() {
   relay_tcp_to_unix "$node-relay-kubelet" "" "$kport" "$r/kubelet.sock"
   # No vnet headers, no checksum offload: the userspace datapath does not
   # complete partial checksums.
-  start_bg "$node-vm" "$(node_ns "$hv")" -- qemu-system-x86_64 -accel tcg -cpu max -m "$GUEST_MEM_MB" -smp 1 \
+  start_bg "$node-vm" "$(node_ns "$hv")" -- qemu-system-x86_64 -accel tcg -cpu max -m "$GUEST_MEM_MB" -smp "$GUEST_CPUS" \
     -nographic -no-reboot -kernel "$kernel/vmlinuz" -initrd "$initrd" \
     -append "console=ttyS0 panic=-1 quiet loglevel=1" \
     -netdev "tap,id=n0,ifname=$(guest_tap "$port"),script=no,downscript=no,vnet_hdr=off" \
@@ -198,11 +203,19 @@ guest_daemon_ready() {
 }
 
 # stop_guest_node NODE: powers the guest off at once (QEMU killed, as a
-# hypervisor failure would), unplugs its tap and deletes its Node; its port
-# and trunk stay for the next start (their subports are kuryr's to remove).
+# hypervisor failure would; its kuryr pods' logs kept first: they live in
+# its memory), unplugs its tap and deletes its Node; its port and trunk stay
+# for the next start (their subports are kuryr's to remove).
 stop_guest_node() {
-  local node=$1 port hv
+  local node=$1 port hv pod
   hv=$(vm_hypervisor)
+  if is_running "$node-vm"; then
+    mkdir -p "$CLOUD_LOG_DIR/kuryr-pods"
+    for pod in $(kk -n "$KURYR_NS" get pods -l app.kubernetes.io/name=kuryr --field-selector "spec.nodeName=$node" \
+      -o jsonpath='{.items[*].metadata.name}' 2>/dev/null); do
+      kk -n "$KURYR_NS" logs "$pod" --all-containers >"$CLOUD_LOG_DIR/kuryr-pods/$pod.log" 2>&1 || true
+    done
+  fi
   stop_named "$node-vm"
   stop_named "$node-relay-kubelet"
   stop_named "$node-relay-kubelet-in"

@@ -40,6 +40,11 @@ import_kuryr_images() {
   done
   mkdir -p "$(dirname "$KURYR_DEPLOYED_REF")"
   cp "$KURYR_IMAGE_REF_FILE" "$KURYR_DEPLOYED_REF"
+  # A guest node takes the image when it boots (its containerd is inside).
+  for n in "${GUEST_NODES[@]}"; do
+    is_running "$n-vm" && log "guest node $n runs an older kuryr image: restart it (kuryr-ctl.sh guest stop $n; ... start $n)"
+  done
+  return 0
 }
 
 # write_kuryr_deploy [STAMP]: the overlay, its paths moved under

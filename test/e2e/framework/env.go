@@ -39,7 +39,8 @@ type Cloud struct {
 	// KURYR_CLOUD_VM_NODES), tainted VMNodeTaint; none by default.
 	VMNodes []string
 	// GuestNodes are the VM nodes that are QEMU guests (nested-vlan;
-	// KURYR_CLOUD_GUEST_NODES), booted on demand (BootGuestNode).
+	// KURYR_CLOUD_GUEST_NODES), booted on demand (`kuryr-ctl.sh guest
+	// start`).
 	GuestNodes []string
 	// NodeOVSDB maps a node name to its OVSDB socket ("unix:/...").
 	NodeOVSDB     map[string]string

@@ -43,8 +43,8 @@ func TestPodsOnGuestNode(t *testing.T) {
 	}
 	node := c.GuestNodes[0]
 	bootGuestNode(t, k, node)
-	onGuest := []*corev1.Pod{guestServer(t, c, ns, "web-guest-0", node), guestServer(t, c, ns, "web-guest-1", node)}
 	deletePodsFirst(t, c, ns) // while the guest's kubelet can still stop them
+	onGuest := []*corev1.Pod{guestServer(t, c, ns, "web-guest-0", node), guestServer(t, c, ns, "web-guest-1", node)}
 	onHV := server(t, c, ns, "web-hv", c.Nodes[0])
 	start := time.Now()
 	all := c.WaitReady(t, append(slices.Clone(onGuest), onHV), 3*time.Minute)
@@ -154,9 +154,9 @@ func TestPodsOnGuestNode(t *testing.T) {
 // the guest powered off and its Node deleted, its pool is detached and
 // deleted.
 func subportPools(t *testing.T, c *framework.Cloud, k *framework.Kuryr, ns, node string, client *corev1.Pod) {
+	t.Cleanup(func() { k.Controller(t, "restart") }) // first: a failed restart may have saved the flags
 	k.Controller(t, "restart", "--set", "kubernetes.vif_pool_driver=neutron",
 		"--set", "vif_pool.ports_pool_min=3", "--set", "vif_pool.ports_pool_batch=3")
-	t.Cleanup(func() { k.Controller(t, "restart") })
 	start := time.Now()
 	pooled := waitPool(t, c, k, node, func(n int) bool { return n >= 3 })
 	t.Logf("%s's pool: %d subports of its trunk %s after the controller's restart", node, len(pooled), time.Since(start).Round(time.Millisecond))
