@@ -6,6 +6,10 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
@@ -442,5 +446,33 @@ func TestPooledPortCarriesDefaultGroups(t *testing.T) {
 		if got := portGroups(t, e, v2.PortID); !slices.Equal(got, []string{"sg", "sg-open-egress", "sg-open-ingress"}) {
 			t.Errorf("defaults %v: port groups %v after release and retake", withDefaults, got)
 		}
+	}
+}
+
+// TestNodesThatAppearAreFilled: a node that joins after start-up gets its
+// pool from its Node's creation, before any pod of it asks; so does one
+// whose Node was deleted (its pool pruned) and made again under its name.
+func TestNodesThatAppearAreFilled(t *testing.T) {
+	e := newEnv(t)
+	pool := newTestPool(t, e, PoolSettings{Min: 2, Batch: 2})
+	created := func(name string) {
+		n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		fillNewNodes(pool).Create(context.Background(), event.CreateEvent{Object: n}, nil)
+		if err := pool.resolve(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		pool.round(t)
+	}
+	created("node-new")
+	if n := pool.FreeCount("node-new"); n != 2 {
+		t.Fatalf("a node created after start-up: %d free ports, want 2", n)
+	}
+	pool.Prune(map[string]bool{}) // its Node deleted
+	if n := pool.FreeCount("node-new"); n != 0 {
+		t.Fatalf("a deleted node: %d free ports, want 0", n)
+	}
+	created("node-new")
+	if n := pool.FreeCount("node-new"); n != 2 {
+		t.Errorf("a node made again under its name: %d free ports, want 2", n)
 	}
 }

@@ -3,9 +3,12 @@ package kuryrport
 import (
 	"context"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -26,7 +29,19 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, workers int) error {
 	for _, w := range r.Watches {
 		b = b.Watches(w.Object, w.Handler)
 	}
+	if r.Pool != nil {
+		b = b.Watches(&corev1.Node{}, fillNewNodes(r.Pool))
+	}
 	return kit.Controller(b, workers).Complete(kit.RetryConflicts(r))
+}
+
+// fillNewNodes has the pool keep every node that appears filled (a node
+// that joins the cluster gets its pool before its first pods, as the nodes
+// there at start do); it enqueues nothing.
+func fillNewNodes(p *Pool) handler.EventHandler {
+	return handler.Funcs{CreateFunc: func(_ context.Context, e event.CreateEvent, _ workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		p.Fill(e.Object.GetName())
+	}}
 }
 
 // waitingOn are the KuryrPorts without a port that a KuryrNetwork serves:
