@@ -97,7 +97,7 @@ func benchVMPods(ctx context.Context, e *env, n int, vm vmRun) error {
 		if err != nil {
 			return err
 		}
-		fmt.Printf("the node's pool held %d ports %s after the node was labelled\n", poolWait, secs(took))
+		fmt.Printf("the node's pool held %d ports %s after this run started\n", poolWait, secs(took))
 	}
 	settleNeutron(ctx, e)
 	direct, err := directNested(ctx, e, nc, parent, mode, n)
