@@ -84,36 +84,14 @@ EOF
 # are the same in the guest: CNI binaries and configuration under the node's
 # directory.
 write_guest_containerd_conf() {
-  local d; d=$(node_dir "$1")
+  local runc="          # The root is the initramfs: pivot_root cannot leave it.
+          NoPivotRoot = true"
   cat <<EOF
 version = 3
 root = "/var/lib/containerd"
 state = "/run/containerd"
 [plugins]
-  [plugins.'io.containerd.nri.v1.nri']
-    disable = true
-  [plugins.'io.containerd.grpc.v1.cri']
-    disable_tcp_service = true
-    stream_server_address = "127.0.0.1"
-    stream_server_port = "0"
-  [plugins.'io.containerd.cri.v1.images']
-    snapshotter = "overlayfs"
-    [plugins.'io.containerd.cri.v1.images'.pinned_images]
-      sandbox = "$(cat "$IMAGES_DIR/pause.ref")"
-  [plugins.'io.containerd.cri.v1.runtime']
-    enable_selinux = false
-    [plugins.'io.containerd.cri.v1.runtime'.containerd]
-      default_runtime_name = "runc"
-      [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]
-        runtime_type = "io.containerd.runc.v2"
-        [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
-          SystemdCgroup = false
-          # The root is the initramfs: pivot_root cannot leave it.
-          NoPivotRoot = true
-    [plugins.'io.containerd.cri.v1.runtime'.cni]
-      bin_dirs = ["$d/cni/bin"]
-      conf_dir = "$d/cni/net.d"
-      max_conf_num = 1
+$(containerd_plugins "$1" "" "$runc")
 EOF
 }
 
@@ -129,13 +107,7 @@ authentication:
 authorization: {mode: AlwaysAllow}
 containerRuntimeEndpoint: unix:///run/containerd/containerd.sock
 cgroupDriver: cgroupfs
-failSwapOn: false
-makeIPTablesUtilChains: false
-protectKernelDefaults: false
-serializeImagePulls: false
-# Images are imported, never pulled: garbage collection would lose them.
-imageGCHighThresholdPercent: 100
-imageGCLowThresholdPercent: 99
+$(kubelet_shared_conf)
 evictionHard: {memory.available: "1Mi", nodefs.available: "0%", imagefs.available: "0%", nodefs.inodesFree: "0%"}
 nodeStatusUpdateFrequency: 4s
 syncFrequency: 10s

@@ -62,11 +62,53 @@ start_node_relays() {
   relay_tcp_to_unix "$node-relay-kubelet" "" "$port" "$r/kubelet.sock"
 }
 
+# containerd_plugins NODE RUNTIME RUNC: the plugin sections every node's
+# containerd has (NRI off, CRI with the pinned pause image, runc, the node's
+# CNI directories), with RUNTIME's lines first in the CRI runtime's section
+# and RUNC's last in runc's options (empty: none).
+containerd_plugins() {
+  local d; d=$(node_dir "$1")
+  cat <<EOF
+  # NRI's socket is one per host (/var/run/nri/nri.sock): two nodes'
+  # containerds would take it from each other.
+  [plugins.'io.containerd.nri.v1.nri']
+    disable = true
+  [plugins.'io.containerd.grpc.v1.cri']
+    disable_tcp_service = true
+    stream_server_address = "127.0.0.1"
+    stream_server_port = "0"
+  [plugins.'io.containerd.cri.v1.images']
+    snapshotter = "overlayfs"
+    [plugins.'io.containerd.cri.v1.images'.pinned_images]
+      sandbox = "$(cat "$IMAGES_DIR/pause.ref")"
+  [plugins.'io.containerd.cri.v1.runtime']
+${2:+$2
+}    enable_selinux = false
+    [plugins.'io.containerd.cri.v1.runtime'.containerd]
+      default_runtime_name = "runc"
+      [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]
+        runtime_type = "io.containerd.runc.v2"
+        [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
+          SystemdCgroup = false
+${3:+$3
+}    [plugins.'io.containerd.cri.v1.runtime'.cni]
+      bin_dirs = ["$d/cni/bin"]
+      conf_dir = "$d/cni/net.d"
+      max_conf_num = 1
+EOF
+}
+
 write_containerd_conf() {
   local node=$1 d; d=$(node_dir "$1")
   local r; r=$(node_run "$node")
   mkdir -p "$d/containerd" "$d/cni/bin" "$d/cni/net.d"
   cp /usr/lib/cni/loopback "$d/cni/bin/loopback"
+  local runtime runc
+  runtime="    # The VM lacks CAP_SYS_RESOURCE: without this every sandbox fails with
+    # \"can't get final child's PID from pipe: EOF\".
+    restrict_oom_score_adj = true"
+  runc="          BinaryName = \"$CONTAINERD_BIN/runc\"
+          Root = \"$r/runc\""
   # containerd 2.x (build-containerd.sh), configuration version 3.
   cat >"$d/containerd/config.toml" <<EOF
 version = 3
@@ -83,35 +125,7 @@ state = "$r/containerd"
   # its PATH), in the node's directory rather than the host's /opt.
   [plugins.'io.containerd.internal.v1.opt']
     path = "$d/containerd/opt"
-  # NRI's socket is one per host (/var/run/nri/nri.sock): two nodes'
-  # containerds would take it from each other.
-  [plugins.'io.containerd.nri.v1.nri']
-    disable = true
-  [plugins.'io.containerd.grpc.v1.cri']
-    disable_tcp_service = true
-    stream_server_address = "127.0.0.1"
-    stream_server_port = "0"
-  [plugins.'io.containerd.cri.v1.images']
-    snapshotter = "overlayfs"
-    [plugins.'io.containerd.cri.v1.images'.pinned_images]
-      sandbox = "$(cat "$IMAGES_DIR/pause.ref")"
-  [plugins.'io.containerd.cri.v1.runtime']
-    # The VM lacks CAP_SYS_RESOURCE: without this every sandbox fails with
-    # "can't get final child's PID from pipe: EOF".
-    restrict_oom_score_adj = true
-    enable_selinux = false
-    [plugins.'io.containerd.cri.v1.runtime'.containerd]
-      default_runtime_name = "runc"
-      [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]
-        runtime_type = "io.containerd.runc.v2"
-        [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
-          SystemdCgroup = false
-          BinaryName = "$CONTAINERD_BIN/runc"
-          Root = "$r/runc"
-    [plugins.'io.containerd.cri.v1.runtime'.cni]
-      bin_dirs = ["$d/cni/bin"]
-      conf_dir = "$d/cni/net.d"
-      max_conf_num = 1
+$(containerd_plugins "$node" "$runtime" "$runc")
 EOF
 }
 
@@ -152,6 +166,19 @@ ensure_cgroup_root() {
   done
 }
 
+# kubelet_shared_conf: the kubelet settings every node's has.
+kubelet_shared_conf() {
+  cat <<EOF
+failSwapOn: false
+makeIPTablesUtilChains: false
+protectKernelDefaults: false
+serializeImagePulls: false
+# Images are imported, never pulled: garbage collection would lose them.
+imageGCHighThresholdPercent: 100
+imageGCLowThresholdPercent: 99
+EOF
+}
+
 write_kubelet_conf() {
   local node=$1 d; d=$(node_dir "$1")
   local r; r=$(node_run "$node")
@@ -176,13 +203,7 @@ failCgroupV1: false
 cgroupRoot: /kc-$node
 cgroupsPerQOS: true
 enforceNodeAllocatable: [pods]
-failSwapOn: false
-makeIPTablesUtilChains: false
-protectKernelDefaults: false
-serializeImagePulls: false
-# Images are imported, never pulled: garbage collection would lose them.
-imageGCHighThresholdPercent: 100
-imageGCLowThresholdPercent: 99
+$(kubelet_shared_conf)
 # A controller's log in a fault campaign outgrows the default 10 MiB within
 # minutes, and rotated files go with their pod: keep the whole run's.
 containerLogMaxSize: 200Mi

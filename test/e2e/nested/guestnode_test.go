@@ -74,15 +74,7 @@ func TestPodsOnGuestNode(t *testing.T) {
 				name, p.Status, p.DeviceOwner, p.HostID, p.VIFType)
 		}
 	})
-	t.Run("pod-to-pod", func(t *testing.T) {
-		for _, from := range all {
-			for _, to := range all {
-				if from.Name != to.Name {
-					eventuallyGets(t, from, to.Status.PodIP, to.Name)
-				}
-			}
-		}
-	})
+	t.Run("pod-to-pod", func(t *testing.T) { eachReachesEachOther(t, all) })
 	t.Run("clusterip-from-a-hypervisor-and-the-same-vm", func(t *testing.T) {
 		svc := service(t, c, ns)
 		for _, from := range []*corev1.Pod{onHV, onGuest[0]} {

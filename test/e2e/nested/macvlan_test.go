@@ -71,15 +71,7 @@ func TestMacvlanPods(t *testing.T) {
 			return false, fmt.Errorf("%d events, none %s", len(evs.Items), kuryrport.ReasonPoliciesNotEnforced)
 		})
 	})
-	t.Run("pod-to-pod", func(t *testing.T) {
-		for _, from := range all {
-			for _, to := range all {
-				if from.Name != to.Name {
-					eventuallyGets(t, from, to.Status.PodIP, to.Name)
-				}
-			}
-		}
-	})
+	t.Run("pod-to-pod", func(t *testing.T) { eachReachesEachOther(t, all) })
 	t.Run("vm-to-pod", func(t *testing.T) {
 		vm := c.CreateVM(t, hvNode, "0")
 		for _, p := range onVM {
@@ -295,6 +287,19 @@ func ips(pods []*corev1.Pod) []string {
 		out = append(out, p.Status.PodIP)
 	}
 	return out
+}
+
+// eachReachesEachOther: every pod's GET of every other pod's :8080 is
+// answered by that pod.
+func eachReachesEachOther(t *testing.T, pods []*corev1.Pod) {
+	t.Helper()
+	for _, from := range pods {
+		for _, to := range pods {
+			if from.Name != to.Name {
+				eventuallyGets(t, from, to.Status.PodIP, to.Name)
+			}
+		}
+	}
 }
 
 // eventuallyGets waits until from's GET of ip:8080 is answered by want.
