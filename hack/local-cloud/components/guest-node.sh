@@ -111,6 +111,9 @@ $(kubelet_shared_conf)
 evictionHard: {memory.available: "1Mi", nodefs.available: "0%", imagefs.available: "0%", nodefs.inodesFree: "0%"}
 nodeStatusUpdateFrequency: 4s
 syncFrequency: 10s
+# Under emulation a CRI call takes minutes when tens of pods start at once
+# (50 on pooled ports: "context deadline exceeded" at the default 2 min).
+runtimeRequestTimeout: 10m
 resolvConf: /etc/resolv.conf
 clusterDNS: [$CLUSTER_DNS_IP]
 clusterDomain: $CLUSTER_DOMAIN
