@@ -146,7 +146,7 @@ func wire(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients, hs *heal
 	sweeper := &cleanup.Sweeper{Client: mgr.GetClient(), Neutron: nc, Ledger: kp.Ledger, Cluster: cluster,
 		Router: cfg.NamespaceSubnet.PodRouter, Period: cfg.Controller.CleanupPeriod, Ready: start.Done(),
 		Settle: 2*cfg.Neutron.Timeout + 5*time.Second, BindTimeout: cfg.Neutron.BindTimeout(), NodePorts: cfg.NeutronDefaults.NodeSubnet != "",
-		RefusePorts: refuse, VMPairs: pl}
+		RefusePorts: refuse, VMPairs: pl, Binder: nc}
 	if kp.Pool != nil {
 		sweeper.Pool = kp.Pool
 	}

@@ -134,6 +134,17 @@ func (c *Client) GetPort(ctx context.Context, id string) (*Port, error) {
 	return &p, nil
 }
 
+// BindPort binds a port to host (binding:host_id), as Nova does when it
+// plugs an instance's port: Neutron binds it again (status DOWN until the
+// host's OVN claims it).
+func (c *Client) BindPort(ctx context.Context, id, host string) error {
+	opts := portsbinding.UpdateOptsExt{UpdateOptsBuilder: ports.UpdateOpts{}, HostID: &host}
+	if _, err := ports.Update(ctx, c.sc, id, opts).Extract(); err != nil {
+		return fmt.Errorf("bind port %s to %q: %w", id, host, err)
+	}
+	return nil
+}
+
 // DeletePort deletes a port; one already gone is not an error. A subport
 // (nested-vlan), which Neutron refuses to delete (409 PortInUseAsSubPort),
 // is detached from its trunk first.

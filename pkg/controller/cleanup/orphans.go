@@ -24,6 +24,7 @@ type Owners struct {
 	PortOfPod map[string]string // pod UID -> the port its KuryrPort names
 	Holders   map[string]string // port id -> the pod whose KuryrPort names it
 	VIFMACs   map[string]bool   // MACs (lower case) KuryrPorts' VIFs record
+	PortNode  map[string]string // port id -> its pod's node, for hypervisor pods (not nested)
 	// PoolEnabled keeps unused pooled ports of the nodes that exist;
 	// NodePortsEnabled the management ports of the nodes that exist,
 	// RefusePortsEnabled their refuse ports.

@@ -106,6 +106,9 @@ type Sweeper struct {
 	// VMPairs, when set (VM nodes may be nested-macvlan), are swept of
 	// pods' pairs whose ports are gone.
 	VMPairs vmPairs
+	// Binder, when set, binds the ports of live hypervisor pods that
+	// Neutron unbound to their node again (UnboundPorts).
+	Binder binder
 	// Ready is closed once the sweep may trust the cache (it is synced and
 	// the ledger loaded).
 	Ready <-chan struct{}
@@ -161,7 +164,8 @@ func (s *Sweeper) Start(ctx context.Context) error {
 }
 
 // Sweep deletes what belongs to no live pod, namespace or node (networks
-// only once no port is left on them). Neutron is listed first and
+// only once no port is left on them), and binds live pods' ports Neutron
+// unbound to their node again (with Binder). Neutron is listed first and
 // Kubernetes read after: whatever was created before the listing has its
 // owner visible by then, so nothing in use is taken for an orphan. One
 // failed delete does not stop the others. Reads only, when nothing is
@@ -229,11 +233,14 @@ func (s *Sweeper) Sweep(ctx context.Context, logger logr.Logger) error {
 	if s.VMPairs != nil && pairsErr == nil {
 		errs = append(errs, s.sweepPairs(ctx, logger, OrphanPairs(parents, ports, owned)))
 	}
+	if s.Binder != nil {
+		errs = append(errs, s.rebind(ctx, logger, UnboundPorts(ports, owned)))
+	}
 	return errors.Join(errs...)
 }
 
 func (s *Sweeper) liveOwners(ctx context.Context) (Owners, error) {
-	o := Owners{PodUIDs: map[string]bool{}, PortIDs: map[string]bool{}, PortOfPod: map[string]string{},
+	o := Owners{PodUIDs: map[string]bool{}, PortIDs: map[string]bool{}, PortOfPod: map[string]string{}, PortNode: map[string]string{},
 		Holders: map[string]string{}, VIFMACs: map[string]bool{}, Nodes: map[string]bool{}, NodePortOf: map[string]string{}, RefusePortOf: map[string]string{},
 		Namespaces: map[string]bool{}, NetworkNodes: map[string]bool{}}
 	var nodes corev1.NodeList
@@ -268,6 +275,9 @@ func (s *Sweeper) liveOwners(ctx context.Context) (Owners, error) {
 			o.PortOfPod[kp.Spec.PodUID] = v.PortID
 			o.Holders[v.PortID] = kp.Spec.PodUID
 			o.VIFMACs[strings.ToLower(v.MACAddress)] = true
+			if v.Nested == nil && v.VIFType != "" && kp.Spec.PodNodeName != "" {
+				o.PortNode[v.PortID] = kp.Spec.PodNodeName
+			}
 		}
 	}
 	var kns kuryrv1.KuryrNetworkList

@@ -2,7 +2,8 @@
 // keeps ports, networks, subnets, security groups and their rules in
 // memory and understands the calls kuryr makes (tag and status filters,
 // tags sub-resources, security groups of ports included, trunks and
-// allowed address pairs with revision checks; a network is
+// allowed address pairs with revision checks; a new binding:host_id
+// rebinds a port as ML2 does: DOWN, and unbound without a host; a network is
 // deleted with its subnets, and refused while ports other than Neutron's
 // own are on it), counts requests, and can be told to fail. Address groups are kept as
 // Neutron 26 keeps them (addressgroups.go); the fake does not enforce

@@ -142,6 +142,8 @@ func (f *Fake) updatePort(w http.ResponseWriter, r *http.Request, id string) {
 		return
 	}
 	changed := psec != portSecurity(p) || !sameSet(sgs, stringsOf(p["security_groups"]))
+	host, rebind := in["binding:host_id"]
+	rebind = rebind && !sameJSON(p["binding:host_id"], host)
 	for k, v := range in {
 		if k != "security_groups" && !sameJSON(p[k], v) {
 			changed = true
@@ -149,6 +151,14 @@ func (f *Fake) updatePort(w http.ResponseWriter, r *http.Request, id string) {
 		p[k] = v
 	}
 	p["security_groups"], p["port_security_enabled"] = append([]string{}, sgs...), psec
+	if rebind {
+		// A new host is a new binding: unbound without one, DOWN until the
+		// host's OVN claims the port.
+		p["status"], p["binding:vif_type"] = "DOWN", "ovs"
+		if str(host) == "" {
+			p["binding:vif_type"] = "unbound"
+		}
+	}
 	if changed {
 		touch(p) // as Neutron, which bumps only what the update modified
 	}
