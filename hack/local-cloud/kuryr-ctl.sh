@@ -150,8 +150,12 @@ case "${1:-}" in
     exit 0 ;;
   daemons)
     [ "${2:-}" = restart ] || die "usage: $0 daemons restart"
-    kk -n "$KURYR_NS" rollout restart daemonset/kuryr-daemon >/dev/null
-    kk -n "$KURYR_NS" rollout status daemonset/kuryr-daemon --timeout=180s >/dev/null || die "kuryr-daemon did not roll out"
+    # Every kuryr-daemon DaemonSet: the hypervisors' and the VM nodes'.
+    mapfile -t sets < <(kk -n "$KURYR_NS" get daemonsets -o name | grep '^daemonset.apps/kuryr-daemon')
+    kk -n "$KURYR_NS" rollout restart "${sets[@]}" >/dev/null
+    for ds in "${sets[@]}"; do
+      kk -n "$KURYR_NS" rollout status "$ds" --timeout=180s >/dev/null || die "${ds#*/} did not roll out"
+    done
     exit 0 ;;
   upgrade)
     build_kuryr

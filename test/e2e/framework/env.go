@@ -34,10 +34,18 @@ type Cloud struct {
 	Kube      kubernetes.Interface
 	OS        *openstack.Clients
 	ProjectID string
-	Nodes     []string
+	// Nodes are the hypervisor nodes (each runs the cloud's OVS and
+	// ovn-controller).
+	Nodes []string
 	// VMNodes are the nodes that are VMs of the cloud (nested-macvlan;
-	// KURYR_CLOUD_VM_NODES), tainted VMNodeTaint; none by default.
+	// KURYR_CLOUD_VM_NODES, kuryr-vm-1 by default), tainted VMNodeTaint.
 	VMNodes []string
+	// PodNodes are the nodes the tests spread their workloads (servers,
+	// backends) over, as KURYR_E2E_POD_NODES says: "hypervisors" (the
+	// default) is Nodes; "vms" is VMNodes then Nodes, so that a workload
+	// of two or more pods has pods on a VM and on hypervisors. Clients,
+	// node ports and what checks a node's OVS stay on Nodes.
+	PodNodes []string
 	// GuestNodes are the VM nodes that are QEMU guests (nested-vlan;
 	// KURYR_CLOUD_GUEST_NODES), booted on demand (`kuryr-ctl.sh guest
 	// start`).
@@ -154,6 +162,10 @@ func readEnv() (*Cloud, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
+	var err error
+	if c.PodNodes, err = podNodes(os.Getenv("KURYR_E2E_POD_NODES"), c.Nodes, c.VMNodes); err != nil {
+		return nil, err
+	}
 	for _, kv := range strings.Split(ovsdb, ",") {
 		name, db, ok := strings.Cut(kv, "=")
 		if !ok {
@@ -162,6 +174,20 @@ func readEnv() (*Cloud, error) {
 		c.NodeOVSDB[name] = db
 	}
 	return c, nil
+}
+
+// podNodes reads KURYR_E2E_POD_NODES (see Cloud.PodNodes).
+func podNodes(mode string, nodes, vmNodes []string) ([]string, error) {
+	switch mode {
+	case "", "hypervisors":
+		return nodes, nil
+	case "vms":
+		if len(vmNodes) == 0 {
+			return nil, fmt.Errorf("KURYR_E2E_POD_NODES=vms: the cloud has no VM nodes (KURYR_CLOUD_VM_NODES is empty)")
+		}
+		return append(append([]string{}, vmNodes...), nodes...), nil
+	}
+	return nil, fmt.Errorf("KURYR_E2E_POD_NODES=%q: want hypervisors or vms", mode)
 }
 
 func (c *Cloud) kubeConfig(qps float32, burst int) (*rest.Config, error) {

@@ -40,13 +40,13 @@ func backend(c *framework.Cloud, ns, name, node, app string) *corev1.Pod {
 	return p
 }
 
-// createBackends creates n backends spread over the nodes, returns them Ready.
+// createBackends creates n backends spread over PodNodes, returns them Ready.
 func createBackends(t *testing.T, c *framework.Cloud, ns, app string, first, n int) []*corev1.Pod {
 	t.Helper()
 	var created []*corev1.Pod
 	for i := first; i < first+n; i++ {
 		p, err := c.Kube.CoreV1().Pods(ns).Create(context.Background(),
-			backend(c, ns, fmt.Sprintf("%s-%d", app, i), c.Nodes[i%len(c.Nodes)], app), metav1.CreateOptions{})
+			backend(c, ns, fmt.Sprintf("%s-%d", app, i), c.PodNodes[i%len(c.PodNodes)], app), metav1.CreateOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
