@@ -102,7 +102,13 @@ func (Kernel) moveIn(n Nested) error {
 		if err := netlink.LinkSetUp(l); err != nil {
 			return fmt.Errorf("set %s up: %w", n.IfName, err)
 		}
-		return configurePodEnd(Veth{IfName: n.IfName, Result: n.Result, TxChecksumOff: n.TxChecksumOff})
+		if err := configurePodEnd(Veth{IfName: n.IfName, Result: n.Result, TxChecksumOff: n.TxChecksumOff}); err != nil {
+			return err
+		}
+		if n.VLANID > 0 {
+			return nil // a subport's address is its OVN port's: no router learns it
+		}
+		return announce(n.IfName, n.Result)
 	})
 }
 

@@ -185,3 +185,66 @@ func TestNestedMacvlan(t *testing.T) {
 		t.Errorf("MTU above the NIC's: %v", err)
 	}
 }
+
+// TestNestedAnnouncesAddress: a pod's new interface announces its address
+// with a gratuitous ARP, so that a router that held the address with
+// another MAC (a deleted pod's, as OVN keeps a MAC_Binding learnt behind a
+// VM's port) takes the new one before any traffic.
+func TestNestedAnnouncesAddress(t *testing.T) {
+	needRoot(t)
+	node, pod, network := newNS(t), newNS(t), newNS(t)
+	vmNIC(t, node, network)
+	const oldMAC, newMAC = "fa:16:3e:00:00:01", "fa:16:3e:00:00:42"
+	podIP := net.ParseIP("10.99.0.5")
+	neighbour := func() (string, error) {
+		var mac string
+		err := network.Do(func(ns.NetNS) error {
+			l, err := netlink.LinkByName("net0")
+			if err != nil {
+				return err
+			}
+			neighs, err := netlink.NeighList(l.Attrs().Index, netlink.FAMILY_V4)
+			for _, nb := range neighs {
+				if nb.IP.Equal(podIP) {
+					mac = nb.HardwareAddr.String()
+				}
+			}
+			return err
+		})
+		return mac, err
+	}
+	err := network.Do(func(ns.NetNS) error {
+		l, err := netlink.LinkByName("net0")
+		if err != nil {
+			return err
+		}
+		old, _ := net.ParseMAC(oldMAC)
+		return netlink.NeighSet(&netlink.Neigh{LinkIndex: l.Attrs().Index, Family: netlink.FAMILY_V4,
+			State: netlink.NUD_STALE, IP: podIP, HardwareAddr: old})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mac, err := neighbour(); err != nil || mac != oldMAC {
+		t.Fatalf("the network's neighbour entry for %s before: %q, %v; want %s", podIP, mac, err, oldMAC)
+	}
+	n := Nested{Netns: pod.Path(), IfName: "eth0", TempName: "tap0123456789", Link: "ens3",
+		MAC: newMAC, MTU: 1442, Result: result(t)}
+	if err := node.Do(func(ns.NetNS) error { return kernel.CreateNested(n) }); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		mac, err := neighbour()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if mac == newMAC {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the network still has %s at %q after the pod's interface came up, want %s (no gratuitous ARP)", podIP, mac, newMAC)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
