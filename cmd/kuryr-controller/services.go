@@ -12,6 +12,7 @@ import (
 	"github.com/kuryr-k8s/kuryr/pkg/config"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/kit"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/loadbalancer"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/nested"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/service"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/octavia"
@@ -40,7 +41,8 @@ func wireServices(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients, 
 		Settings: service.Settings{Provider: od.Provider, Algorithm: od.EffectiveAlgorithm(), SubnetID: nd.ServiceSubnet,
 			ProjectID: nd.Project, Class: od.LoadBalancerClass, External: nd.ExternalSvcNet != "",
 			RequireSubnet: od.Provider == "ovn", Exposure: exposure, NodePorts: cfg.Kubernetes.ServeNodePorts,
-			ExternalIPs: cfg.Kubernetes.ServeExternalIPs}}
+			ExternalIPs: cfg.Kubernetes.ServeExternalIPs},
+		Modes: &nested.Modes{Nodes: mgr.GetClient(), Default: cfg.Kubernetes.PodVIFDriver}}
 	if err := svc.SetupWithManager(mgr, 4); err != nil {
 		return err
 	}

@@ -29,6 +29,9 @@ type Reconciler struct {
 	Subnets  *Subnets
 	Recorder kit.Recorder
 	Settings Settings
+	// Modes, when set, says how nodes plug their pods: a Service's
+	// endpoints on nested-macvlan nodes get no source group (a Warning).
+	Modes nodeModes
 }
 
 // Reconcile writes one Service's KuryrLoadBalancer.
@@ -60,6 +63,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		spec, unplaced = Desired(&svc, eps.Items, r.Settings, r.Subnets.Lookup)
 	}
 	changed, err := r.write(ctx, &svc, spec)
+	if changed {
+		r.warnUnfiltered(ctx, &svc, eps.Items)
+	}
 	if err != nil || len(unplaced) == 0 {
 		return ctrl.Result{}, err
 	}
