@@ -1,8 +1,8 @@
 # VM nodes (KURYR_CLOUD_VM_NODES): Kubernetes nodes that are VMs of the
 # cloud, as Nova makes them. Each is a network namespace whose one NIC,
 # ens3, is the VM's Neutron port on the worker network (10.12.0.0/24, on the
-# cluster's router), bound to the last hypervisor node and plugged into its
-# br-int the way os-vif plugs a Nova instance (a tap with iface-id,
+# cluster's router), bound to a hypervisor node (vm_hypervisor) and plugged
+# into its br-int the way os-vif plugs a Nova instance (a tap with iface-id,
 # attached-mac, iface-status and vm-uuid); the port is the parent of a trunk
 # (nested-vlan's subports go there). Inside run containerd and a kubelet
 # (like every node's) that reaches the API server as a VM on the cloud does:
@@ -15,7 +15,19 @@
 #
 #   kc-<hypervisor>:  br-int --- tap<port>  ~~~ veth ~~~  ens3 (kc-<vm node>)
 
-vm_hypervisor() { echo "${NODES[-1]}"; }
+# vm_hypervisor [NODE]: the hypervisor a VM runs on: the i-th VM node on
+# the i-th hypervisor from the last (round the list), a guest node (and no
+# NODE) on the last.
+vm_hypervisor() {
+  local i
+  for i in "${!VM_NODES[@]}"; do
+    if [ "${VM_NODES[$i]}" = "${1:-}" ]; then
+      echo "${NODES[$((${#NODES[@]} - 1 - i % ${#NODES[@]}))]}"
+      return
+    fi
+  done
+  echo "${NODES[-1]}"
+}
 
 # ensure_worker_net: the worker network, its subnet on the router, and the
 # VMs' security group (admits everything: the nodes serve the cluster and
@@ -42,7 +54,7 @@ ensure_vm_port() {
   port=$(find_id ports "$node")
   if [ -z "$port" ]; then
     port=$(neutron POST /ports "$(jq -nc --arg n "$node" --arg net "$BS_WORKER_NET" --arg s "$BS_WORKER_SUBNET" \
-      --arg ip "$(node_ip "$node")" --arg sg "$BS_WORKER_SG" --arg h "$(vm_hypervisor)" --arg p "$PROJECT_ID" \
+      --arg ip "$(node_ip "$node")" --arg sg "$BS_WORKER_SG" --arg h "$(vm_hypervisor "$node")" --arg p "$PROJECT_ID" \
       --arg d "$(cat /proc/sys/kernel/random/uuid)" \
       '{port: {name: $n, network_id: $net, project_id: $p, fixed_ips: [{subnet_id: $s, ip_address: $ip}],
         security_groups: [$sg], "binding:host_id": $h, device_owner: "compute:nova", device_id: $d}}')" | jq -r .port.id)
@@ -56,7 +68,7 @@ ensure_vm_port() {
 # plug_vm NODE PORT: the VM's NIC, plugged into the hypervisor's br-int.
 plug_vm() {
   local node=$1 port=$2 ns hv mac dev tap
-  ns=$(node_ns "$node"); hv=$(vm_hypervisor)
+  ns=$(node_ns "$node"); hv=$(vm_hypervisor "$node")
   read -r mac dev < <(neutron GET "/ports/$port" | jq -r '"\(.port.mac_address) \(.port.device_id)"')
   tap="tap${port:0:11}"
   ensure_ns "$ns"
