@@ -135,12 +135,13 @@ func (c *Client) GetPort(ctx context.Context, id string) (*Port, error) {
 }
 
 // BindPort binds a port to host (binding:host_id), as Nova does when it
-// plugs an instance's port: Neutron binds it again (status DOWN until the
-// host's OVN claims it).
-func (c *Client) BindPort(ctx context.Context, id, host string) error {
-	opts := portsbinding.UpdateOptsExt{UpdateOptsBuilder: ports.UpdateOpts{}, HostID: &host}
-	if _, err := ports.Update(ctx, c.sc, id, opts).Extract(); err != nil {
-		return fmt.Errorf("bind port %s to %q: %w", id, host, err)
+// plugs an instance's port, provided the port is still at revision
+// (If-Match; 412 otherwise): Neutron binds it again (status DOWN until the
+// host's OVN claims it). A port gone is not an error.
+func (c *Client) BindPort(ctx context.Context, id, host string, revision int) error {
+	opts := portsbinding.UpdateOptsExt{UpdateOptsBuilder: ports.UpdateOpts{RevisionNumber: &revision}, HostID: &host}
+	if _, err := ports.Update(ctx, c.sc, id, opts).Extract(); ignoreNotFound(err) != nil {
+		return fmt.Errorf("bind port %s to %q at revision %d: %w", id, host, revision, err)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package cleanup
 import (
 	"context"
 	"errors"
+	"sync"
 
 	"github.com/go-logr/logr"
 
@@ -12,8 +13,13 @@ import (
 
 // binder binds a port to a host (the sweep's rebinding seam).
 type binder interface {
-	BindPort(ctx context.Context, id, host string) error
+	BindPort(ctx context.Context, id, host string, revision int) error
 }
+
+// maxRebinds: a port Neutron unbinds again after this many rebinds is left
+// as it is, and said so once: what unbinds it (another port holding its
+// address, which makes it a virtual port) outlives a rebind.
+const maxRebinds = 3
 
 // Rebinding is a pod's port to bind to its node again.
 type Rebinding struct {
@@ -34,7 +40,9 @@ func UnboundPorts(ports []neutron.Port, o Owners) []Rebinding {
 	var out []Rebinding
 	for _, p := range ports {
 		node, ok := o.PortNode[p.ID]
-		if !ok || !o.Nodes[node] || p.HostID == node || o.young(p.CreatedAt) ||
+		// No vif_type: the binding is hidden (policy get_port:binding:*),
+		// not known to be wrong.
+		if !ok || !o.Nodes[node] || p.HostID == node || p.VIFType == "" || o.young(p.CreatedAt) ||
 			o.BindTimeout > 0 && !neutron.CreateFinished(&p, o.BindTimeout, o.ListedAt) {
 			continue
 		}
@@ -43,14 +51,54 @@ func UnboundPorts(ports []neutron.Port, o Owners) []Rebinding {
 	return out
 }
 
-// rebind binds each port to its node again; one failure does not stop the
-// others.
+// rebind binds each port to its node again, at the revision listed (a port
+// changed since is looked at by the next sweep), at most maxRebinds times
+// per port in this process; one failure does not stop the others.
 func (s *Sweeper) rebind(ctx context.Context, logger logr.Logger, rs []Rebinding) error {
 	var errs []error
 	for _, r := range rs {
-		logger.Info("binding a pod's port to its node again (Neutron unbound it)", "port", r.Port.ID,
-			"podUid", names.PodUIDOf(r.Port.Tags), "node", r.Node, "boundTo", r.Port.HostID, "vifType", r.Port.VIFType)
-		errs = append(errs, s.Binder.BindPort(ctx, r.Port.ID, r.Node))
+		n := s.rebinds.add(r.Port.ID)
+		kv := []any{"port", r.Port.ID, "podUid", names.PodUIDOf(r.Port.Tags), "node", r.Node,
+			"boundTo", r.Port.HostID, "vifType", r.Port.VIFType}
+		switch {
+		case n == maxRebinds+1:
+			logger.Error(nil, "Neutron keeps unbinding a pod's port: no longer rebound (does another port hold its address?)",
+				append(kv, "rebinds", maxRebinds)...)
+			continue
+		case n > maxRebinds:
+			continue
+		}
+		logger.Info("binding a pod's port to its node again (Neutron unbound it)", kv...)
+		if err := s.Binder.BindPort(ctx, r.Port.ID, r.Node, r.Port.RevisionNumber); err != nil && !neutron.PreconditionFailed(err) {
+			errs = append(errs, err)
+		}
 	}
 	return errors.Join(errs...)
+}
+
+// counts counts events per key; safe for concurrent use.
+type counts struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+// keep forgets the keys not in live.
+func (c *counts) keep(live map[string]string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k := range c.n {
+		if _, ok := live[k]; !ok {
+			delete(c.n, k)
+		}
+	}
+}
+
+func (c *counts) add(key string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n == nil {
+		c.n = map[string]int{}
+	}
+	c.n[key]++
+	return c.n[key]
 }

@@ -83,4 +83,16 @@ func TestSweepRebindsUnboundPorts(t *testing.T) {
 	if fn.Writes() != before {
 		t.Error("a sweep with every port bound wrote to Neutron")
 	}
+	// Neutron unbinding it again and again (another port holds its
+	// address): rebound maxRebinds times in all, then left alone.
+	for range 2 * maxRebinds {
+		fn.Set("ports", unbound, "binding:host_id", "")
+		fn.Set("ports", unbound, "binding:vif_type", "unbound")
+		if err := sw.Sweep(context.Background(), logr.Discard()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := fn.Get("ports", unbound); got["binding:host_id"] != "" {
+		t.Errorf("a port Neutron keeps unbinding was rebound more than %d times", maxRebinds)
+	}
 }

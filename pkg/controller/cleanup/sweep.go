@@ -108,7 +108,8 @@ type Sweeper struct {
 	VMPairs vmPairs
 	// Binder, when set, binds the ports of live hypervisor pods that
 	// Neutron unbound to their node again (UnboundPorts).
-	Binder binder
+	Binder  binder
+	rebinds counts
 	// Ready is closed once the sweep may trust the cache (it is synced and
 	// the ledger loaded).
 	Ready <-chan struct{}
@@ -234,6 +235,7 @@ func (s *Sweeper) Sweep(ctx context.Context, logger logr.Logger) error {
 		errs = append(errs, s.sweepPairs(ctx, logger, OrphanPairs(parents, ports, owned)))
 	}
 	if s.Binder != nil {
+		s.rebinds.keep(owned.PortNode) // the counts of live pods' ports only
 		errs = append(errs, s.rebind(ctx, logger, UnboundPorts(ports, owned)))
 	}
 	return errors.Join(errs...)
@@ -275,7 +277,7 @@ func (s *Sweeper) liveOwners(ctx context.Context) (Owners, error) {
 			o.PortOfPod[kp.Spec.PodUID] = v.PortID
 			o.Holders[v.PortID] = kp.Spec.PodUID
 			o.VIFMACs[strings.ToLower(v.MACAddress)] = true
-			if v.Nested == nil && v.VIFType != "" && kp.Spec.PodNodeName != "" {
+			if v.Nested == nil && v.VIFType != "" && kp.Spec.PodNodeName != "" && kp.DeletionTimestamp.IsZero() {
 				o.PortNode[v.PortID] = kp.Spec.PodNodeName
 			}
 		}

@@ -33,7 +33,11 @@ func TestUnboundPortIsBoundAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := nc.BindPort(ctx, target, ""); err != nil {
+	before, err := nc.GetPort(ctx, target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.BindPort(ctx, target, "", before.RevisionNumber); err != nil {
 		t.Fatal(err)
 	}
 	if p, err := nc.GetPort(ctx, target); err != nil || p.HostID != "" {
