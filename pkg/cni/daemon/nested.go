@@ -28,7 +28,11 @@ func (d *Daemon) plugNested(ctx context.Context, req *api.Request, vif kuryrv1.V
 		return types.NewError(types.ErrInvalidNetworkConfig, "port data and node disagree on nested mode", err.Error())
 	}
 	n.Netns, n.IfName, n.TempName, n.Result, n.TxChecksumOff = req.Netns, req.IfName, hostIf, res, d.TxChecksumOff
-	if err := d.Kernel.CreateNested(n); err != nil {
+	if err := d.Kernel.CreateNested(n); errors.Is(err, plug.ErrNotAnnounced) {
+		log.FromContext(ctx).Info("the pod's interface works, but its addresses were not announced: "+
+			"a router that held one with another MAC keeps it (give kuryr-daemon CAP_NET_RAW)",
+			"pod", key(kp.Namespace, kp.Name), "reason", err.Error())
+	} else if err != nil {
 		if errors.Is(err, plug.ErrInUse) {
 			return tryAgain("plugging the pod's interface on the VM's NIC: %v", err)
 		}

@@ -15,10 +15,12 @@ import (
 // CreateNested gives a pod of a VM node its interface on the VM's NIC: a
 // VLAN interface with the subport's id (VLANID > 0) or a macvlan in bridge
 // mode, made under a temporary name in the node's namespace, moved into
-// the pod's, renamed, given the port's MAC, MTU, addresses and routes. A
-// leftover of an earlier attempt is removed first; on failure nothing is
-// left. A VLAN id still held by an interface on the NIC (a namespace the
-// runtime has not torn down) is ErrInUse.
+// the pod's, renamed, given the port's MAC, MTU, addresses and routes; a
+// macvlan's addresses are announced then (announce: an ErrNotAnnounced
+// leaves the working interface in place). A leftover of an earlier attempt
+// is removed first; on another failure nothing is left. A VLAN id still
+// held by an interface on the NIC (a namespace the runtime has not torn
+// down) is ErrInUse.
 func (k Kernel) CreateNested(n Nested) error {
 	parent, err := netlink.LinkByName(n.Link)
 	if err != nil {
@@ -56,7 +58,10 @@ func (k Kernel) CreateNested(n Nested) error {
 		}
 		return err
 	}
-	return nil
+	if n.VLANID > 0 {
+		return nil // a subport's address is its OVN port's: no router learns it
+	}
+	return announce(n.Netns, n.IfName, n.Result)
 }
 
 // ErrInUse: another interface on the NIC has the VLAN id, or the macvlan
@@ -102,13 +107,7 @@ func (Kernel) moveIn(n Nested) error {
 		if err := netlink.LinkSetUp(l); err != nil {
 			return fmt.Errorf("set %s up: %w", n.IfName, err)
 		}
-		if err := configurePodEnd(Veth{IfName: n.IfName, Result: n.Result, TxChecksumOff: n.TxChecksumOff}); err != nil {
-			return err
-		}
-		if n.VLANID > 0 {
-			return nil // a subport's address is its OVN port's: no router learns it
-		}
-		return announce(n.IfName, n.Result)
+		return configurePodEnd(Veth{IfName: n.IfName, Result: n.Result, TxChecksumOff: n.TxChecksumOff})
 	})
 }
 

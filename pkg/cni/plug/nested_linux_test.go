@@ -248,3 +248,13 @@ func TestNestedAnnouncesAddress(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// An interface with no IPv4 address has nothing to announce (and needs no
+// packet socket).
+func TestAnnounceIPv6Only(t *testing.T) {
+	res := result(t)
+	res.IPs[0].Address = net.IPNet{IP: net.ParseIP("fd00::5"), Mask: net.CIDRMask(64, 128)}
+	if err := announce("/nonexistent", "eth0", res); err != nil {
+		t.Fatalf("announce of an IPv6-only interface: %v", err)
+	}
+}
