@@ -22,10 +22,25 @@ type nodeModes interface {
 // loadBalancerSourceRanges do not apply to some of its endpoints.
 const ReasonSourceRangesNotEnforced = "SourceRangesNotEnforced"
 
-// restricted says whether a Service restricts its external sources (a
-// LoadBalancer Service with loadBalancerSourceRanges). Pure.
-func restricted(svc *corev1.Service) bool {
-	return svc.Spec.Type == corev1.ServiceTypeLoadBalancer && len(svc.Spec.LoadBalancerSourceRanges) > 0
+// restricted says whether kuryr restricts a Service's external sources: a
+// LoadBalancer Service of kuryr's class with loadBalancerSourceRanges,
+// where the pods' own groups do not admit everyone anyway (warn says so).
+// Pure.
+func restricted(svc *corev1.Service, s Settings) bool {
+	return svc.Spec.Type == corev1.ServiceTypeLoadBalancer && len(svc.Spec.LoadBalancerSourceRanges) > 0 &&
+		!foreignClass(svc, s.Class) && s.Exposure == ""
+}
+
+// maxNamed: a Warning names this many endpoints at most (an Event's note
+// is limited to 1 kB).
+const maxNamed = 10
+
+// named lists names, the first maxNamed of them and how many more. Pure.
+func named(names []string) string {
+	if len(names) <= maxNamed {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:maxNamed], ", "), len(names)-maxNamed)
 }
 
 // endpointNodes are the nodes the slices' endpoints run on. Pure.
@@ -67,7 +82,7 @@ func unfiltered(eps []discoveryv1.EndpointSlice, on map[string]bool) []string {
 // VM's port's security groups alone, so the Service's source group, which
 // kuryr gives its endpoints' ports, does not apply to them.
 func (r *Reconciler) warnUnfiltered(ctx context.Context, svc *corev1.Service, eps []discoveryv1.EndpointSlice) {
-	if r.Modes == nil || !restricted(svc) {
+	if r.Modes == nil || !restricted(svc, r.Settings) {
 		return
 	}
 	macvlan := map[string]bool{}
@@ -84,6 +99,6 @@ func (r *Reconciler) warnUnfiltered(ctx context.Context, svc *corev1.Service, ep
 		r.Recorder.Eventf(svc, nil, corev1.EventTypeWarning, ReasonSourceRangesNotEnforced, "Translate", "%s",
 			fmt.Sprintf("loadBalancerSourceRanges are not enforced on endpoints %s: they are nested-macvlan pods, "+
 				"filtered by their VM's port's security groups alone (use nested-vlan for per-pod security groups)",
-				strings.Join(eps, ", ")))
+				named(eps)))
 	}
 }

@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -49,6 +50,11 @@ func TestWarnUnfiltered(t *testing.T) {
 		{"no source ranges: everyone is admitted anyway", lb(), eps, ""},
 		{"not a LoadBalancer", &corev1.Service{Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP}}, eps, ""},
 		{"no endpoint on a macvlan node", lb("172.24.4.0/24"), []discoveryv1.EndpointSlice{{Endpoints: eps[0].Endpoints[:1]}}, ""},
+		{"another controller's class", func() *corev1.Service {
+			s := lb("172.24.4.0/24")
+			s.Spec.LoadBalancerClass = ptr.To("other")
+			return s
+		}(), eps, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -63,5 +69,18 @@ func TestWarnUnfiltered(t *testing.T) {
 				t.Errorf("Warnings %q, want one naming %s", notes, c.want)
 			}
 		})
+	}
+}
+
+func TestNamed(t *testing.T) {
+	var many []string
+	for i := range 12 {
+		many = append(many, fmt.Sprintf("p%d", i))
+	}
+	if got, want := named(many), "p0, p1, p2, p3, p4, p5, p6, p7, p8, p9 and 2 more"; got != want {
+		t.Errorf("named = %q, want %q", got, want)
+	}
+	if got := named(many[:2]); got != "p0, p1" {
+		t.Errorf("named = %q", got)
 	}
 }
