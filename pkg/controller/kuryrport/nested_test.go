@@ -207,21 +207,3 @@ func TestNestedSettlesOnlyPortsFoundAtARestart(t *testing.T) {
 		t.Errorf("the pod's deletion wrote %d times (port left: %v)", e2.fake.Writes()-writes, e2.fake.Get("ports", id) != nil)
 	}
 }
-
-// A nested-macvlan pod's port found at a restart, just made, is taken at
-// once: the pair goes on the VM's port, nothing is written to the pod's.
-func TestNestedMacvlanTakesPortsFoundAtARestart(t *testing.T) {
-	e, _, _ := nestedEnv(t, nested.ModeMacvlan, kp("db", "uid-2"))
-	e.r.Settings.BindTimeout = time.Minute
-	id := e.fake.Add("ports", neutrontest.Object{"network_id": "net-workers", "mac_address": "fa:16:3e:00:00:09",
-		"status": "DOWN", "binding:vif_type": "unbound", "created_at": time.Now().UTC().Format(time.RFC3339),
-		"fixed_ips": []neutrontest.Object{{"subnet_id": "workers", "ip_address": "10.20.0.9"}},
-		"tags":      []string{names.ClusterTag("c1"), names.PodTag("uid-2")}})
-	e.start(t)
-	if res, err := e.reconcileResult(t, "db"); err != nil || res.RequeueAfter > 0 {
-		t.Fatalf("a macvlan pod's port found at a restart, just made: %+v %v; want it taken at once", res, err)
-	}
-	if vif, _ := e.get(t, "db").Status.DefaultVIF(); vif.PortID != id || vif.Nested == nil {
-		t.Errorf("vif %+v, want port %s on the VM", vif, id)
-	}
-}

@@ -121,17 +121,13 @@ func (r *Reconciler) findByTag(ctx context.Context, uid string) (neutron.Port, b
 
 // known returns the pod's port the ledger knows. One it knows only from a
 // listing (at a restart, or after an unanswered create: Ledger.Found) may
-// be one Neutron is still creating (see neutron.CreateFinished): a
-// nested-vlan pod's (unbound by design: nothing tells when Neutron is done
-// with it), which add_subports writes to, settles until it is older than
-// BindTimeout; a hypervisor's is re-read by id in bound and waited for by
-// checkBinding until Neutron has bound it. Nothing writes or deletes it
-// meanwhile (finalize and failClosed skip it). A nested-macvlan pod's is
-// taken at once: what follows writes to its VM's port, not to it (its
-// traffic is the VM port's), so a controller that took over from one that
-// had just created it does not keep the pod waiting BindTimeout.
+// be one Neutron is still creating (see neutron.CreateFinished): a VM's
+// (unbound by design: nothing tells when Neutron is done with it) settles
+// until it is older than BindTimeout; a hypervisor's is re-read by id in
+// bound and waited for by checkBinding until Neutron has bound it. Nothing
+// writes or deletes it meanwhile (finalize and failClosed skip it).
 func (r *Reconciler) known(ctx context.Context, kp *kuryrv1.KuryrPort, target Target, groups []string, p neutron.Port, mode string) (neutron.Port, string, error) {
-	if r.Ledger.Listed(kp.Spec.PodUID) && mode == nested.ModeVLAN &&
+	if r.Ledger.Listed(kp.Spec.PodUID) && (nested.Where{Mode: mode}).OnVM() &&
 		!neutron.CreateFinished(&p, r.Settings.BindTimeout, time.Now()) {
 		return neutron.Port{}, "", settling{r.Settings.BindTimeout - time.Since(p.CreatedAt),
 			fmt.Sprintf("waiting for Neutron to finish creating port %s", p.ID)}
