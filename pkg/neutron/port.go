@@ -139,11 +139,23 @@ func (c *Client) GetPort(ctx context.Context, id string) (*Port, error) {
 // (If-Match; 412 otherwise): Neutron binds it again (status DOWN until the
 // host's OVN claims it). A port gone is not an error.
 func (c *Client) BindPort(ctx context.Context, id, host string, revision int) error {
-	opts := portsbinding.UpdateOptsExt{UpdateOptsBuilder: ports.UpdateOpts{RevisionNumber: &revision}, HostID: &host}
+	opts := bindOpts{HostID: host, RevisionNumber: &revision}
 	if _, err := ports.Update(ctx, c.sc, id, opts).Extract(); ignoreNotFound(err) != nil {
 		return fmt.Errorf("bind port %s to %q at revision %d: %w", id, host, revision, err)
 	}
 	return nil
+}
+
+// bindOpts is a port binding update at a revision (gophercloud's
+// portsbinding.UpdateOptsExt would drop the If-Match of the options it
+// wraps).
+type bindOpts struct {
+	HostID         string `json:"binding:host_id"`
+	RevisionNumber *int   `json:"-" h:"If-Match"`
+}
+
+func (o bindOpts) ToPortUpdateMap() (map[string]any, error) {
+	return gophercloud.BuildRequestBody(o, "port")
 }
 
 // DeletePort deletes a port; one already gone is not an error. A subport

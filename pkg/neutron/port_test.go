@@ -140,3 +140,23 @@ func TestBatcherOverHTTP(t *testing.T) {
 		}
 	}
 }
+
+// BindPort writes at the revision given: a port changed since is refused
+// (412), and a port gone is no error.
+func TestBindPortAtRevision(t *testing.T) {
+	fn := neutrontest.New(t)
+	id := fn.Add("ports", neutrontest.Object{"binding:host_id": "", "binding:vif_type": "unbound", "revision_number": 4})
+	c := neutron.New(fn.Client(t))
+	if err := c.BindPort(context.Background(), id, "n1", 3); !neutron.PreconditionFailed(err) {
+		t.Fatalf("bind at a stale revision: %v, want 412", err)
+	}
+	if err := c.BindPort(context.Background(), id, "n1", 4); err != nil {
+		t.Fatal(err)
+	}
+	if got := fn.Get("ports", id); got["binding:host_id"] != "n1" || got["binding:vif_type"] != "ovs" {
+		t.Errorf("after binding: host %v, vif_type %v", got["binding:host_id"], got["binding:vif_type"])
+	}
+	if err := c.BindPort(context.Background(), "gone", "n1", 1); err != nil {
+		t.Errorf("bind a port gone: %v", err)
+	}
+}

@@ -53,52 +53,75 @@ func UnboundPorts(ports []neutron.Port, o Owners) []Rebinding {
 
 // rebind binds each port to its node again, at the revision listed (a port
 // changed since is looked at by the next sweep), at most maxRebinds times
-// per port in this process; one failure does not stop the others.
+// per port while its pod lives (writes done: a failed one is tried again
+// by the next sweep); one failure does not stop the others.
 func (s *Sweeper) rebind(ctx context.Context, logger logr.Logger, rs []Rebinding) error {
 	var errs []error
 	for _, r := range rs {
-		n := s.rebinds.add(r.Port.ID)
 		kv := []any{"port", r.Port.ID, "podUid", names.PodUIDOf(r.Port.Tags), "node", r.Node,
 			"boundTo", r.Port.HostID, "vifType", r.Port.VIFType}
-		switch {
-		case n == maxRebinds+1:
-			logger.Error(nil, "Neutron keeps unbinding a pod's port: no longer rebound (does another port hold its address?)",
-				append(kv, "rebinds", maxRebinds)...)
-			continue
-		case n > maxRebinds:
+		if done := s.rebinds.get(r.Port.ID); done >= maxRebinds {
+			if s.rebinds.once(r.Port.ID) {
+				logger.Error(nil, "Neutron keeps unbinding a pod's port: no longer rebound (does another port hold its address?)",
+					append(kv, "rebinds", done)...)
+			}
 			continue
 		}
 		logger.Info("binding a pod's port to its node again (Neutron unbound it)", kv...)
-		if err := s.Binder.BindPort(ctx, r.Port.ID, r.Node, r.Port.RevisionNumber); err != nil && !neutron.PreconditionFailed(err) {
+		err := s.Binder.BindPort(ctx, r.Port.ID, r.Node, r.Port.RevisionNumber)
+		switch {
+		case err == nil:
+			s.rebinds.add(r.Port.ID)
+		case !neutron.PreconditionFailed(err):
 			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// counts counts events per key; safe for concurrent use.
+// counts counts rebinds per port, and remembers which ports were said to
+// be given up; safe for concurrent use.
 type counts struct {
-	mu sync.Mutex
-	n  map[string]int
+	mu   sync.Mutex
+	n    map[string]int
+	told map[string]bool
 }
 
-// keep forgets the keys not in live.
+// keep forgets the ports not in live.
 func (c *counts) keep(live map[string]string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for k := range c.n {
 		if _, ok := live[k]; !ok {
 			delete(c.n, k)
+			delete(c.told, k)
 		}
 	}
 }
 
-func (c *counts) add(key string) int {
+func (c *counts) get(key string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n[key]
+}
+
+func (c *counts) add(key string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.n == nil {
 		c.n = map[string]int{}
 	}
 	c.n[key]++
-	return c.n[key]
+}
+
+// once is true the first time it is asked about key.
+func (c *counts) once(key string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.told == nil {
+		c.told = map[string]bool{}
+	}
+	first := !c.told[key]
+	c.told[key] = true
+	return first
 }

@@ -31,16 +31,31 @@ func restricted(svc *corev1.Service, s Settings) bool {
 		!foreignClass(svc, s.Class) && s.Exposure == ""
 }
 
-// maxNamed: a Warning names this many endpoints at most (an Event's note
-// is limited to 1 kB).
-const maxNamed = 10
+// namedBytes: a Warning's list of endpoints stays within this many bytes
+// (an Event's note is refused past 1 kB, and names can be 253 long).
+const namedBytes = 600
 
-// named lists names, the first maxNamed of them and how many more. Pure.
+// named lists names within namedBytes, and how many more. Pure.
 func named(names []string) string {
-	if len(names) <= maxNamed {
-		return strings.Join(names, ", ")
+	out := ""
+	for i, n := range names {
+		next := n
+		if i > 0 {
+			next = out + ", " + n
+		}
+		if len(next) > namedBytes {
+			if out == "" {
+				out = n[:namedBytes] + "…"
+				i++
+			}
+			if i == len(names) {
+				return out
+			}
+			return fmt.Sprintf("%s and %d more", out, len(names)-i)
+		}
+		out = next
 	}
-	return fmt.Sprintf("%s and %d more", strings.Join(names[:maxNamed], ", "), len(names)-maxNamed)
+	return out
 }
 
 // endpointNodes are the nodes the slices' endpoints run on. Pure.

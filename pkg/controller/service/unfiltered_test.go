@@ -73,14 +73,19 @@ func TestWarnUnfiltered(t *testing.T) {
 }
 
 func TestNamed(t *testing.T) {
+	long := strings.Repeat("x", 250)
 	var many []string
 	for i := range 12 {
-		many = append(many, fmt.Sprintf("p%d", i))
+		many = append(many, fmt.Sprintf("%s-%d on node", long, i))
 	}
-	if got, want := named(many), "p0, p1, p2, p3, p4, p5, p6, p7, p8, p9 and 2 more"; got != want {
-		t.Errorf("named = %q, want %q", got, want)
+	got := named(many)
+	if len(got) > namedBytes+20 || !strings.HasSuffix(got, " and 10 more") {
+		t.Errorf("named = %d bytes %q, want two names and 10 more", len(got), got)
 	}
-	if got := named(many[:2]); got != "p0, p1" {
+	if got := named([]string{"p0", "p1"}); got != "p0, p1" {
 		t.Errorf("named = %q", got)
+	}
+	if got := named([]string{strings.Repeat("y", 700)}); len(got) > namedBytes+20 {
+		t.Errorf("one long name: %d bytes", len(got))
 	}
 }
