@@ -38,7 +38,7 @@ rc=${PIPESTATUS[0]}
 # hypervisors: KURYR_E2E_POD_NODES=vms, test/e2e/framework): the suites
 # and tests that can run there in CI's time (docs/nested.md names the
 # others and why). A run narrowed by E2E_RUN does only what E2E_VM_RUN says.
-vm_default='^(TestRollingRestart|TestVMsAndPods|TestLoadBalancerService|TestNodePortService|TestSessionAffinity)$'
+vm_default='^(TestRollingRestart|TestVMsAndPods|TestLoadBalancerService)$'
 if [ -n "${E2E_RUN:-}" ]; then vm_run=${E2E_VM_RUN:-}; else vm_run=${E2E_VM_RUN-$vm_default}; fi
 if [ -n "$vm_run" ] && [ -n "${KURYR_CLOUD_VM_NODES:-}" ]; then
   log "e2e: again with the workloads on the VM nodes ($KURYR_CLOUD_VM_NODES) and the hypervisors: $vm_run"

@@ -58,9 +58,9 @@ NODES=(${KURYR_CLOUD_NODES:-kuryr-node-1 kuryr-node-2})
 # cloud, each a namespace whose one NIC is a Neutron port (the parent of a
 # trunk) on the worker network, plugged into a hypervisor node's br-int
 # as Nova plugs a VM (the first VM on the last hypervisor, the next on the
-# one before, ...); their pods are nested-macvlan. Two, kuryr-vm-1 and
-# kuryr-vm-2 (pods across VMs), unless KURYR_CLOUD_VM_NODES names others
-# ("" for none).
+# one before, ...); their pods are nested-macvlan. One, kuryr-vm-1,
+# unless KURYR_CLOUD_VM_NODES names others ("kuryr-vm-1 kuryr-vm-2": pods
+# across VMs on two hypervisors; "" for none): each more costs CI time.
 # A cloud that is up keeps its own (make down, kuryr-ctl.sh need no variable;
 # up.sh refuses another list until make down).
 if [ -f "$CLOUD_STATE/vm-nodes" ]; then
@@ -68,7 +68,7 @@ if [ -f "$CLOUD_STATE/vm-nodes" ]; then
 elif [ -n "${KURYR_CLOUD_VM_NODES+set}" ]; then
   VM_NODES=($KURYR_CLOUD_VM_NODES)
 else
-  VM_NODES=(kuryr-vm-1 kuryr-vm-2)
+  VM_NODES=(kuryr-vm-1)
 fi
 # Guest nodes (components/guest-node.sh): Kubernetes nodes that are VMs of
 # the cloud as real QEMU guests (software emulation) with kubelet,

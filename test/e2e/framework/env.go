@@ -38,8 +38,7 @@ type Cloud struct {
 	// ovn-controller).
 	Nodes []string
 	// VMNodes are the nodes that are VMs of the cloud (nested-macvlan;
-	// KURYR_CLOUD_VM_NODES, kuryr-vm-1 and kuryr-vm-2 by default), tainted
-	// VMNodeTaint.
+	// KURYR_CLOUD_VM_NODES, kuryr-vm-1 by default), tainted VMNodeTaint.
 	VMNodes []string
 	// PodNodes are the nodes the tests spread their workloads (servers,
 	// backends) over, as KURYR_E2E_POD_NODES says: "hypervisors" (the
