@@ -42,8 +42,7 @@ func UnboundPorts(ports []neutron.Port, o Owners) []Rebinding {
 		node, ok := o.PortNode[p.ID]
 		// No vif_type: the binding is hidden (policy get_port:binding:*),
 		// not known to be wrong.
-		if !ok || !o.Nodes[node] || p.HostID == node || p.VIFType == "" || o.young(p.CreatedAt) ||
-			o.BindTimeout > 0 && !neutron.CreateFinished(&p, o.BindTimeout, o.ListedAt) {
+		if !ok || !o.Nodes[node] || p.HostID == node || p.VIFType == "" || o.unsettled(&p) {
 			continue
 		}
 		out = append(out, Rebinding{Port: p, Node: node})

@@ -53,8 +53,7 @@ type Owners struct {
 func OrphanPorts(ports []neutron.Port, o Owners) []neutron.Port {
 	var out []neutron.Port
 	for _, p := range ports {
-		if o.PortIDs[p.ID] || o.young(p.CreatedAt) ||
-			o.BindTimeout > 0 && !neutron.CreateFinished(&p, o.BindTimeout, o.ListedAt) {
+		if o.PortIDs[p.ID] || o.unsettled(&p) {
 			continue
 		}
 		if orphanPort(p, o) {
@@ -84,6 +83,12 @@ func orphanPort(p neutron.Port, o Owners) bool {
 }
 
 func (o Owners) young(created time.Time) bool { return !o.Cutoff.IsZero() && created.After(o.Cutoff) }
+
+// unsettled says whether p was young, or possibly still being created by
+// Neutron, when it was listed: nothing is written to it then.
+func (o Owners) unsettled(p *neutron.Port) bool {
+	return o.young(p.CreatedAt) || o.BindTimeout > 0 && !neutron.CreateFinished(p, o.BindTimeout, o.ListedAt)
+}
 
 // settled are the ports that are not young. Pure.
 func (o Owners) settled(ports []neutron.Port) []neutron.Port {
