@@ -36,7 +36,7 @@ verify-generated: generate
 # bin/kuryr-bench is the benchmarks (test/bench), not shipped in the image.
 build:
 	@mkdir -p bin
-	CGO_ENABLED=0 go build -o bin/ ./cmd/...
+	CGO_ENABLED=0 go build -ldflags "$$(bash hack/ldflags.sh)" -o bin/ ./cmd/...
 	CGO_ENABLED=0 go build -o bin/kuryr-bench ./test/bench
 
 # kuryr's container image as an OCI archive (_output/images/kuryr.tar).

@@ -28,7 +28,7 @@ chmod 1777 "$r/tmp"
 if [ -n "${KURYR_IMAGE_BINARIES:-}" ]; then
   for b in kuryr-controller kuryr-daemon kuryr-cni; do cp "$KURYR_IMAGE_BINARIES/$b" "$r/$b"; done
 else
-  (cd "$REPO_ROOT" && CGO_ENABLED=0 GOOS=linux GOARCH=amd64 go build -trimpath -ldflags='-s -w' -o "$r/" \
+  (cd "$REPO_ROOT" && CGO_ENABLED=0 GOOS=linux GOARCH=amd64 go build -trimpath -ldflags="-s -w $(bash hack/ldflags.sh)" -o "$r/" \
     ./cmd/kuryr-controller ./cmd/kuryr-daemon ./cmd/kuryr-cni)
 fi
 ln -s ../run "$r/var/run"

@@ -5,22 +5,31 @@
 package main
 
 import (
+	"fmt"
 	"os"
 
 	"github.com/containernetworking/cni/pkg/skel"
 	"github.com/containernetworking/cni/pkg/version"
 
 	"github.com/kuryr-k8s/kuryr/pkg/cni/api"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
+	kuryrversion "github.com/kuryr-k8s/kuryr/pkg/version"
 )
 
 func main() {
+	// The runtime runs it with CNI_* variables and no arguments; an
+	// operator asks which build it is.
+	if len(os.Args) == 2 && (os.Args[1] == "--version" || os.Args[1] == "-version") {
+		fmt.Println(kuryrversion.Get().String(names.CNI))
+		return
+	}
 	skel.PluginMainFuncs(skel.CNIFuncs{
 		Add:    forward("ADD"),
 		Del:    forward("DEL"),
 		Check:  forward("CHECK"),
 		GC:     forward("GC"),
 		Status: forward("STATUS"),
-	}, version.All, "kuryr-cni: pods on Neutron ports")
+	}, version.All, kuryrversion.Get().String(names.CNI)+": pods on Neutron ports")
 }
 
 // forward hands one CNI command, as skel read it from the environment and

@@ -21,14 +21,20 @@ import (
 	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/openstack"
 	"github.com/kuryr-k8s/kuryr/pkg/startup"
+	"github.com/kuryr-k8s/kuryr/pkg/version"
 )
 
 func main() {
 	opts := startup.Bind(flag.CommandLine)
 	helpConfig := flag.Bool("help-config", false, "print every configuration option with its default, and exit")
+	showVersion := version.Flag(flag.CommandLine)
 	flag.Parse()
 	if *helpConfig {
 		fmt.Print(config.Describe())
+		return
+	}
+	if *showVersion {
+		fmt.Println(version.Get().String(names.Controller))
 		return
 	}
 	logger := opts.Logger(names.Controller)

@@ -28,6 +28,7 @@ import (
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/octavia"
 	"github.com/kuryr-k8s/kuryr/pkg/openstack"
+	"github.com/kuryr-k8s/kuryr/pkg/version"
 )
 
 func newManager(restCfg *rest.Config, scheme *runtime.Scheme, cfg *config.Config) (ctrl.Manager, error) {
@@ -69,6 +70,7 @@ func newManager(restCfg *rest.Config, scheme *runtime.Scheme, cfg *config.Config
 	}
 	openstack.MustRegister(metrics.Registry)
 	kuryrport.MustRegister(metrics.Registry)
+	version.MustRegister(metrics.Registry)
 	return mgr, nil
 }
 

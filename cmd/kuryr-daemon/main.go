@@ -19,6 +19,7 @@ import (
 	"github.com/kuryr-k8s/kuryr/pkg/config"
 	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/startup"
+	"github.com/kuryr-k8s/kuryr/pkg/version"
 )
 
 func main() {
@@ -26,7 +27,12 @@ func main() {
 		os.Exit(attachments(os.Args[2:], os.Stdout, os.Stderr))
 	}
 	opts := startup.Bind(flag.CommandLine)
+	showVersion := version.Flag(flag.CommandLine)
 	flag.Parse()
+	if *showVersion {
+		fmt.Println(version.Get().String(names.Daemon))
+		return
+	}
 	logger := opts.Logger(names.Daemon)
 	// The signal handler first: a SIGTERM while the configuration loads
 	// stops the daemon cleanly too.

@@ -16,6 +16,7 @@ import (
 	"github.com/kuryr-k8s/kuryr/pkg/cli/output"
 	"github.com/kuryr-k8s/kuryr/pkg/config"
 	"github.com/kuryr-k8s/kuryr/pkg/names"
+	"github.com/kuryr-k8s/kuryr/pkg/version"
 )
 
 const usage = `kubectl kuryr: debug kuryr (Kubernetes networking on OpenStack)
@@ -23,6 +24,7 @@ const usage = `kubectl kuryr: debug kuryr (Kubernetes networking on OpenStack)
 Usage:
   kubectl kuryr describe pod/NAME | svc/NAME | networkpolicy/NAME   (or KIND NAME)
   kubectl kuryr doctor
+  kubectl kuryr version
 
 Flags (anywhere on the line):
 `
@@ -33,6 +35,7 @@ type Options struct {
 	Output         output.Format
 	KuryrNamespace string
 	Overrides      config.Overrides
+	Version        bool
 	Args           []string // subcommand and its arguments
 }
 
@@ -53,6 +56,7 @@ func ParseArgs(args []string, stderr io.Writer) (*Options, error) {
 		fs.StringVar(&out, n, "table", "output format: table, json or yaml")
 	}
 	fs.StringVar(&o.KuryrNamespace, names.NamespaceFlag, "kube-system", "namespace kuryr is installed in")
+	fs.BoolVar(&o.Version, "version", false, "print the plugin's version and exit")
 	fs.Var(&o.Overrides, "set", "override a kuryr.conf option for this command: section.option=value (repeatable)")
 	for rest := args; ; {
 		if err := fs.Parse(rest); err != nil {
@@ -89,7 +93,7 @@ func Dispatch(ctx context.Context, o *Options, e *env.Env, stdout io.Writer) err
 		}
 		return err
 	}
-	return fmt.Errorf("unknown command %q: want describe or doctor", o.Args[0])
+	return fmt.Errorf("unknown command %q: want describe, doctor or version", o.Args[0])
 }
 
 // Main runs kubectl-kuryr and returns its exit status.
@@ -101,6 +105,10 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 2
+	}
+	if o.Version || len(o.Args) == 1 && o.Args[0] == "version" {
+		fmt.Fprintln(stdout, version.Get().String("kubectl-kuryr"))
+		return 0
 	}
 	if len(o.Args) == 0 {
 		fmt.Fprint(stderr, usage)

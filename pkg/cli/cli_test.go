@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/kuryr-k8s/kuryr/pkg/cli/output"
@@ -47,5 +48,16 @@ func TestMainUsage(t *testing.T) {
 	}
 	if code := Main(context.Background(), []string{"-o", "xml", "doctor"}, &out, &errOut); code != 2 {
 		t.Errorf("-o xml: exit %d", code)
+	}
+}
+
+func TestMainVersion(t *testing.T) {
+	for _, args := range [][]string{{"version"}, {"--version"}, {"doctor", "--version"}} {
+		var out, errOut bytes.Buffer
+		// No cluster is needed to say which build this is.
+		code := Main(context.Background(), append(args, "--kubeconfig", "/nonexistent"), &out, &errOut)
+		if code != 0 || !strings.HasPrefix(out.String(), "kubectl-kuryr ") || errOut.Len() != 0 {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out.String(), errOut.String())
+		}
 	}
 }

@@ -25,7 +25,7 @@ kk() { "$K8S_BIN/kubectl" --kubeconfig "$ADMIN_KUBECONFIG" "$@"; }
 build_kuryr() {
   mkdir -p "$KURYR_BIN"
   # Built once, with the image's flags; the image takes these binaries.
-  { (cd "$REPO_ROOT" && CGO_ENABLED=0 GOOS=linux GOARCH=amd64 go build -trimpath -ldflags='-s -w' -o "$KURYR_BIN/" ./cmd/...) \
+  { (cd "$REPO_ROOT" && CGO_ENABLED=0 GOOS=linux GOARCH=amd64 go build -trimpath -ldflags="-s -w $(bash hack/ldflags.sh)" -o "$KURYR_BIN/" ./cmd/...) \
       && KURYR_IMAGE_BINARIES=$KURYR_BIN bash "$REPO_ROOT/hack/image.sh"; } \
     >"$CLOUD_LOG_DIR/kuryr-build.log" 2>&1 || die "building kuryr failed (see $CLOUD_LOG_DIR/kuryr-build.log)"
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/kuryr-k8s/kuryr/pkg/cni/api"
@@ -15,6 +16,7 @@ import (
 	"github.com/kuryr-k8s/kuryr/pkg/cni/svcports"
 	"github.com/kuryr-k8s/kuryr/pkg/config"
 	"github.com/kuryr-k8s/kuryr/pkg/health"
+	"github.com/kuryr-k8s/kuryr/pkg/version"
 )
 
 // serveHealth serves /livez, /readyz and the read-only /attachments from
@@ -29,6 +31,10 @@ func serveHealth(ctx context.Context, cfg *config.Config, ready *Readiness, atta
 		return err
 	}
 	reg := prometheus.NewRegistry()
+	// What every Go service exports (controller-runtime's registry has
+	// them for the controller), and which build this is.
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	version.MustRegister(reg)
 	MustRegister(reg)
 	nodeport.MustRegister(reg)
 	refuse.MustRegister(reg)
