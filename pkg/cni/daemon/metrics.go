@@ -9,7 +9,7 @@ import (
 var (
 	requestSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "kuryr_cni_request_duration_seconds",
-		Help:    "CNI requests served by the daemon, by command and outcome.",
+		Help:    "CNI requests served by the daemon, by command and result (ok, or the CNI error code).",
 		Buckets: prometheus.ExponentialBuckets(0.005, 2, 16),
 	}, []string{"command", "result"})
 	addStageSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
