@@ -119,6 +119,13 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return 1
 	}
+	if e.Ping != nil {
+		// One clear line, at once, rather than every check timing out.
+		if err := e.Ping(ctx); err != nil {
+			fmt.Fprintf(stderr, "error: %v\n", err)
+			return 1
+		}
+	}
 	if err := Dispatch(ctx, o, e, stdout); err != nil {
 		if !errors.Is(err, errFailed) {
 			fmt.Fprintf(stderr, "error: %v\n", err)

@@ -27,8 +27,10 @@ func (d *described) Register(c prometheus.Collector) error {
 	d.collectors = append(d.collectors, c)
 	return nil
 }
-func (d *described) MustRegister(cs ...prometheus.Collector) { d.collectors = append(d.collectors, cs...) }
-func (d *described) Unregister(prometheus.Collector) bool      { return false }
+func (d *described) MustRegister(cs ...prometheus.Collector) {
+	d.collectors = append(d.collectors, cs...)
+}
+func (d *described) Unregister(prometheus.Collector) bool { return false }
 
 var (
 	descName   = regexp.MustCompile(`^Desc\{fqName: "([^"]+)"`)

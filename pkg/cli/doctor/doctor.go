@@ -39,19 +39,26 @@ func fail(check, format string, a ...any) Finding {
 // check is one group of checks.
 type check func(ctx context.Context, e *env.Env) []Finding
 
-// Checks runs every check, in order.
+// Checks runs every check, in order, until ctx ends (Ctrl-C).
 func Checks(ctx context.Context, e *env.Env) []Finding {
 	var out []Finding
 	for _, c := range []check{controller, leader, daemons, nodes, crds, configuration, openStack, permissions, neutronObjects,
 		reach, orphans, podsWithoutPorts, notReady, features} {
+		if ctx.Err() != nil {
+			break
+		}
 		out = append(out, c(ctx, e)...)
 	}
 	return out
 }
 
-// Run runs the checks and prints them; it reports whether any failed.
+// Run runs the checks and prints them; it reports whether any failed. An
+// interrupted run prints nothing and returns why it stopped.
 func Run(ctx context.Context, e *env.Env, f output.Format, w io.Writer) (failed bool, err error) {
 	findings := Checks(ctx, e)
+	if err := context.Cause(ctx); err != nil {
+		return true, fmt.Errorf("doctor interrupted: %w", err)
+	}
 	for _, x := range findings {
 		failed = failed || x.Status == Fail
 	}

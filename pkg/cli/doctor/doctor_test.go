@@ -327,3 +327,19 @@ func TestPolicyPeersSayWhatIsInForce(t *testing.T) {
 		}
 	}
 }
+
+// TestInterruptedStopsAtOnce: Ctrl-C (the context ending) stops the checks
+// and prints nothing half-done.
+func TestInterruptedStopsAtOnce(t *testing.T) {
+	f := clitest.New(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out bytes.Buffer
+	failed, err := Run(ctx, f.Env(t), output.Table, &out)
+	if err == nil || !failed || !strings.Contains(err.Error(), "interrupted") {
+		t.Errorf("failed %v, err %v", failed, err)
+	}
+	if out.Len() != 0 {
+		t.Errorf("printed:\n%s", out.String())
+	}
+}

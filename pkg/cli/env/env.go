@@ -6,11 +6,13 @@ package env
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -56,6 +58,9 @@ type Env struct {
 	Exec           Execer
 	// Overrides are --set section.option=value, applied over the ConfigMap.
 	Overrides []string
+	// Ping says whether the API server answers, within pingTimeout (nil:
+	// not checked, as in tests with a fake client).
+	Ping func(ctx context.Context) error
 	// Connect builds OpenStack clients from a configuration (tests fake
 	// OpenStack through it); nil: openstack.NewClients.
 	Connect func(ctx context.Context, cfg *config.Config) (*Cloud, error)
@@ -106,6 +111,30 @@ func Scheme() (*runtime.Scheme, error) {
 // [neutron] timeout.
 const requestTimeout = 30 * time.Second
 
+// pingTimeout bounds the first request: an API server that does not answer
+// /version within it is reported at once, instead of every check waiting
+// out requestTimeout.
+var pingTimeout = 10 * time.Second
+
+// pinger asks the API server for its version.
+func pinger(cfg *rest.Config) (func(ctx context.Context) error, error) {
+	d, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes client: %w", err)
+	}
+	return func(ctx context.Context) error {
+		ctx, cancel := context.WithTimeout(ctx, pingTimeout)
+		defer cancel()
+		if err := d.RESTClient().Get().AbsPath("/version").Do(ctx).Error(); err != nil {
+			if ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				err = fmt.Errorf("no answer in %s", pingTimeout)
+			}
+			return fmt.Errorf("the Kubernetes API server at %s: %w", cfg.Host, err)
+		}
+		return nil
+	}, nil
+}
+
 // KubeOptions are the kubeconfig flags.
 type KubeOptions struct {
 	Kubeconfig, Context, Namespace string
@@ -139,6 +168,10 @@ func New(o KubeOptions, kuryrNamespace string, overrides []string) (*Env, error)
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes client: %w", err)
 	}
+	ping, err := pinger(restCfg)
+	if err != nil {
+		return nil, err
+	}
 	return &Env{Client: c, Namespace: ns, KuryrNamespace: kuryrNamespace, Exec: &SPDYExec{Config: rest.CopyConfig(restCfg)},
-		Overrides: overrides}, nil
+		Overrides: overrides, Ping: ping}, nil
 }
