@@ -8,6 +8,8 @@
 # then Services (Octavia load balancers) and
 # NetworkPolicies (security groups and peer groups) with the controller
 # in its default configuration. Prints figures; asserts nothing.
+# BENCH_SECTIONS picks sections (default: all of "pods vm guest services
+# policies"), e.g. BENCH_SECTIONS=guest make bench.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . _output/local-cloud.env
@@ -33,26 +35,33 @@ settle() {
   done
 }
 bench() { settle; bin/kuryr-bench ports; echo; settle; bin/kuryr-bench pods; }
-
-echo "=== ports created on demand ([kubernetes] vif_pool_driver = noop)"
-"$KURYR_CTL" controller restart
-bench
-
-echo
-echo "=== ready-port pools ([kubernetes] vif_pool_driver = neutron, [vif_pool] ports_pool_min = 25)"
-"$KURYR_CTL" controller restart --set kubernetes.vif_pool_driver=neutron \
-  --set vif_pool.ports_pool_min=25 --set vif_pool.ports_pool_batch=25
-want=$((25 * $(wc -w <<<"$KURYR_CLOUD_NODES")))
-for _ in $(seq 120); do
-  n=$(pool_ports)
-  [ "$n" -ge "$want" ] && break
-  sleep 1
+sections=" ${BENCH_SECTIONS:-pods vm guest services policies} "
+for s in $sections; do
+  case $s in pods | vm | guest | services | policies) ;; *) echo "BENCH_SECTIONS: unknown section $s" >&2; exit 2 ;; esac
 done
-echo "pools filled: $n ready ports"
-bench
-"$KURYR_CTL" controller restart   # back to the default; the sweep deletes the pools
+section() { [[ $sections == *" $1 "* ]]; }
 
-if [ -n "${KURYR_CLOUD_VM_NODES:-}" ]; then
+if section pods; then
+  echo "=== ports created on demand ([kubernetes] vif_pool_driver = noop)"
+  "$KURYR_CTL" controller restart
+  bench
+
+  echo
+  echo "=== ready-port pools ([kubernetes] vif_pool_driver = neutron, [vif_pool] ports_pool_min = 25)"
+  "$KURYR_CTL" controller restart --set kubernetes.vif_pool_driver=neutron \
+    --set vif_pool.ports_pool_min=25 --set vif_pool.ports_pool_batch=25
+  want=$((25 * $(wc -w <<<"$KURYR_CLOUD_NODES")))
+  for _ in $(seq 120); do
+    n=$(pool_ports)
+    [ "$n" -ge "$want" ] && break
+    sleep 1
+  done
+  echo "pools filled: $n ready ports"
+  bench
+  "$KURYR_CTL" controller restart   # back to the default; the sweep deletes the pools
+fi
+
+if section vm && [ -n "${KURYR_CLOUD_VM_NODES:-}" ]; then
   vm=${KURYR_CLOUD_VM_NODES%% *}
   echo
   echo "=== VM node $vm: nested-macvlan pods (pairs on the VM's port)"
@@ -76,7 +85,7 @@ fresh_guest() {
   "$KURYR_CTL" guest stop "$guest"
   KURYR_CLOUD_GUEST_MEM_MB=3072 KURYR_CLOUD_GUEST_CPUS=2 "$KURYR_CTL" guest start "$guest"
 }
-if [ -n "$guest" ]; then
+if section guest && [ -n "$guest" ]; then
   echo
   echo "=== guest node $guest (a QEMU guest: software emulation, 2 vCPUs, 3 GiB): nested-vlan pods on subports, on demand"
   fresh_guest
@@ -92,16 +101,20 @@ if [ -n "$guest" ]; then
   "$KURYR_CTL" guest stop "$guest"
 fi
 
-echo
-echo "=== Services: Octavia load balancers (the controller in its default configuration)"
-settle
-bin/kuryr-bench services
+if section services; then
+  echo
+  echo "=== Services: Octavia load balancers (the controller in its default configuration)"
+  settle
+  bin/kuryr-bench services
+fi
 
-echo
-echo "=== NetworkPolicies: security groups and peer groups (200 pods: bulks of 10 ports)"
-# With bulks of 50, Neutron on 2 cores took over 30 s per bulk while 200
-# pods started: the requests timed out and Neutron leaked IPAM allocations.
-"$KURYR_CTL" controller restart --set controller.port_batch_size=10
-settle
-bin/kuryr-bench policy
-"$KURYR_CTL" controller restart
+if section policies; then
+  echo
+  echo "=== NetworkPolicies: security groups and peer groups (200 pods: bulks of 10 ports)"
+  # With bulks of 50, Neutron on 2 cores took over 30 s per bulk while 200
+  # pods started: the requests timed out and Neutron leaked IPAM allocations.
+  "$KURYR_CTL" controller restart --set controller.port_batch_size=10
+  settle
+  bin/kuryr-bench policy
+  "$KURYR_CTL" controller restart
+fi
