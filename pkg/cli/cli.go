@@ -1,17 +1,19 @@
-// Package cli is kubectl-kuryr, the kubectl plugin for debugging kuryr:
-// global flags, subcommands (describe, doctor) and exit statuses. main.go
-// only calls Main.
+// Package cli is kubectl-kuryr, the kubectl plugin for debugging kuryr: the
+// command tree (cobra, with kubectl's connection flags from cli-runtime),
+// its global flags and exit statuses. main.go only calls Main.
 package cli
 
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
+	"strings"
 
-	"github.com/kuryr-k8s/kuryr/pkg/cli/describe"
-	"github.com/kuryr-k8s/kuryr/pkg/cli/doctor"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+
 	"github.com/kuryr-k8s/kuryr/pkg/cli/env"
 	"github.com/kuryr-k8s/kuryr/pkg/cli/output"
 	"github.com/kuryr-k8s/kuryr/pkg/config"
@@ -19,118 +21,113 @@ import (
 	"github.com/kuryr-k8s/kuryr/pkg/version"
 )
 
-const usage = `kubectl kuryr: debug kuryr (Kubernetes networking on OpenStack)
+// Exit statuses.
+const (
+	exitOK     = 0
+	exitFailed = 1 // a command failed, or doctor found a failure
+	exitUsage  = 2 // the command line is wrong
+)
 
-Usage:
-  kubectl kuryr describe pod/NAME | svc/NAME | networkpolicy/NAME   (or KIND NAME)
-  kubectl kuryr doctor
-  kubectl kuryr version
+// usageError is a wrong command line (exit 2).
+type usageError struct{ error }
 
-Flags (anywhere on the line):
-`
-
-// Options are the global flags.
-type Options struct {
-	Kube           env.KubeOptions
-	Output         output.Format
-	KuryrNamespace string
-	Overrides      config.Overrides
-	Version        bool
-	Args           []string // subcommand and its arguments
-}
-
-// ParseArgs reads the global flags, which may come before or after the
-// subcommand and its arguments.
-func ParseArgs(args []string, stderr io.Writer) (*Options, error) {
-	o := &Options{}
-	fs := flag.NewFlagSet("kubectl kuryr", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, usage); fs.PrintDefaults() }
-	fs.StringVar(&o.Kube.Kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config)")
-	fs.StringVar(&o.Kube.Context, "context", "", "kubeconfig context to use")
-	for _, n := range []string{"n", "namespace"} {
-		fs.StringVar(&o.Kube.Namespace, n, "", "namespace (default: the context's, else default)")
-	}
-	out := "table"
-	for _, n := range []string{"o", "output"} {
-		fs.StringVar(&out, n, "table", "output format: table, json or yaml")
-	}
-	fs.StringVar(&o.KuryrNamespace, names.NamespaceFlag, "kube-system", "namespace kuryr is installed in")
-	fs.BoolVar(&o.Version, "version", false, "print the plugin's version and exit")
-	fs.Var(&o.Overrides, "set", "override a kuryr.conf option for this command: section.option=value (repeatable)")
-	for rest := args; ; {
-		if err := fs.Parse(rest); err != nil {
-			return nil, err
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		o.Args, rest = append(o.Args, fs.Arg(0)), fs.Args()[1:]
-	}
-	f, err := output.ParseFormat(out)
-	if err != nil {
-		return nil, err
-	}
-	o.Output = f
-	return o, nil
-}
+func (e usageError) Unwrap() error { return e.error }
 
 // errFailed: doctor found a failure (exit 1, already printed).
 var errFailed = errors.New("doctor: some checks failed")
 
-// Dispatch runs the subcommand of o on e.
-func Dispatch(ctx context.Context, o *Options, e *env.Env, stdout io.Writer) error {
-	switch o.Args[0] {
-	case "describe":
-		return describe.Run(ctx, e, o.Args[1:], o.Output, stdout)
-	case "doctor":
-		if len(o.Args) > 1 {
-			return fmt.Errorf("doctor takes no arguments, got %q", o.Args[1:])
-		}
-		failed, err := doctor.Run(ctx, e, o.Output, stdout)
-		if err == nil && failed {
-			err = errFailed
-		}
-		return err
-	}
-	return fmt.Errorf("unknown command %q: want describe, doctor or version", o.Args[0])
+// globals are the flags every command takes, anywhere on the line.
+type globals struct {
+	kube           *genericclioptions.ConfigFlags
+	output         string
+	kuryrNamespace string
+	overrides      config.Overrides
 }
 
-// Main runs kubectl-kuryr and returns its exit status.
+func (g *globals) bind(fs *pflag.FlagSet) {
+	g.kube.AddFlags(fs)
+	fs.StringVarP(&g.output, "output", "o", "table", "output format: table, wide, json, yaml or jsonpath=TEMPLATE")
+	fs.StringVar(&g.kuryrNamespace, names.NamespaceFlag, "kube-system", "namespace kuryr is installed in")
+	fs.Var(&g.overrides, "set", "override a kuryr.conf option for this command: section.option=value (repeatable)")
+}
+
+// format reads -o.
+func (g *globals) format() (output.Format, error) {
+	f, err := output.ParseFormat(g.output)
+	if err != nil {
+		return "", usageError{err}
+	}
+	return f, nil
+}
+
+// connect builds the environment the commands work in, and checks at once
+// that the API server answers: one clear line rather than every request
+// timing out.
+func (g *globals) connect(ctx context.Context) (*env.Env, error) {
+	e, err := env.New(g.kube, g.kuryrNamespace, g.overrides)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.Ping(ctx); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// NewCommand is `kubectl kuryr` and its subcommands.
+func NewCommand(stdout, stderr io.Writer) *cobra.Command {
+	return newCommand(&globals{kube: genericclioptions.NewConfigFlags(true)}, stdout, stderr)
+}
+
+func newCommand(g *globals, stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:         "kubectl-kuryr",
+		Annotations: map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl kuryr"},
+		Short:       "Debug kuryr: Kubernetes networking on OpenStack Neutron and Octavia",
+		Long: `kubectl kuryr shows what kuryr made of a pod, Service or NetworkPolicy, in Kubernetes,
+in OpenStack and on the node, and checks a kuryr installation.
+
+It connects as kubectl does (your kubeconfig and kubectl's connection flags) and reads
+kuryr's own configuration from the cluster: the ConfigMap kuryr-config and the Secret
+kuryr-openstack in --kuryr-namespace.`,
+		Version:           version.Get().Version,
+		SilenceErrors:     true,
+		SilenceUsage:      true,
+		CompletionOptions: cobra.CompletionOptions{HiddenDefaultCmd: false},
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetVersionTemplate(version.Get().String("kubectl-kuryr") + "\n")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	g.bind(root.PersistentFlags())
+	// Declared here rather than left to cobra, which adds it only once the
+	// line is parsed, and would take the flag after it for its value.
+	root.Flags().Bool("version", false, "print the plugin's version and exit")
+	root.AddCommand(describeCommand(g), doctorCommand(g), versionCommand())
+	return root
+}
+
+// Main runs kubectl-kuryr with args and returns its exit status.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	o, err := ParseArgs(args, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
+	cmd := NewCommand(stdout, stderr)
+	cmd.SetArgs(args)
+	err := cmd.ExecuteContext(ctx)
+	var usage usageError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, errFailed):
+		return exitFailed
+	case errors.As(err, &usage) || isCobraUsage(err):
+		fmt.Fprintf(stderr, "error: %v\nSee 'kubectl kuryr --help'.\n", err)
+		return exitUsage
 	}
-	if err != nil {
-		fmt.Fprintf(stderr, "error: %v\n", err)
-		return 2
-	}
-	if o.Version || len(o.Args) == 1 && o.Args[0] == "version" {
-		fmt.Fprintln(stdout, version.Get().String("kubectl-kuryr"))
-		return 0
-	}
-	if len(o.Args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return 2
-	}
-	e, err := env.New(o.Kube, o.KuryrNamespace, o.Overrides)
-	if err != nil {
-		fmt.Fprintf(stderr, "error: %v\n", err)
-		return 1
-	}
-	if e.Ping != nil {
-		// One clear line, at once, rather than every check timing out.
-		if err := e.Ping(ctx); err != nil {
-			fmt.Fprintf(stderr, "error: %v\n", err)
-			return 1
-		}
-	}
-	if err := Dispatch(ctx, o, e, stdout); err != nil {
-		if !errors.Is(err, errFailed) {
-			fmt.Fprintf(stderr, "error: %v\n", err)
-		}
-		return 1
-	}
-	return 0
+	fmt.Fprintf(stderr, "error: %v\n", err)
+	return exitFailed
+}
+
+// isCobraUsage: cobra's own errors for a wrong command line, which it
+// returns unwrapped (an unknown subcommand).
+func isCobraUsage(err error) bool {
+	return strings.HasPrefix(err.Error(), "unknown command ")
 }

@@ -262,6 +262,9 @@ func (o *Overrides) String() string { return strings.Join(*o, ",") }
 // Set implements flag.Value.
 func (o *Overrides) Set(v string) error { *o = append(*o, v); return nil }
 
+// Type names the flag's value in help (pflag).
+func (o *Overrides) Type() string { return "section.option=value" }
+
 // Subnet drivers for [kubernetes] pod_subnets_driver.
 const (
 	SubnetDriverDefault   = "default"

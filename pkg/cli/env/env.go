@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
@@ -106,8 +106,8 @@ func Scheme() (*runtime.Scheme, error) {
 	return s, nil
 }
 
-// requestTimeout bounds each Kubernetes request unless the kubeconfig (or
-// --request-timeout) says otherwise. OpenStack requests are bounded by
+// requestTimeout bounds each Kubernetes request unless --request-timeout
+// says otherwise. OpenStack requests are bounded by
 // [neutron] timeout.
 const requestTimeout = 30 * time.Second
 
@@ -135,30 +135,20 @@ func pinger(cfg *rest.Config) (func(ctx context.Context) error, error) {
 	}, nil
 }
 
-// KubeOptions are the kubeconfig flags.
-type KubeOptions struct {
-	Kubeconfig, Context, Namespace string
-}
-
-// New connects to Kubernetes as the user's kubeconfig says (KUBECONFIG,
-// --kubeconfig, --context), as kubectl does.
-func New(o KubeOptions, kuryrNamespace string, overrides []string) (*Env, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = o.Kubeconfig
-	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules,
-		&clientcmd.ConfigOverrides{CurrentContext: o.Context})
-	restCfg, err := cc.ClientConfig()
+// New connects to Kubernetes as kubectl's connection flags say (kubeconfig,
+// context, server, token, impersonation, request timeout, ...: cli-runtime's
+// ConfigFlags) and the user's kubeconfig.
+func New(flags genericclioptions.RESTClientGetter, kuryrNamespace string, overrides []string) (*Env, error) {
+	restCfg, err := flags.ToRESTConfig()
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig: %w", err)
 	}
 	if restCfg.Timeout == 0 {
 		restCfg.Timeout = requestTimeout
 	}
-	ns := o.Namespace
-	if ns == "" {
-		if ns, _, err = cc.Namespace(); err != nil || ns == "" {
-			ns = "default"
-		}
+	ns, _, err := flags.ToRawKubeConfigLoader().Namespace()
+	if err != nil || ns == "" {
+		ns = "default"
 	}
 	scheme, err := Scheme()
 	if err != nil {

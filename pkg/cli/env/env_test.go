@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 )
 
 // TestPingSilentAPIServer: an API server that accepts connections and
@@ -41,7 +43,9 @@ current-context: c
 	}
 	defer func(d time.Duration) { pingTimeout = d }(pingTimeout)
 	pingTimeout = 300 * time.Millisecond
-	e, err := New(KubeOptions{Kubeconfig: kubeconfig}, "kube-system", nil)
+	flags := genericclioptions.NewConfigFlags(true)
+	flags.KubeConfig = &kubeconfig
+	e, err := New(flags, "kube-system", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 // Package output prints what kubectl kuryr collected: tables like
 // kubectl's (upper-case headers, columns aligned with text/tabwriter), or
-// the collected data as JSON or YAML.
+// the collected data as JSON, YAML or through a JSONPath template (-o
+// jsonpath=..., kubectl's syntax, over the JSON form).
 package output
 
 import (
@@ -10,32 +11,55 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"k8s.io/client-go/util/jsonpath"
 	"sigs.k8s.io/yaml"
 )
 
 // Format is an -o value.
 type Format string
 
-// The formats of -o.
+// The formats of -o; and "jsonpath=TEMPLATE".
 const (
 	Table Format = "table"
-	JSON  Format = "json"
-	YAML  Format = "yaml"
+	// Wide is the table: kubectl kuryr's tables already have every column.
+	Wide Format = "wide"
+	JSON Format = "json"
+	YAML Format = "yaml"
 )
 
-// ParseFormat checks an -o value.
+const jsonpathPrefix = "jsonpath="
+
+// ParseFormat checks an -o value (a JSONPath template is parsed).
 func ParseFormat(s string) (Format, error) {
 	switch f := Format(s); f {
-	case Table, JSON, YAML:
+	case Table, Wide, JSON, YAML:
 		return f, nil
 	case "":
 		return Table, nil
 	}
-	return "", fmt.Errorf("-o %q: want table, json or yaml", s)
+	if tmpl, ok := strings.CutPrefix(s, jsonpathPrefix); ok {
+		if _, err := parseJSONPath(tmpl); err != nil {
+			return "", fmt.Errorf("-o %s: %w", s, err)
+		}
+		return Format(s), nil
+	}
+	return "", fmt.Errorf("-o %q: want table, wide, json, yaml or jsonpath=TEMPLATE", s)
 }
 
-// Print writes data as JSON or YAML, or calls table for the table format.
+func parseJSONPath(tmpl string) (*jsonpath.JSONPath, error) {
+	j := jsonpath.New("output")
+	if err := j.Parse(tmpl); err != nil {
+		return nil, err
+	}
+	return j, nil
+}
+
+// Print writes data as JSON, YAML or through a JSONPath template, or calls
+// table for the table formats.
 func Print(w io.Writer, f Format, data any, table func(io.Writer) error) error {
+	if tmpl, ok := strings.CutPrefix(string(f), jsonpathPrefix); ok {
+		return printJSONPath(w, tmpl, data)
+	}
 	switch f {
 	case JSON:
 		b, err := json.MarshalIndent(data, "", "  ")
@@ -53,6 +77,27 @@ func Print(w io.Writer, f Format, data any, table func(io.Writer) error) error {
 		return err
 	}
 	return table(w)
+}
+
+// printJSONPath applies the template to data's JSON form, as kubectl's
+// -o jsonpath does to an object's.
+func printJSONPath(w io.Writer, tmpl string, data any) error {
+	j, err := parseJSONPath(tmpl)
+	if err != nil {
+		return err
+	}
+	b, err := json.Marshal(data)
+	if err != nil {
+		return fmt.Errorf("encode JSON: %w", err)
+	}
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return fmt.Errorf("decode JSON: %w", err)
+	}
+	if err := j.Execute(w, v); err != nil {
+		return fmt.Errorf("-o jsonpath: %w", err)
+	}
+	return nil
 }
 
 // Rows is a table: headers, then rows of cells.

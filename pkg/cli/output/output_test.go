@@ -29,7 +29,8 @@ func TestParseFormat(t *testing.T) {
 		want Format
 		err  bool
 	}{
-		{"", Table, false}, {"table", Table, false}, {"json", JSON, false}, {"yaml", YAML, false}, {"wide", "", true},
+		{"", Table, false}, {"table", Table, false}, {"json", JSON, false}, {"yaml", YAML, false}, {"wide", Wide, false},
+		{"jsonpath={.items[*].name}", "jsonpath={.items[*].name}", false}, {"jsonpath={.items[", "", true}, {"xml", "", true},
 	}
 	for _, tt := range tests {
 		got, err := ParseFormat(tt.in)
@@ -48,6 +49,8 @@ func TestPrint(t *testing.T) {
 		{JSON, "\"check\": \"crds\""},
 		{YAML, "- check: crds\n  status: OK\n"},
 		{Table, "table"},
+		{Wide, "table"},
+		{`jsonpath={range [?(@.status=="OK")]}{.check}{"\n"}{end}`, "crds\n"},
 	}
 	table := func(w io.Writer) error { _, err := io.WriteString(w, "table"); return err }
 	for _, tt := range tests {

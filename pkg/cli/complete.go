@@ -1,0 +1,85 @@
+package cli
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kuryr-k8s/kuryr/pkg/cli/describe"
+)
+
+// completeTimeout bounds the listing a completion makes: a shell waits on it.
+const completeTimeout = 5 * time.Second
+
+// completeTargets completes describe's argument: the kinds, then the names
+// of that kind in the namespace (-n, else the context's).
+func completeTargets(g *globals) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		kind, prefix, found := strings.Cut(toComplete, "/")
+		if !found {
+			return []string{"pod/", "svc/", "networkpolicy/"}, cobra.ShellCompDirectiveNoSpace | cobra.ShellCompDirectiveNoFileComp
+		}
+		t, err := describe.ParseTarget([]string{kind + "/x"})
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveError
+		}
+		ctx, cancel := context.WithTimeout(cmd.Context(), completeTimeout)
+		defer cancel()
+		names, err := listNames(ctx, g, t.Kind)
+		if err != nil {
+			cobra.CompDebugln(err.Error(), false)
+			return nil, cobra.ShellCompDirectiveError
+		}
+		var out []string
+		for _, n := range names {
+			if strings.HasPrefix(n, prefix) {
+				out = append(out, kind+"/"+n)
+			}
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// listNames are the names of kind's objects in the user's namespace.
+func listNames(ctx context.Context, g *globals, kind string) ([]string, error) {
+	e, err := g.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var list client.ObjectList
+	switch kind {
+	case describe.KindPod:
+		list = &corev1.PodList{}
+	case describe.KindService:
+		list = &corev1.ServiceList{}
+	default:
+		list = &networkingv1.NetworkPolicyList{}
+	}
+	if err := e.Client.List(ctx, list, client.InNamespace(e.Namespace)); err != nil {
+		return nil, err
+	}
+	var out []string
+	switch l := list.(type) {
+	case *corev1.PodList:
+		for _, o := range l.Items {
+			out = append(out, o.Name)
+		}
+	case *corev1.ServiceList:
+		for _, o := range l.Items {
+			out = append(out, o.Name)
+		}
+	case *networkingv1.NetworkPolicyList:
+		for _, o := range l.Items {
+			out = append(out, o.Name)
+		}
+	}
+	return out, nil
+}
