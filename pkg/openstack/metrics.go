@@ -30,7 +30,9 @@ var (
 )
 
 // MustRegister adds the OpenStack client metrics to a registry.
-func MustRegister(r prometheus.Registerer) { r.MustRegister(requests, latency, available) }
+func MustRegister(r prometheus.Registerer) {
+	r.MustRegister(requests, latency, available, requestLatency, requestErrors)
+}
 
 type instrumented struct{ next http.RoundTripper }
 
@@ -40,7 +42,9 @@ func (t instrumented) RoundTrip(req *http.Request) (*http.Response, error) {
 	svc := serviceOf(req.URL.Path)
 	start := time.Now()
 	resp, err := t.next.RoundTrip(req)
-	latency.WithLabelValues(svc, req.Method).Observe(time.Since(start).Seconds())
+	took := time.Since(start).Seconds()
+	latency.WithLabelValues(svc, req.Method).Observe(took)
+	observeOperation(req, resp, err, took)
 	code := "error"
 	if err == nil {
 		code = strconv.Itoa(resp.StatusCode)
@@ -63,7 +67,7 @@ func serviceOf(path string) string {
 
 // collection is what a resource label may be: a collection's name, never
 // an id (ids have digits), so the label's values stay few.
-var collection = regexp.MustCompile(`^[a-z][a-z_-]{0,39}$`)
+var collectionName = regexp.MustCompile(`^[a-z][a-z_-]{0,39}$`)
 
 // resourceOf names the collection a request is about, from the API's
 // path: Neutron's first segment after v2.0 (ports, security-group-rules,
@@ -84,7 +88,7 @@ func resourceOf(path string) string {
 			if s == "lbaas" && slices.Contains(segs[i+1:], "members") {
 				name = "members"
 			}
-			if collection.MatchString(name) {
+			if collectionName.MatchString(name) {
 				return name
 			}
 			return "other"

@@ -42,3 +42,31 @@ func TestServiceOf(t *testing.T) {
 		}
 	}
 }
+
+func TestOperationOf(t *testing.T) {
+	for _, tc := range []struct{ method, path, want string }{
+		{"POST", "/v2.0/ports", "port_create"},
+		{"GET", "/v2.0/ports.json", "port_list"},
+		{"GET", "/networking/v2.0/ports/3f0c9d2e-5b1a-4c7e-9f00-1a2b3c4d5e6f", "port_get"},
+		{"PUT", "/v2.0/ports/3f0c9d2e", "port_update"},
+		{"DELETE", "/v2.0/ports/3f0c9d2e", "port_delete"},
+		{"PUT", "/v2.0/ports/3f0c9d2e/tags/kuryr-x", "port_tags_update"},
+		{"POST", "/v2.0/security-group-rules", "security_group_rule_create"},
+		{"DELETE", "/v2.0/security-group-rules/9a8b", "security_group_rule_delete"},
+		{"PUT", "/v2.0/address-groups/0d2/add_addresses", "address_group_add_addresses"},
+		{"PUT", "/v2.0/trunks/0d2/remove_subports", "trunk_remove_subports"},
+		{"GET", "/v2.0/trunks/0d2/get_subports", "trunk_get_subports"},
+		{"GET", "/v2/lbaas/loadbalancers/1e2f/status", "loadbalancer_status_get"},
+		{"POST", "/load-balancer/v2/lbaas/pools/1e2f/members", "member_create"},
+		{"PUT", "/v2/lbaas/pools/1e2f/members", "member_update"},
+		{"DELETE", "/v2.0/lbaas/pools/1e2f/members/9a8b", "member_delete"},
+		{"GET", "/v2.0/network-ip-availabilities", "network_ip_availability_list"},
+		{"POST", "/v3/auth/tokens", "token_create"},
+		{"GET", "/v2.0/3f0c9d2e5b1a", "other"},
+		{"GET", "/v2/octavia/amphorae", "other"},
+	} {
+		if got := operationOf(tc.method, tc.path); got != tc.want {
+			t.Errorf("operationOf(%s %s) = %q, want %q", tc.method, tc.path, got, tc.want)
+		}
+	}
+}
