@@ -60,6 +60,16 @@ func (g *globals) format() (output.Format, error) {
 	return f, nil
 }
 
+// prepare reads -o, then connects: a wrong -o is told before any request.
+func (g *globals) prepare(ctx context.Context) (*env.Env, output.Format, error) {
+	f, err := g.format()
+	if err != nil {
+		return nil, "", err
+	}
+	e, err := g.connect(ctx)
+	return e, f, err
+}
+
 // connect builds the environment the commands work in, and checks at once
 // that the API server answers: one clear line rather than every request
 // timing out.

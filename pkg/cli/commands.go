@@ -32,11 +32,7 @@ func describeCommand(g *globals) *cobra.Command {
 			if _, err := describe.ParseTarget(args); err != nil {
 				return usageError{err}
 			}
-			f, err := g.format()
-			if err != nil {
-				return err
-			}
-			e, err := g.connect(cmd.Context())
+			e, f, err := g.prepare(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -59,11 +55,7 @@ FAIL. It exits 1 if any check failed.`,
   kubectl kuryr doctor -o jsonpath='{range [?(@.status=="FAIL")]}{.check}: {.message}{"\n"}{end}'`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			f, err := g.format()
-			if err != nil {
-				return err
-			}
-			e, err := g.connect(cmd.Context())
+			e, f, err := g.prepare(cmd.Context())
 			if err != nil {
 				return err
 			}
