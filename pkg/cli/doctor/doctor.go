@@ -1,6 +1,7 @@
 // Package doctor is `kubectl kuryr doctor`: checks of a kuryr installation
 // (controller and its leader, daemons on every node, CRDs, configuration,
-// OpenStack reachability and the configured objects, what pods admit from
+// OpenStack reachability, the credential's permissions and quota headroom,
+// the configured objects, what pods admit from
 // the cloud's networks and the external one, leaked objects, pods without
 // a port, resources not Ready), each a finding in words.
 package doctor
@@ -42,7 +43,7 @@ type check func(ctx context.Context, e *env.Env) []Finding
 // Checks runs every check, in order, until ctx ends (Ctrl-C).
 func Checks(ctx context.Context, e *env.Env) []Finding {
 	var out []Finding
-	for _, c := range []check{controller, leader, daemons, nodes, crds, configuration, openStack, permissions, neutronObjects,
+	for _, c := range []check{controller, leader, daemons, nodes, crds, configuration, openStack, permissions, quota, neutronObjects,
 		reach, orphans, podsWithoutPorts, notReady, features} {
 		if ctx.Err() != nil {
 			break

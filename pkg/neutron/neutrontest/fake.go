@@ -5,7 +5,8 @@
 // allowed address pairs with revision checks; a new binding:host_id
 // rebinds a port as ML2 does: DOWN, and unbound without a host; a network is
 // deleted with its subnets, and refused while ports other than Neutron's
-// own are on it), counts requests, and can be told to fail. Address groups are kept as
+// own are on it), counts requests, and can be told to fail. Quota details
+// count the stored objects against Neutron's default limits (quotas.go). Address groups are kept as
 // Neutron 26 keeps them (addressgroups.go); the fake does not enforce
 // rules, so whether ML2/OVN honours a rule's remote address group is the
 // dataplane probe's question, not the fake's.
@@ -41,7 +42,10 @@ type Fake struct {
 	// groups the fake does not hold (404 SecurityGroupNotFound), as Neutron
 	// does. Off by default: older tests give ports made-up group ids.
 	CheckSecurityGroups bool
-	srv                 *httptest.Server
+	// Quotas override Neutron's default limits (resource → limit, -1
+	// none) in quotas/{project}/details (quotas.go).
+	Quotas map[string]int
+	srv    *httptest.Server
 }
 
 // New starts a fake Neutron, closed at the end of the test.
@@ -135,6 +139,8 @@ func (f *Fake) route(w http.ResponseWriter, r *http.Request, parts []string) {
 		f.addressGroups(w, r, parts[1:])
 	case collection == "trunks":
 		f.trunks(w, r, parts[1:])
+	case collection == "quotas":
+		f.quotas(w, r, parts[1:])
 	case len(parts) >= 3 && parts[2] == "tags":
 		f.tags(w, r, collection, parts[1], parts[3:])
 	case collection == "security-groups":

@@ -1,0 +1,75 @@
+package doctor
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/kuryr-k8s/kuryr/pkg/cli/env"
+	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+)
+
+// quotaResources are the Neutron resources kuryr creates, in the order
+// the finding names them: a port per pod, groups and rules per policy,
+// networks and subnets per namespace or node, floating IPs per
+// LoadBalancer Service, trunks' subports are ports.
+var quotaResources = []string{"port", "security_group", "security_group_rule", "network", "subnet", "floatingip"}
+
+// lowHeadroom: less than this fraction of a limit left is a warning.
+const lowHeadroom = 0.1
+
+// quota checks the headroom of the project kuryr creates in
+// ([neutron_defaults] project, else the credential's own).
+func quota(ctx context.Context, e *env.Env) []Finding {
+	const c = "quota"
+	cloud, err := e.Cloud(ctx)
+	if err != nil {
+		return []Finding{fail(c, "not checked: no OpenStack connection")}
+	}
+	q, project, err := cloud.Neutron.Quotas(ctx, cloud.Config.NeutronDefaults.Project)
+	if err != nil {
+		if neutron.Forbidden(err) {
+			if project == "" {
+				project = "the credential's"
+			}
+			return []Finding{warn(c, "not checked: Neutron does not show project %s quotas to kuryr's credential (policy get_quota)", project)}
+		}
+		return []Finding{warn(c, "not checked: %v", err)}
+	}
+	return []Finding{judgeQuota(project, q)}
+}
+
+// judgeQuota: FAIL when a resource kuryr creates has no headroom left,
+// WARN under lowHeadroom of its limit, else OK; the message names each
+// limited resource's use. Pure.
+func judgeQuota(project string, q map[string]neutron.QuotaUsage) Finding {
+	const c = "quota"
+	var uses, exhausted, low []string
+	for _, res := range quotaResources {
+		u, ok := q[res]
+		if !ok || u.Limit < 0 {
+			continue
+		}
+		uses = append(uses, fmt.Sprintf("%s %d/%d", res, u.Used+u.Reserved, u.Limit))
+		switch free := u.Free(); {
+		case free == 0:
+			exhausted = append(exhausted, res)
+		case float64(free) < lowHeadroom*float64(u.Limit):
+			low = append(low, fmt.Sprintf("%s (%d left)", res, free))
+		}
+	}
+	use := "no limits on what kuryr creates"
+	if len(uses) > 0 {
+		use = "used/limit: " + strings.Join(uses, ", ")
+	}
+	switch {
+	case len(exhausted) > 0:
+		return fail(c, "project %s has no %s left: creates fail (pods without ports, policies not applied); %s",
+			project, strings.Join(exhausted, ", "), use)
+	case len(low) > 0:
+		slices.Sort(low)
+		return warn(c, "project %s is close to its quota: %s; %s", project, strings.Join(low, ", "), use)
+	}
+	return ok(c, "project %s: %s", project, use)
+}
