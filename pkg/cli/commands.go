@@ -46,7 +46,7 @@ func doctorCommand(g *globals) *cobra.Command {
 		Use:   "doctor",
 		Short: "Check a kuryr installation, both sides: Kubernetes and OpenStack",
 		Long: `doctor checks the controller and its leader, a daemon on every node, the CRDs, the
-configuration, OpenStack (reachable, the credential's permissions, the objects
+configuration, OpenStack (reachable, the credential's permissions, quota headroom, the objects
 kuryr.conf names), what pods admit from the cloud's networks, leaked OpenStack objects, pods
 without a port and kuryr's resources that are not Ready. Each check is one line: OK, WARN or
 FAIL. It exits 1 if any check failed.`,
