@@ -13,6 +13,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . _output/local-cloud.env
+# The sections asked for, checked before anything is changed.
+sections=" ${BENCH_SECTIONS:-pods vm guest services policies} "
+[ -n "${sections// /}" ] || { echo "BENCH_SECTIONS names no section" >&2; exit 2; }
+for s in $sections; do
+  case $s in pods | vm | guest | services | policies) ;; *) echo "BENCH_SECTIONS: unknown section $s" >&2; exit 2 ;; esac
+done
+section() { [[ $sections == *" $1 "* ]]; }
 # A benchmark that fails leaves the controller as its section set it (pools,
 # batch sizes): put back the default.
 # A guest node booted for its section is powered off.
@@ -35,15 +42,14 @@ settle() {
   done
 }
 bench() { settle; bin/kuryr-bench ports; echo; settle; bin/kuryr-bench pods; }
-sections=" ${BENCH_SECTIONS:-pods vm guest services policies} "
-for s in $sections; do
-  case $s in pods | vm | guest | services | policies) ;; *) echo "BENCH_SECTIONS: unknown section $s" >&2; exit 2 ;; esac
-done
-section() { [[ $sections == *" $1 "* ]]; }
+# Every section starts from the controller's default configuration,
+# whatever an earlier run left.
+"$KURYR_CTL" controller restart
+section vm && [ -z "${KURYR_CLOUD_VM_NODES:-}" ] && echo "=== no VM node in this cloud: section vm skipped"
+section guest && [ -z "$guest" ] && echo "=== no guest node in this cloud: section guest skipped"
 
 if section pods; then
   echo "=== ports created on demand ([kubernetes] vif_pool_driver = noop)"
-  "$KURYR_CTL" controller restart
   bench
 
   echo

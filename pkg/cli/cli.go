@@ -26,6 +26,9 @@ const (
 	exitOK     = 0
 	exitFailed = 1 // a command failed, or doctor found a failure
 	exitUsage  = 2 // the command line is wrong
+	// exitInterrupted: stopped by Ctrl-C or SIGTERM, as a shell reports a
+	// command killed by SIGINT.
+	exitInterrupted = 130
 )
 
 // usageError is a wrong command line (exit 2).
@@ -78,8 +81,10 @@ func (g *globals) connect(ctx context.Context) (*env.Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := e.Ping(ctx); err != nil {
-		return nil, err
+	if e.Ping != nil {
+		if err := e.Ping(ctx); err != nil {
+			return nil, err
+		}
 	}
 	return e, nil
 }
@@ -126,6 +131,9 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch {
 	case err == nil:
 		return exitOK
+	case ctx.Err() != nil:
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		return exitInterrupted
 	case errors.Is(err, errFailed):
 		return exitFailed
 	case errors.As(err, &usage) || isCobraUsage(err):

@@ -124,3 +124,14 @@ func TestCompletion(t *testing.T) {
 		t.Errorf("completion bash: exit %d", code)
 	}
 }
+
+// TestInterruptedExit: a command stopped by Ctrl-C exits 130.
+func TestInterruptedExit(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errOut bytes.Buffer
+	code := Main(ctx, []string{"doctor", "--server", "https://127.0.0.1:1", "--insecure-skip-tls-verify"}, &out, &errOut)
+	if code != exitInterrupted {
+		t.Errorf("exit %d, %q", code, errOut.String())
+	}
+}

@@ -16,16 +16,22 @@ import (
 // completeTimeout bounds the listing a completion makes: a shell waits on it.
 const completeTimeout = 5 * time.Second
 
-// completeTargets completes describe's argument: the kinds, then the names
-// of that kind in the namespace (-n, else the context's).
+// completeTargets completes describe's arguments: the kinds, then the
+// names of that kind in the namespace (-n, else the context's), as
+// KIND/NAME or KIND NAME.
 func completeTargets(g *globals) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-		if len(args) > 0 {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		kind, prefix, found := strings.Cut(toComplete, "/")
-		if !found {
+		var kind, prefix, joined string
+		switch {
+		case len(args) == 1 && !strings.Contains(args[0], "/"):
+			kind, prefix = args[0], toComplete // describe svc <TAB>
+		case len(args) == 0 && strings.Contains(toComplete, "/"):
+			kind, prefix, _ = strings.Cut(toComplete, "/")
+			joined = kind + "/"
+		case len(args) == 0:
 			return []string{"pod/", "svc/", "networkpolicy/"}, cobra.ShellCompDirectiveNoSpace | cobra.ShellCompDirectiveNoFileComp
+		default:
+			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
 		t, err := describe.ParseTarget([]string{kind + "/x"})
 		if err != nil {
@@ -41,7 +47,7 @@ func completeTargets(g *globals) cobra.CompletionFunc {
 		var out []string
 		for _, n := range names {
 			if strings.HasPrefix(n, prefix) {
-				out = append(out, kind+"/"+n)
+				out = append(out, joined+n)
 			}
 		}
 		return out, cobra.ShellCompDirectiveNoFileComp

@@ -1,6 +1,13 @@
 package openstack
 
-import "testing"
+import (
+	"context"
+	"errors"
+	"net/http"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
 
 func TestResourceOf(t *testing.T) {
 	for _, tc := range []struct{ path, want string }{
@@ -62,11 +69,34 @@ func TestOperationOf(t *testing.T) {
 		{"DELETE", "/v2.0/lbaas/pools/1e2f/members/9a8b", "member_delete"},
 		{"GET", "/v2.0/network-ip-availabilities", "network_ip_availability_list"},
 		{"POST", "/v3/auth/tokens", "token_create"},
+		{"POST", "/v2.0/floatingips", "floating_ip_create"},
 		{"GET", "/v2.0/3f0c9d2e5b1a", "other"},
 		{"GET", "/v2/octavia/amphorae", "other"},
 	} {
 		if got := operationOf(tc.method, tc.path); got != tc.want {
 			t.Errorf("operationOf(%s %s) = %q, want %q", tc.method, tc.path, got, tc.want)
 		}
+	}
+}
+
+func TestObserveOperationErrors(t *testing.T) {
+	req := func(ctx context.Context) *http.Request {
+		r, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://neutron/v2.0/trunks", nil)
+		return r
+	}
+	errorsOf := func() float64 { return testutil.ToFloat64(requestErrors.WithLabelValues("trunk_create")) }
+	before := errorsOf()
+	observeOperation(req(context.Background()), &http.Response{StatusCode: 409}, nil, 0.1)
+	observeOperation(req(context.Background()), nil, errors.New("connection reset"), 0.1)
+	if got := errorsOf() - before; got != 2 {
+		t.Errorf("a 409 and no answer: %v errors, want 2", got)
+	}
+	observeOperation(req(context.Background()), &http.Response{StatusCode: 401}, nil, 0.1) // gophercloud reauthenticates
+	observeOperation(req(context.Background()), &http.Response{StatusCode: 201}, nil, 0.1)
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	observeOperation(req(cancelled), nil, context.Canceled, 0.1)
+	if got := errorsOf() - before; got != 2 {
+		t.Errorf("a 401, a 201 and a cancelled request counted as errors: %v, want 2", got)
 	}
 }

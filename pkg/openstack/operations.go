@@ -1,6 +1,8 @@
 package openstack
 
 import (
+	"context"
+	"errors"
 	"net/http"
 	"strings"
 
@@ -78,20 +80,33 @@ func verb(method string) string {
 	return "other"
 }
 
-// singular of a collection's name: policies → policy, ports → port.
+// spelled are resource names cloud-provider-openstack spells otherwise.
+var spelled = map[string]string{"floatingip": "floating_ip"}
+
+// singular of a collection's name: policies → policy, ports → port,
+// floatingips → floating_ip.
 func singular(s string) string {
+	if s, ok := spelled[strings.TrimSuffix(s, "s")]; ok {
+		return s
+	}
 	if strings.HasSuffix(s, "ies") {
 		return strings.TrimSuffix(s, "ies") + "y"
 	}
 	return strings.TrimSuffix(s, "s")
 }
 
-// observeOperation records one request in the cloud-provider-openstack
-// style metrics.
+// observeOperation records one HTTP request in the cloud-provider-openstack
+// style metrics. Not what the caller gave up on (cancelled: the service
+// did nothing wrong), and a 401 is not an error of the call: gophercloud
+// authenticates again and repeats it (a credential Keystone refuses shows
+// as token_create errors).
 func observeOperation(req *http.Request, resp *http.Response, err error, seconds float64) {
+	if errors.Is(req.Context().Err(), context.Canceled) {
+		return
+	}
 	op := operationOf(req.Method, req.URL.Path)
 	requestLatency.WithLabelValues(op).Observe(seconds)
-	if err != nil || resp.StatusCode >= 400 {
+	if err != nil || resp.StatusCode >= 400 && resp.StatusCode != http.StatusUnauthorized {
 		requestErrors.WithLabelValues(op).Inc()
 	}
 }

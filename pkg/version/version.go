@@ -2,7 +2,8 @@
 // --version, and the kuryr_build_info metric each component exports.
 //
 // The project's builds set both at link time (hack/ldflags.sh: -X
-// …/pkg/version.revision=<commit> and, for a release, version=vX.Y.Z);
+// …/pkg/version.revision=<commit> and, for a release, version=vX.Y.Z from
+// KURYR_VERSION);
 // otherwise they come from what the Go toolchain embeds (the module's
 // version after go install …@vX.Y.Z, the VCS stamp). A build with neither
 // says "devel" and "unknown", never nothing.

@@ -116,18 +116,21 @@ const requestTimeout = 30 * time.Second
 // out requestTimeout.
 var pingTimeout = 10 * time.Second
 
-// pinger asks the API server for its version.
+// pinger asks the API server for its version, within pingTimeout or a
+// longer --request-timeout.
 func pinger(cfg *rest.Config) (func(ctx context.Context) error, error) {
+	timeout := max(pingTimeout, cfg.Timeout)
 	d, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes client: %w", err)
 	}
 	return func(ctx context.Context) error {
-		ctx, cancel := context.WithTimeout(ctx, pingTimeout)
+		start := time.Now()
+		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
 		if err := d.RESTClient().Get().AbsPath("/version").Do(ctx).Error(); err != nil {
 			if ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				err = fmt.Errorf("no answer in %s", pingTimeout)
+				err = fmt.Errorf("no answer in %s", time.Since(start).Round(100*time.Millisecond))
 			}
 			return fmt.Errorf("the Kubernetes API server at %s: %w", cfg.Host, err)
 		}
@@ -143,6 +146,10 @@ func New(flags genericclioptions.RESTClientGetter, kuryrNamespace string, overri
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig: %w", err)
 	}
+	ping, err := pinger(restCfg) // with --request-timeout if the user gave one
+	if err != nil {
+		return nil, err
+	}
 	if restCfg.Timeout == 0 {
 		restCfg.Timeout = requestTimeout
 	}
@@ -157,10 +164,6 @@ func New(flags genericclioptions.RESTClientGetter, kuryrNamespace string, overri
 	c, err := client.New(restCfg, client.Options{Scheme: scheme})
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes client: %w", err)
-	}
-	ping, err := pinger(restCfg)
-	if err != nil {
-		return nil, err
 	}
 	return &Env{Client: c, Namespace: ns, KuryrNamespace: kuryrNamespace, Exec: &SPDYExec{Config: rest.CopyConfig(restCfg)},
 		Overrides: overrides, Ping: ping}, nil

@@ -47,7 +47,9 @@ func ParseFormat(s string) (Format, error) {
 }
 
 func parseJSONPath(tmpl string) (*jsonpath.JSONPath, error) {
-	j := jsonpath.New("output")
+	// As kubectl's --allow-missing-template-keys (default true): a field
+	// left out (omitempty) prints nothing instead of failing.
+	j := jsonpath.New("output").AllowMissingKeys(true)
 	if err := j.Parse(tmpl); err != nil {
 		return nil, err
 	}
