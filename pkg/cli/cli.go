@@ -36,8 +36,8 @@ type usageError struct{ error }
 
 func (e usageError) Unwrap() error { return e.error }
 
-// errFailed: doctor found a failure (exit 1, already printed).
-var errFailed = errors.New("doctor: some checks failed")
+// errFailed: doctor or check found a failure (exit 1, already printed).
+var errFailed = errors.New("some checks failed")
 
 // globals are the flags every command takes, anywhere on the line.
 type globals struct {
@@ -118,7 +118,7 @@ kuryr-openstack in --kuryr-namespace.`,
 	// Declared here rather than left to cobra, which adds it only once the
 	// line is parsed, and would take the flag after it for its value.
 	root.Flags().Bool("version", false, "print the plugin's version and exit")
-	root.AddCommand(describeCommand(g), doctorCommand(g), versionCommand())
+	root.AddCommand(describeCommand(g), doctorCommand(g), checkCommand(g), versionCommand())
 	return root
 }
 

@@ -2,9 +2,11 @@ package cli
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/kuryr-k8s/kuryr/pkg/cli/check"
 	"github.com/kuryr-k8s/kuryr/pkg/cli/describe"
 	"github.com/kuryr-k8s/kuryr/pkg/cli/doctor"
 	"github.com/kuryr-k8s/kuryr/pkg/version"
@@ -66,6 +68,47 @@ FAIL. It exits 1 if any check failed.`,
 			return err
 		},
 	}
+}
+
+func checkCommand(g *globals) *cobra.Command {
+	o := check.Options{}
+	cmd := &cobra.Command{
+		Use:   "check",
+		Short: "Check the cluster's networking end to end with probe pods, then clean up",
+		Long: `check makes a namespace kuryr-check-XXXXX with a probe pod (busybox's httpd, as nobody) on each
+of two Ready nodes that take ordinary pods, and checks, as a workload meets them: node → pod
+(the kubelets' readiness probes), pod ↔ pod across the two nodes, pod → a ClusterIP Service
+over both pods, the cluster DNS resolving that Service, and a NetworkPolicy denying all ingress
+to one pod, then admitting the other. The namespace is deleted at the end (also on Ctrl-C)
+unless --keep. It exits 1 if a step failed.
+
+The user needs to create namespaces, pods, Services and NetworkPolicies and to exec into pods;
+the image needs sh, httpd, nc and nslookup (busybox).`,
+		Example: `  kubectl kuryr check
+  kubectl kuryr check --image registry.example.com/mirror/busybox:1.37 --timeout 5m
+  kubectl kuryr check --keep -o json`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			e, f, err := g.prepare(cmd.Context())
+			if err != nil {
+				return err
+			}
+			findings, err := check.Run(cmd.Context(), e, o)
+			if err != nil {
+				return err
+			}
+			failed, err := doctor.Print(cmd.OutOrStdout(), f, findings)
+			if err == nil && failed {
+				err = errFailed
+			}
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&o.Image, "image", check.DefaultImage, "image of the probe pods (sh, httpd, nc, nslookup)")
+	cmd.Flags().DurationVar(&o.Timeout, "timeout", 3*time.Minute,
+		"how long each step may take (pods Ready, the Service answering, the policy in force)")
+	cmd.Flags().BoolVar(&o.Keep, "keep", false, "keep the namespace for inspection")
+	return cmd
 }
 
 func versionCommand() *cobra.Command {

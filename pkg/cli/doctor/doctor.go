@@ -60,6 +60,11 @@ func Run(ctx context.Context, e *env.Env, f output.Format, w io.Writer) (failed 
 	if err := context.Cause(ctx); err != nil {
 		return true, fmt.Errorf("doctor interrupted: %w", err)
 	}
+	return Print(w, f, findings)
+}
+
+// Print prints findings; it reports whether any failed.
+func Print(w io.Writer, f output.Format, findings []Finding) (failed bool, err error) {
 	for _, x := range findings {
 		failed = failed || x.Status == Fail
 	}

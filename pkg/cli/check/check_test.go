@@ -1,0 +1,98 @@
+package check
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kuryr-k8s/kuryr/pkg/cli/clitest"
+	"github.com/kuryr-k8s/kuryr/pkg/cli/doctor"
+)
+
+func node(name string, ready bool, taints ...corev1.Taint) corev1.Node {
+	status := corev1.ConditionFalse
+	if ready {
+		status = corev1.ConditionTrue
+	}
+	return corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.NodeSpec{Taints: taints},
+		Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: status}}}}
+}
+
+func TestChoose(t *testing.T) {
+	vm := corev1.Taint{Key: "kuryr.openstack.org/vm-node", Effect: corev1.TaintEffectNoSchedule}
+	soft := corev1.Taint{Key: "x", Effect: corev1.TaintEffectPreferNoSchedule}
+	for _, tc := range []struct {
+		name   string
+		nodes  []corev1.Node
+		want   string
+		status string
+	}{
+		{"two of three, by name", []corev1.Node{node("n3", true), node("n1", true), node("n2", true)}, "n1 n2", doctor.OK},
+		{"not Ready, tainted skipped", []corev1.Node{node("a", false), node("b", true, vm), node("c", true, soft), node("d", true)},
+			"c d", doctor.OK},
+		{"one node: twice, warned", []corev1.Node{node("solo", true), node("vm", true, vm)}, "solo solo", doctor.Warn},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, f, err := choose(tc.nodes)
+			if err != nil || strings.Join(got, " ") != tc.want || f.Status != tc.status {
+				t.Errorf("%v, %+v, %v; want %s (%s)", got, f, err, tc.want, tc.status)
+			}
+		})
+	}
+	if _, _, err := choose([]corev1.Node{node("a", false)}); err == nil {
+		t.Error("no usable node: no error")
+	}
+}
+
+// TestProbePodIsRestricted: the probe pods pass the "restricted" Pod
+// Security Standard their namespace enforces.
+func TestProbePodIsRestricted(t *testing.T) {
+	p := probePod("ns", "probe-a", "a", "n1", DefaultImage)
+	sc, csc := p.Spec.SecurityContext, p.Spec.Containers[0].SecurityContext
+	if !*sc.RunAsNonRoot || *sc.RunAsUser == 0 || sc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault ||
+		*csc.AllowPrivilegeEscalation || len(csc.Capabilities.Drop) != 1 || csc.Capabilities.Drop[0] != "ALL" {
+		t.Errorf("not restricted: %+v %+v", sc, csc)
+	}
+	if p.Spec.NodeName != "n1" || p.Spec.Containers[0].ReadinessProbe.TCPSocket == nil {
+		t.Errorf("pinned to %q, probe %+v", p.Spec.NodeName, p.Spec.Containers[0].ReadinessProbe)
+	}
+}
+
+func TestProbePolicy(t *testing.T) {
+	deny := probePolicy("ns", "b", "")
+	if len(deny.Spec.Ingress) != 0 || deny.Spec.PodSelector.MatchLabels[roleLabel] != "b" {
+		t.Errorf("deny: %+v", deny.Spec)
+	}
+	allow := probePolicy("ns", "b", "a")
+	if len(allow.Spec.Ingress) != 1 || allow.Spec.Ingress[0].From[0].PodSelector.MatchLabels[roleLabel] != "a" {
+		t.Errorf("allow: %+v", allow.Spec)
+	}
+}
+
+// TestPodsNeverReadyFailsAndCleansUp: pods that do not become Ready (the
+// fake cluster runs nothing) fail the node → pod step, the later steps do
+// not run, and the namespace is deleted.
+func TestPodsNeverReadyFailsAndCleansUp(t *testing.T) {
+	f := clitest.New(t)
+	e := f.Env(t)
+	findings, err := Run(context.Background(), e, Options{Image: DefaultImage, Timeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, x := range findings {
+		got = append(got, x.Check+" "+x.Status)
+	}
+	if want := "nodes OK, node → pod FAIL, cleanup OK"; strings.Join(got, ", ") != want {
+		t.Errorf("findings %q, want %q", strings.Join(got, ", "), want)
+	}
+	var nss corev1.NamespaceList
+	if err := e.Client.List(context.Background(), &nss, client.MatchingLabels{managedBy: managerName}); err != nil || len(nss.Items) != 0 {
+		t.Errorf("namespaces left: %v, %v", nss.Items, err)
+	}
+}
