@@ -33,6 +33,9 @@ const (
 	// NamespaceFlag is kubectl kuryr's flag naming the namespace kuryr is
 	// installed in.
 	NamespaceFlag = "kuryr-namespace"
+	// Check is what kubectl kuryr check names its probe pods' app, Service
+	// and NetworkPolicy, and the prefix of its namespace.
+	Check = "kuryr-check"
 )
 
 // Kubernetes objects of an installation.

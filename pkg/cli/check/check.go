@@ -18,6 +18,7 @@ import (
 
 	"github.com/kuryr-k8s/kuryr/pkg/cli/doctor"
 	"github.com/kuryr-k8s/kuryr/pkg/cli/env"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 )
 
 // Options are check's flags.
@@ -47,7 +48,7 @@ type run struct {
 // Run checks the cluster and returns the findings; the namespace is
 // deleted unless o.Keep.
 func Run(ctx context.Context, e *env.Env, o Options) (out []doctor.Finding, err error) {
-	r := &run{e: e, o: o, ns: "kuryr-check-" + rand.String(5)}
+	r := &run{e: e, o: o, ns: names.Check + "-" + rand.String(5)}
 	var nodeFinding doctor.Finding
 	r.nodes, nodeFinding, err = pickNodes(ctx, e)
 	if err != nil {

@@ -8,17 +8,19 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 )
 
 const (
 	managedBy   = "app.kubernetes.io/managed-by"
 	managerName = "kubectl-kuryr"
 	appLabel    = "app.kubernetes.io/name"
-	appName     = "kuryr-check"
+	appName     = names.Check
 	roleLabel   = "kuryr-check/role"
 	port        = 8080
-	serviceName = "kuryr-check"
-	policyName  = "kuryr-check"
+	serviceName = names.Check
+	policyName  = names.Check
 )
 
 // serve: an HTTP server answering with the pod's name, as nobody.

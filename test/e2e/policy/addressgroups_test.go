@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -106,11 +105,7 @@ func checkProbeGone(t *testing.T, c *framework.Cloud) {
 // plugin built from this tree) and returns the finding of a check.
 func doctorFinding(t *testing.T, check string) doctor.Finding {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "kubectl-kuryr")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../../cmd/kubectl-kuryr").CombinedOutput(); err != nil {
-		t.Fatalf("build kubectl-kuryr: %v: %s", err, out)
-	}
-	out, err := exec.Command(bin, "doctor", "-o", "json").Output()
+	out, err := exec.Command(framework.Plugin(t), "doctor", "-o", "json").Output()
 	var findings []doctor.Finding
 	if jerr := json.Unmarshal(out, &findings); jerr != nil {
 		t.Fatalf("doctor: %v / %v: %s", err, jerr, out)
