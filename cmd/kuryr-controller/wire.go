@@ -22,6 +22,7 @@ import (
 	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrnetwork"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrport"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/pod"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/quota"
 	"github.com/kuryr-k8s/kuryr/pkg/health"
 	"github.com/kuryr-k8s/kuryr/pkg/leader"
 	"github.com/kuryr-k8s/kuryr/pkg/names"
@@ -71,6 +72,7 @@ func newManager(restCfg *rest.Config, scheme *runtime.Scheme, cfg *config.Config
 	openstack.MustRegister(metrics.Registry)
 	kuryrport.MustRegister(metrics.Registry)
 	version.MustRegister(metrics.Registry)
+	quota.MustRegister(metrics.Registry)
 	return mgr, nil
 }
 
@@ -158,7 +160,8 @@ func wire(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients, hs *heal
 	if policies != nil {
 		sweeper.Policies, sweeper.Peers, sweeper.AddressGroups = nc, policies, nc
 	}
-	runnables := []manager.Runnable{start, sweeper, recoveryWatch(cfg, osc, nc)}
+	runnables := []manager.Runnable{start, sweeper, recoveryWatch(cfg, osc, nc),
+		&quota.Watcher{Neutron: nc, Project: cfg.NeutronDefaults.Project}}
 	if cfg.Controller.ActivePoll > 0 {
 		runnables = append(runnables, &kuryrport.ActivityWatcher{
 			Client: mgr.GetClient(), Neutron: nc, Cluster: cluster, Interval: cfg.Controller.ActivePoll})

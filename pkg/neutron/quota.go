@@ -5,6 +5,11 @@ import (
 	"fmt"
 )
 
+// KuryrResources are the quota resources kuryr creates: a port per pod
+// (subports are ports), security groups and rules per policy, networks and
+// subnets per namespace or node, floating IPs per LoadBalancer Service.
+var KuryrResources = []string{"port", "security_group", "security_group_rule", "network", "subnet", "floatingip"}
+
 // QuotaUsage is one resource's quota in a project, as Neutron's quota
 // details say: Limit (-1: none), Used, Reserved (being created).
 type QuotaUsage struct {

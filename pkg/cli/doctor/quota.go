@@ -10,12 +10,6 @@ import (
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
 
-// quotaResources are the Neutron resources kuryr creates, in the order
-// the finding names them: a port per pod, groups and rules per policy,
-// networks and subnets per namespace or node, floating IPs per
-// LoadBalancer Service, trunks' subports are ports.
-var quotaResources = []string{"port", "security_group", "security_group_rule", "network", "subnet", "floatingip"}
-
 // lowHeadroom: less than this fraction of a limit left is a warning.
 const lowHeadroom = 0.1
 
@@ -46,7 +40,7 @@ func quota(ctx context.Context, e *env.Env) []Finding {
 func judgeQuota(project string, q map[string]neutron.QuotaUsage) Finding {
 	const c = "quota"
 	var uses, exhausted, low []string
-	for _, res := range quotaResources {
+	for _, res := range neutron.KuryrResources {
 		u, ok := q[res]
 		if !ok || u.Limit < 0 {
 			continue

@@ -1,0 +1,99 @@
+// Package quota exports, on the leader, the Neutron quota headroom of the
+// project kuryr creates in, read every minute (one request; Neutron's
+// quota details), so that an alert fires before pods go without ports:
+// kuryr_quota_free_count{resource} (the original's name) and
+// kuryr_quota_limit{resource}, for the resources kuryr creates that have
+// a limit.
+package quota
+
+import (
+	"context"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+)
+
+var (
+	free = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "kuryr_quota_free_count",
+		Help: "What the project kuryr creates in may still create of a Neutron resource: its limit less used and reserved (resources without a limit are not exported).",
+	}, []string{"resource"})
+	limit = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "kuryr_quota_limit",
+		Help: "The Neutron quota limit of a resource kuryr creates, in the project it creates in.",
+	}, []string{"resource"})
+)
+
+// MustRegister adds the quota metrics to a registry.
+func MustRegister(r prometheus.Registerer) { r.MustRegister(free, limit) }
+
+// Interval is how often the quotas are read.
+const Interval = time.Minute
+
+// reader reads a project's quota details (neutron.Client).
+type reader interface {
+	Quotas(ctx context.Context, project string) (map[string]neutron.QuotaUsage, string, error)
+}
+
+// Watcher reads the quotas every Interval while it runs (on the leader).
+type Watcher struct {
+	Neutron reader
+	// Project kuryr creates in ([neutron_defaults] project); empty: the
+	// credential's own.
+	Project string
+}
+
+// Start implements manager.Runnable.
+func (w *Watcher) Start(ctx context.Context) error {
+	logger := log.FromContext(ctx).WithName("quota")
+	failing := false
+	t := time.NewTicker(Interval)
+	defer t.Stop()
+	for {
+		err := w.read(ctx)
+		switch {
+		case err != nil && !failing && ctx.Err() == nil:
+			logger.Info("cannot read the Neutron quotas: kuryr_quota_free_count is not exported until it can",
+				"reason", err.Error())
+			failing = true
+		case err == nil && failing:
+			logger.Info("Neutron quotas read again")
+			failing = false
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// read updates the gauges from one reading; a failed one removes them
+// (a stale headroom would hide an exhausted quota).
+func (w *Watcher) read(ctx context.Context) error {
+	q, _, err := w.Neutron.Quotas(ctx, w.Project)
+	if err != nil {
+		free.Reset()
+		limit.Reset()
+		return err
+	}
+	set(q)
+	return nil
+}
+
+// set exports the limited resources kuryr creates.
+func set(q map[string]neutron.QuotaUsage) {
+	for _, res := range neutron.KuryrResources {
+		u, ok := q[res]
+		if !ok || u.Limit < 0 {
+			free.DeleteLabelValues(res)
+			limit.DeleteLabelValues(res)
+			continue
+		}
+		free.WithLabelValues(res).Set(float64(u.Free()))
+		limit.WithLabelValues(res).Set(float64(u.Limit))
+	}
+}
