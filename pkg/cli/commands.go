@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"fmt"
 	"time"
 
@@ -94,12 +95,13 @@ the image needs sh, httpd, nc and nslookup (busybox).`,
 				return err
 			}
 			findings, err := check.Run(cmd.Context(), e, o)
-			if err != nil {
-				return err
-			}
-			failed, err := doctor.Print(cmd.OutOrStdout(), f, findings)
-			if err == nil && failed {
-				err = errFailed
+			if len(findings) > 0 {
+				// Interrupted too: what was found, and the cleanup.
+				failed, perr := doctor.Print(cmd.OutOrStdout(), f, findings)
+				if err == nil && perr == nil && failed {
+					err = errFailed
+				}
+				err = cmp.Or(err, perr)
 			}
 			return err
 		},

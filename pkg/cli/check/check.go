@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kuryr-k8s/kuryr/pkg/cli/doctor"
 	"github.com/kuryr-k8s/kuryr/pkg/cli/env"
@@ -45,8 +46,9 @@ type run struct {
 	service *corev1.Service
 }
 
-// Run checks the cluster and returns the findings; the namespace is
-// deleted unless o.Keep.
+// Run checks the cluster and returns the findings, the namespace's
+// deletion (unless o.Keep) last. Interrupted, it returns what it found so
+// far with the error, the step under way marked interrupted.
 func Run(ctx context.Context, e *env.Env, o Options) (out []doctor.Finding, err error) {
 	r := &run{e: e, o: o, ns: names.Check + "-" + rand.String(5)}
 	var nodeFinding doctor.Finding
@@ -54,13 +56,18 @@ func Run(ctx context.Context, e *env.Env, o Options) (out []doctor.Finding, err 
 	if err != nil {
 		return nil, err
 	}
+	// Before the create: a create whose answer an interrupt cut off may
+	// still have made the namespace.
+	defer func() { out = append(out, r.cleanup(ctx)) }()
 	if err := r.createNamespace(ctx); err != nil {
 		return nil, err
 	}
-	defer func() { out = append(out, r.cleanup(ctx)) }()
 	out = []doctor.Finding{nodeFinding}
 	for _, s := range []step{startPods, podToPod, podToService, dns, policy} {
 		f, goOn := s(ctx, r)
+		if ctx.Err() != nil {
+			f.Status, f.Message = doctor.Warn, "interrupted"
+		}
 		out = append(out, f)
 		if !goOn || ctx.Err() != nil {
 			break
@@ -94,8 +101,9 @@ func (r *run) cleanup(ctx context.Context) doctor.Finding {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	if err := r.e.Client.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: r.ns}}); err != nil {
+	err := r.e.Client.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: r.ns}})
+	if err := client.IgnoreNotFound(err); err != nil {
 		return doctor.Finding{Check: c, Status: doctor.Warn, Message: fmt.Sprintf("deleting namespace %s: %v", r.ns, err)}
 	}
-	return doctor.Finding{Check: c, Status: doctor.OK, Message: "namespace " + r.ns + " deleted"}
+	return doctor.Finding{Check: c, Status: doctor.OK, Message: "namespace " + r.ns + " being deleted (kuryr deletes what it made for it)"}
 }

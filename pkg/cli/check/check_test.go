@@ -96,3 +96,10 @@ func TestPodsNeverReadyFailsAndCleansUp(t *testing.T) {
 		t.Errorf("namespaces left: %v, %v", nss.Items, err)
 	}
 }
+
+func TestResolvedTo(t *testing.T) {
+	out := "Server:\t\t10.96.0.10\nAddress:\t10.96.0.10:53\n\nName:\tkuryr-check.ns.svc.cluster.local\nAddress: 10.96.0.123\n"
+	if !resolvedTo(out, "10.96.0.123") || resolvedTo(out, "10.96.0.10") || resolvedTo(out, "10.96.0.12") {
+		t.Error("resolvedTo matches the wrong lines")
+	}
+}

@@ -80,7 +80,8 @@ func probePolicy(ns, target, from string) *networkingv1.NetworkPolicy {
 
 // getCommand fetches the index of a server at ip:port from inside a probe pod
 // (busybox's nc: its wget times out badly), printing the last line: the
-// server pod's name. Pure.
+// server pod's name, or nc's complaint (a refused connection), or nothing
+// when nothing answered within 3 s. Pure.
 func getCommand(ip string, port int) []string {
-	return []string{"sh", "-c", fmt.Sprintf(`printf 'GET / HTTP/1.0\r\n\r\n' | nc -w 3 %s %d | tail -n 1`, ip, port)}
+	return []string{"sh", "-c", fmt.Sprintf(`printf 'GET / HTTP/1.0\r\n\r\n' | nc -w 3 %s %d 2>&1 | tail -n 1`, ip, port)}
 }

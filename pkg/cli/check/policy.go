@@ -22,12 +22,15 @@ func policy(ctx context.Context, r *run) (doctor.Finding, bool) {
 		return fail(c, "create NetworkPolicy: %v", err), true
 	}
 	start := time.Now()
-	if err := refused(ctx, r, a, b.Status.PodIP); err != nil {
+	if err := dropped(ctx, r, a, b.Status.PodIP); err != nil {
 		return fail(c, "%s still reaches %s %s after a policy admitting no one to it was created: %v "+
 			"(kubectl kuryr describe networkpolicy/%s -n %s)", a.Name, b.Name, time.Since(start).Round(time.Second), err,
 			policyName, r.ns), true
 	}
 	denied := time.Since(start)
+	if err := serving(ctx, r, b); err != nil {
+		return fail(c, "%s's requests to %s went unanswered, but %s itself is not serving: %v", a.Name, b.Name, b.Name, err), true
+	}
 	p.Spec = probePolicy(r.ns, "b", "a").Spec
 	if err := r.e.Client.Update(ctx, p); err != nil {
 		return fail(c, "update NetworkPolicy: %v", err), true

@@ -43,17 +43,40 @@ func answers(ctx context.Context, r *run, from *corev1.Pod, ip string, port int,
 	return fmt.Errorf("answered %q, not %s", last, strings.Join(names, " or "))
 }
 
-// refused waits until ip's server no longer answers from (a policy in
-// force drops the connection).
-func refused(ctx context.Context, r *run, from *corev1.Pod, ip string) error {
+// dropped waits until from's requests to ip go unanswered three times in a
+// row: a security group drops packets, it never refuses a connection, so
+// a refusal or an answer is not a policy in force.
+func dropped(ctx context.Context, r *run, from *corev1.Pod, ip string) error {
 	var last string
+	silent := 0
 	err := poll(ctx, r.o.Timeout, time.Second, func() (bool, error) {
 		out, err := get(ctx, r, from, ip, port)
+		if err != nil {
+			return false, err // exec failed: proves nothing either way
+		}
 		last = out
-		return err == nil && out == "", nil
+		if out == "" || strings.Contains(out, "timed out") {
+			silent++
+		} else {
+			silent = 0
+		}
+		return silent == 3, nil
 	})
 	if err != nil {
-		return fmt.Errorf("still answered %q", last)
+		return fmt.Errorf("last answer %q (%v)", last, err)
+	}
+	return nil
+}
+
+// serving checks that pod's own server still answers on its loopback (a
+// dropped request is then the network's doing).
+func serving(ctx context.Context, r *run, pod *corev1.Pod) error {
+	out, err := get(ctx, r, pod, "127.0.0.1", port)
+	if err != nil {
+		return err
+	}
+	if out != pod.Name {
+		return fmt.Errorf("its own server answered %q on 127.0.0.1:%d", out, port)
 	}
 	return nil
 }

@@ -99,13 +99,24 @@ func dns(ctx context.Context, r *run) (doctor.Finding, bool) {
 	err := poll(ctx, r.o.Timeout, 2*time.Second, func() (bool, error) {
 		b, err := r.e.Exec.Exec(ctx, r.ns, r.pods[0].Name, "", cmd)
 		out = string(b)
-		return err == nil && strings.Contains(out, r.service.Spec.ClusterIP), nil
+		return err == nil && resolvedTo(out, r.service.Spec.ClusterIP), nil
 	})
 	if err != nil {
 		return fail(c, "%s could not resolve %s to %s: %q", r.pods[0].Name, serviceName, r.service.Spec.ClusterIP,
 			strings.TrimSpace(out)), true
 	}
 	return ok(c, "%s resolves %s.%s.svc to %s", r.pods[0].Name, serviceName, r.ns, r.service.Spec.ClusterIP), true
+}
+
+// resolvedTo says whether nslookup's output gives ip as the name's
+// address (not the server's "Address: ip:53"). Pure.
+func resolvedTo(out, ip string) bool {
+	for _, l := range strings.Split(out, "\n") {
+		if a, ok := strings.CutPrefix(strings.TrimSpace(l), "Address:"); ok && strings.TrimSpace(a) == ip {
+			return true
+		}
+	}
+	return false
 }
 
 func podReady(p *corev1.Pod) bool {
@@ -127,6 +138,11 @@ func podStates(pods []*corev1.Pod) string {
 		}
 		if !podReady(p) {
 			s += " " + string(p.Status.Phase)
+			for _, cs := range p.Status.ContainerStatuses {
+				if w := cs.State.Waiting; w != nil {
+					s += " (" + w.Reason + ": " + w.Message + ")"
+				}
+			}
 		}
 		out = append(out, s)
 	}

@@ -25,6 +25,8 @@ func TestJudgeQuota(t *testing.T) {
 		{"rules exhausted", map[string]neutron.QuotaUsage{"port": {Limit: 500, Used: 10}, "security_group_rule": {Limit: 100, Used: 100}},
 			Fail, "has no security_group_rule left"},
 		{"over the limit (lowered since)", map[string]neutron.QuotaUsage{"port": {Limit: 10, Used: 12}}, Fail, "has no port left"},
+		{"no floating IPs at all", map[string]neutron.QuotaUsage{"port": {Limit: 500}, "floatingip": {Limit: 0}},
+			Warn, "may create no floatingip (limit 0)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := judgeQuota("p", tc.q)

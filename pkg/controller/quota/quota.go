@@ -1,6 +1,6 @@
 // Package quota exports, on the leader, the Neutron quota headroom of the
-// project kuryr creates in, read every minute (one request; Neutron's
-// quota details), so that an alert fires before pods go without ports:
+// project kuryr creates in, read every minute (one request: Neutron's
+// quota details; and once, the credential's project), so that an alert fires before pods go without ports:
 // kuryr_quota_free_count{resource} (the original's name) and
 // kuryr_quota_limit{resource}, for the resources kuryr creates that have
 // a limit.
@@ -42,7 +42,7 @@ type reader interface {
 type Watcher struct {
 	Neutron reader
 	// Project kuryr creates in ([neutron_defaults] project); empty: the
-	// credential's own.
+	// credential's own, looked up at the first reading.
 	Project string
 }
 
@@ -74,7 +74,10 @@ func (w *Watcher) Start(ctx context.Context) error {
 // read updates the gauges from one reading; a failed one removes them
 // (a stale headroom would hide an exhausted quota).
 func (w *Watcher) read(ctx context.Context) error {
-	q, _, err := w.Neutron.Quotas(ctx, w.Project)
+	q, project, err := w.Neutron.Quotas(ctx, w.Project)
+	if project != "" {
+		w.Project = project // one request a minute from now on
+	}
 	if err != nil {
 		free.Reset()
 		limit.Reset()
