@@ -13,13 +13,13 @@ import (
 )
 
 func ok(check, format string, a ...any) doctor.Finding {
-	return doctor.Finding{Check: check, Status: doctor.OK, Message: fmt.Sprintf(format, a...)}
+	return doctor.Findingf(check, doctor.OK, format, a...)
 }
 func warn(check, format string, a ...any) doctor.Finding {
-	return doctor.Finding{Check: check, Status: doctor.Warn, Message: fmt.Sprintf(format, a...)}
+	return doctor.Findingf(check, doctor.Warn, format, a...)
 }
 func fail(check, format string, a ...any) doctor.Finding {
-	return doctor.Finding{Check: check, Status: doctor.Fail, Message: fmt.Sprintf(format, a...)}
+	return doctor.Findingf(check, doctor.Fail, format, a...)
 }
 
 // startPods creates the two probe pods and waits until both are Ready:

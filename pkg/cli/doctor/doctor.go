@@ -29,13 +29,15 @@ type Finding struct {
 	Message string `json:"message"`
 }
 
-func ok(check, format string, a ...any) Finding { return Finding{check, OK, fmt.Sprintf(format, a...)} }
-func warn(check, format string, a ...any) Finding {
-	return Finding{check, Warn, fmt.Sprintf(format, a...)}
+// Findingf is a finding whose message is formatted (for doctor and
+// check).
+func Findingf(check, status, format string, a ...any) Finding {
+	return Finding{check, status, fmt.Sprintf(format, a...)}
 }
-func fail(check, format string, a ...any) Finding {
-	return Finding{check, Fail, fmt.Sprintf(format, a...)}
-}
+
+func ok(check, format string, a ...any) Finding   { return Findingf(check, OK, format, a...) }
+func warn(check, format string, a ...any) Finding { return Findingf(check, Warn, format, a...) }
+func fail(check, format string, a ...any) Finding { return Findingf(check, Fail, format, a...) }
 
 // check is one group of checks.
 type check func(ctx context.Context, e *env.Env) []Finding
