@@ -76,8 +76,8 @@ func checkCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "check",
 		Short: "Check the cluster's networking end to end with probe pods, then clean up",
-		Long: `check makes a namespace kuryr-check-XXXXX with a probe pod (busybox's httpd, as nobody) on each
-of two Ready nodes that take ordinary pods, and checks, as a workload meets them: node → pod
+		Long: `check makes a namespace kuryr-check-<5 random characters> with a probe pod (busybox's
+httpd, as nobody) on each of two Ready nodes that take ordinary pods, and checks, as a workload meets them: node → pod
 (the kubelets' readiness probes), pod ↔ pod across the two nodes, pod → a ClusterIP Service
 over both pods, the cluster DNS resolving that Service, and a NetworkPolicy denying all ingress
 to one pod, then admitting the other. The namespace is deleted at the end (also on Ctrl-C)
