@@ -8,6 +8,8 @@ import (
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kuryr-k8s/kuryr/pkg/cli/describe"
@@ -39,7 +41,11 @@ func completeTargets(g *globals) cobra.CompletionFunc {
 		}
 		ctx, cancel := context.WithTimeout(cmd.Context(), completeTimeout)
 		defer cancel()
-		names, err := listNames(ctx, g, t.Kind)
+		e, err := g.connect(ctx)
+		var names []string
+		if err == nil {
+			names, err = listNames(ctx, e.Client, e.Namespace, t.Kind)
+		}
 		if err != nil {
 			cobra.CompDebugln(err.Error(), false)
 			return nil, cobra.ShellCompDirectiveError
@@ -54,38 +60,22 @@ func completeTargets(g *globals) cobra.CompletionFunc {
 	}
 }
 
-// listNames are the names of kind's objects in the user's namespace.
-func listNames(ctx context.Context, g *globals, kind string) ([]string, error) {
-	e, err := g.connect(ctx)
-	if err != nil {
+// listNames are the names of kind's objects in namespace ns (their
+// metadata only).
+func listNames(ctx context.Context, c client.Reader, ns, kind string) ([]string, error) {
+	gvk := map[string]schema.GroupVersionKind{
+		describe.KindPod:           corev1.SchemeGroupVersion.WithKind("PodList"),
+		describe.KindService:       corev1.SchemeGroupVersion.WithKind("ServiceList"),
+		describe.KindNetworkPolicy: networkingv1.SchemeGroupVersion.WithKind("NetworkPolicyList"),
+	}[kind]
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(gvk)
+	if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
 		return nil, err
 	}
-	var list client.ObjectList
-	switch kind {
-	case describe.KindPod:
-		list = &corev1.PodList{}
-	case describe.KindService:
-		list = &corev1.ServiceList{}
-	default:
-		list = &networkingv1.NetworkPolicyList{}
-	}
-	if err := e.Client.List(ctx, list, client.InNamespace(e.Namespace)); err != nil {
-		return nil, err
-	}
-	var out []string
-	switch l := list.(type) {
-	case *corev1.PodList:
-		for _, o := range l.Items {
-			out = append(out, o.Name)
-		}
-	case *corev1.ServiceList:
-		for _, o := range l.Items {
-			out = append(out, o.Name)
-		}
-	case *networkingv1.NetworkPolicyList:
-		for _, o := range l.Items {
-			out = append(out, o.Name)
-		}
+	out := make([]string, 0, len(list.Items))
+	for _, o := range list.Items {
+		out = append(out, o.Name)
 	}
 	return out, nil
 }

@@ -30,7 +30,7 @@ func choose(nodes []corev1.Node) ([]string, doctor.Finding, error) {
 	const c = "nodes"
 	var usable []string
 	for _, n := range nodes {
-		if ready(n) && !n.Spec.Unschedulable && !tainted(n) {
+		if doctor.NodeReady(&n) && !n.Spec.Unschedulable && !tainted(n) {
 			usable = append(usable, n.Name)
 		}
 	}
@@ -44,15 +44,6 @@ func choose(nodes []corev1.Node) ([]string, doctor.Finding, error) {
 	}
 	return usable[:2], doctor.Finding{Check: c, Status: doctor.OK,
 		Message: fmt.Sprintf("probe pods on %s and %s (of %d usable nodes)", usable[0], usable[1], len(usable))}, nil
-}
-
-func ready(n corev1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 func tainted(n corev1.Node) bool {

@@ -115,7 +115,7 @@ func nodes(ctx context.Context, e *env.Env) []Finding {
 		if !served[n.Name] {
 			missing = append(missing, n.Name)
 		}
-		if !nodeReady(&n) {
+		if !NodeReady(&n) {
 			notReady = append(notReady, n.Name)
 		}
 	}
@@ -141,7 +141,8 @@ func podReady(p *corev1.Pod) bool {
 	return false
 }
 
-func nodeReady(n *corev1.Node) bool {
+// NodeReady says whether the node's Ready condition is True.
+func NodeReady(n *corev1.Node) bool {
 	for _, c := range n.Status.Conditions {
 		if c.Type == corev1.NodeReady {
 			return c.Status == corev1.ConditionTrue
