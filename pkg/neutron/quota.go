@@ -39,6 +39,9 @@ func (c *Client) Quotas(ctx context.Context, project string) (map[string]QuotaUs
 		if _, err := c.sc.Get(ctx, c.sc.ServiceURL("quotas", "tenant"), &own, nil); err != nil {
 			return nil, "", fmt.Errorf("the credential's project (quotas/tenant): %w", err)
 		}
+		if own.Tenant.ID == "" {
+			return nil, "", fmt.Errorf("the credential's project (quotas/tenant): Neutron named none")
+		}
 		project = own.Tenant.ID
 	}
 	var body struct {

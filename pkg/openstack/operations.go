@@ -96,12 +96,12 @@ func singular(s string) string {
 }
 
 // observeOperation records one HTTP request in the cloud-provider-openstack
-// style metrics. Not what the caller gave up on (cancelled: the service
-// did nothing wrong), and a 401 is not an error of the call: gophercloud
+// style metrics. Not a request the caller gave up on before it was answered
+// (cancelled: the service did nothing wrong), and a 401 is not an error of the call: gophercloud
 // authenticates again and repeats it (a credential Keystone refuses shows
 // as token_create errors).
 func observeOperation(req *http.Request, resp *http.Response, err error, seconds float64) {
-	if errors.Is(req.Context().Err(), context.Canceled) {
+	if err != nil && errors.Is(req.Context().Err(), context.Canceled) {
 		return
 	}
 	op := operationOf(req.Method, req.URL.Path)

@@ -50,10 +50,12 @@ type Watcher struct {
 func (w *Watcher) Start(ctx context.Context) error {
 	logger := log.FromContext(ctx).WithName("quota")
 	failing := false
+	project := w.Project // the credential's, once looked up
 	t := time.NewTicker(Interval)
 	defer t.Stop()
 	for {
-		err := w.read(ctx)
+		var err error
+		project, err = read(ctx, w.Neutron, project)
 		switch {
 		case err != nil && !failing && ctx.Err() == nil:
 			logger.Info("cannot read the Neutron quotas: kuryr_quota_free_count is not exported until it can",
@@ -71,23 +73,27 @@ func (w *Watcher) Start(ctx context.Context) error {
 	}
 }
 
-// read updates the gauges from one reading; a failed one removes them
-// (a stale headroom would hide an exhausted quota).
-func (w *Watcher) read(ctx context.Context) error {
-	q, project, err := w.Neutron.Quotas(ctx, w.Project)
-	if project != "" {
-		w.Project = project // one request a minute from now on
+// read updates the gauges from one reading of project's quotas (empty:
+// the credential's), and returns the project read; a failed reading
+// removes them (a stale headroom would hide an exhausted quota).
+func read(ctx context.Context, nc reader, project string) (string, error) {
+	q, read, err := nc.Quotas(ctx, project)
+	if read != "" {
+		project = read // one request a minute from now on
 	}
 	if err != nil {
 		free.Reset()
 		limit.Reset()
-		return err
+		return project, err
 	}
 	set(q)
-	return nil
+	return project, nil
 }
 
-// set exports the limited resources kuryr creates.
+// set exports the limited resources kuryr creates; a limit of 0 (a cloud
+// that allows none, e.g. no floating IPs) is a limit, not an exhausted
+// quota: its free count is not exported, so that "free == 0" alerts only
+// for a used-up one.
 func set(q map[string]neutron.QuotaUsage) {
 	for _, res := range neutron.KuryrResources {
 		u, ok := q[res]
@@ -96,7 +102,11 @@ func set(q map[string]neutron.QuotaUsage) {
 			limit.DeleteLabelValues(res)
 			continue
 		}
-		free.WithLabelValues(res).Set(float64(u.Free()))
 		limit.WithLabelValues(res).Set(float64(u.Limit))
+		if u.Limit == 0 {
+			free.DeleteLabelValues(res)
+			continue
+		}
+		free.WithLabelValues(res).Set(float64(u.Free()))
 	}
 }

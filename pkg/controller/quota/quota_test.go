@@ -25,15 +25,16 @@ func TestHeadroomFromNeutron(t *testing.T) {
 	for range 3 {
 		f.Add("ports", neutrontest.Object{})
 	}
-	w := &Watcher{Neutron: neutron.New(f.Client(t))}
-	if err := w.read(context.Background()); err != nil {
-		t.Fatal(err)
+	f.Quotas["floatingip"] = 0 // a cloud without floating IPs: a limit, not a used-up quota
+	nc := neutron.New(f.Client(t))
+	project, err := read(context.Background(), nc, "")
+	if err != nil || project != neutrontest.Project {
+		t.Fatalf("%q, %v", project, err)
 	}
 	reg := prometheus.NewRegistry()
 	MustRegister(reg)
 	want := `# HELP kuryr_quota_free_count What the project kuryr creates in may still create of a Neutron resource: its limit less used and reserved (resources without a limit are not exported).
 # TYPE kuryr_quota_free_count gauge
-kuryr_quota_free_count{resource="floatingip"} 50
 kuryr_quota_free_count{resource="network"} 100
 kuryr_quota_free_count{resource="port"} 7
 kuryr_quota_free_count{resource="security_group"} 10
@@ -45,9 +46,11 @@ kuryr_quota_free_count{resource="subnet"} 100
 	if got := testutil.ToFloat64(limit.WithLabelValues("port")); got != 10 {
 		t.Errorf("port limit %v", got)
 	}
+	if got := testutil.ToFloat64(limit.WithLabelValues("floatingip")); got != 0 {
+		t.Errorf("floatingip limit %v", got)
+	}
 	// A reading that fails removes the headroom rather than keep a stale one.
-	w.Neutron = failing{}
-	if err := w.read(context.Background()); err == nil {
+	if _, err := read(context.Background(), failing{}, project); err == nil {
 		t.Fatal("no error")
 	}
 	if n := testutil.CollectAndCount(free); n != 0 {

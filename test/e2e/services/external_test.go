@@ -31,8 +31,8 @@ import (
 // floating IP is released with the Service.
 func TestLoadBalancerService(t *testing.T) {
 	c, k, ns := framework.Setup(t, "e2e-lbsvc")
-	// Three: with KURYR_E2E_POD_NODES=vms (two VM nodes first) one is on a
-	// hypervisor, where the source ranges are enforced.
+	// Three: with KURYR_E2E_POD_NODES=vms (the VM nodes first) at least one
+	// is on a hypervisor, where the source ranges are enforced.
 	backends := createBackends(t, c, ns, "web", 0, 3)
 	s := webService(ns, "web", "web")
 	s.Spec.Type = corev1.ServiceTypeLoadBalancer
