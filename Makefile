@@ -26,12 +26,13 @@ test: verify-generated lint layout unit e2e
 # CRD manifests and deep-copy functions come from the Go types in api/.
 generate: $(CONTROLLER_GEN)
 	$(CONTROLLER_GEN) object paths=./api/...
-	$(CONTROLLER_GEN) crd paths=./api/... output:crd:artifacts:config=config/crd
+	$(CONTROLLER_GEN) crd paths=./api/... output:crd:artifacts:config=deploy/helm/kuryr/files/crds
 	go run ./cmd/kuryr-controller --help-config > etc/kuryr.conf.sample
+	@bash hack/render-base.sh
 
 verify-generated: generate
-	@git diff --exit-code -- api/v1/zz_generated.deepcopy.go config/crd etc || { echo "generated files are stale: run make generate and commit"; exit 1; }
-	@[ -z "$$(git status --porcelain -- api/v1/zz_generated.deepcopy.go config/crd etc)" ] || { echo "untracked generated files: commit them"; exit 1; }
+	@git diff --exit-code -- api/v1/zz_generated.deepcopy.go deploy/helm/kuryr/files/crds deploy/base/kuryr.yaml etc || { echo "generated files are stale: run make generate and commit"; exit 1; }
+	@[ -z "$$(git status --porcelain -- api/v1/zz_generated.deepcopy.go deploy/helm/kuryr/files/crds deploy/base/kuryr.yaml etc)" ] || { echo "untracked generated files: commit them"; exit 1; }
 
 # bin/kuryr-bench is the benchmarks (test/bench), not shipped in the image.
 build:

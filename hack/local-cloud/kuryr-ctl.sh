@@ -50,9 +50,7 @@ apply_controller() {
   stamp=$(kk -n "$KURYR_NS" get deployment kuryr-controller \
     -o jsonpath='{.spec.template.metadata.annotations.kuryr\.openstack\.org/restartedAt}' 2>/dev/null || true)
   [ "${1:-}" = restart ] && stamp=$(date +%s.%N)
-  write_kuryr_deploy "${stamp:-0}"
-  kk apply --server-side --force-conflicts -k "$KURYR_DEPLOY" >"$CLOUD_LOG_DIR/kuryr-deploy.log" 2>&1 \
-    || die "kubectl apply -k failed (see $CLOUD_LOG_DIR/kuryr-deploy.log)"
+  helm_kuryr "${stamp:-0}"
   kk -n "$KURYR_NS" rollout status deployment/kuryr-controller --timeout=180s >/dev/null \
     || die "kuryr-controller did not roll out"
   wait_for "a ready kuryr-controller leader" 60 leader_ready

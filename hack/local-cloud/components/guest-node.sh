@@ -80,7 +80,7 @@ EOF
   echo "$kernel $g/initrd"
 }
 
-# The kuryr-daemon DaemonSet's paths (deploy/components/local-cloud-paths)
+# The kuryr-daemon DaemonSet's paths (the local cloud's chart values: components/kuryr.sh)
 # are the same in the guest: CNI binaries and configuration under the node's
 # directory.
 write_guest_containerd_conf() {

@@ -43,7 +43,7 @@ kube_credentials() {
   local tok n
   tok() { head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n'; }
   # kuryr runs in pods with its service accounts' own tokens, under the
-  # RBAC of config/rbac.
+  # RBAC of the chart (deploy/helm/kuryr).
   {
     echo "$(tok),admin,admin,system:masters"
     for n in "${NODES[@]}" "${VM_NODES[@]}" "${GUEST_NODES[@]}"; do

@@ -29,7 +29,7 @@ import (
 	"github.com/kuryr-k8s/kuryr/pkg/names"
 )
 
-// Namespace and names of kuryr's workloads (deploy/base).
+// Namespace and names of kuryr's workloads (deploy/helm/kuryr).
 const (
 	KuryrNamespace = "kube-system"
 	Lease          = names.Lease
