@@ -10,7 +10,7 @@ STATICCHECK := $(CACHE)/bin/staticcheck-$(STATICCHECK_VERSION)
 CONTROLLER_GEN_VERSION := v0.23.0
 CONTROLLER_GEN := $(CACHE)/bin/controller-gen-$(CONTROLLER_GEN_VERSION)
 
-.PHONY: up down status deps test lint layout unit e2e generate verify-generated build image bench
+.PHONY: up down status deps test lint layout unit e2e generate verify-generated build image bench release
 
 up:
 	@bash $(CLOUD)/up.sh
@@ -43,6 +43,12 @@ build:
 # kuryr's container image as an OCI archive (_output/images/kuryr.tar).
 image:
 	@bash hack/image.sh
+
+# A release from this commit, offline: the multi-arch image, its SBOM, the
+# pinned chart and manifests, kubectl-kuryr for four platforms
+# (_output/release/VERSION; hack/release.sh, docs/release.md).
+release:
+	@bash hack/release.sh
 
 lint: $(STATICCHECK)
 	@out=$$(gofmt -l $$(git ls-files '*.go')); [ -z "$$out" ] || { echo "gofmt needed: $$out"; exit 1; }
