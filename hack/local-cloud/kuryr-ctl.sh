@@ -5,6 +5,10 @@
 #   kuryr-ctl.sh daemons restart       rolling restart of the DaemonSet
 #   kuryr-ctl.sh upgrade               rebuild the image from this checkout,
 #                                      import it, roll both out (an upgrade)
+#   kuryr-ctl.sh install-release DIR   install a release (make release's
+#                                      _output/release/VERSION): its image
+#                                      imported, its packaged chart upgraded
+#                                      to (kept until the next upgrade)
 #   kuryr-ctl.sh leader                the pod holding the controller Lease
 #   kuryr-ctl.sh metrics               the active controller's metrics
 #   kuryr-ctl.sh crash NAME [SIGNAL]   kill a process (SIGKILL by default) as
@@ -158,6 +162,16 @@ case "${1:-}" in
   upgrade)
     build_kuryr
     import_kuryr_images
+    rm -f "$KURYR_CHART_FILE"
+    deploy_kuryr
+    wait_for "a ready kuryr-controller leader" 60 leader_ready
+    exit 0 ;;
+  install-release)
+    [ $# -eq 2 ] && [ -f "$2/image.ref" ] || die "usage: $0 install-release DIR (make release's _output/release/VERSION)"
+    chart=$(ls "$2"/kuryr-*.tgz 2>/dev/null | head -1)
+    [ -n "$chart" ] || die "no packaged chart (kuryr-*.tgz) in $2"
+    import_kuryr_images "$2/kuryr-image.oci.tar" "$2/image.ref"
+    realpath "$chart" >"$KURYR_CHART_FILE"
     deploy_kuryr
     wait_for "a ready kuryr-controller leader" 60 leader_ready
     exit 0 ;;

@@ -27,21 +27,29 @@ build_kuryr() {
     >"$CLOUD_LOG_DIR/kuryr-build.log" 2>&1 || die "building kuryr failed (see $CLOUD_LOG_DIR/kuryr-build.log)"
 }
 
-# import_kuryr_images: the last built image into every node's containerd;
+# import_kuryr_images [TAR REF_FILE]: the last built image (or a
+# release's: kuryr-ctl.sh install-release) into every node's containerd;
 # from then on the manifests name it.
 import_kuryr_images() {
-  local n
+  local n tar=${1:-$KURYR_IMAGE_TAR} ref=${2:-$KURYR_IMAGE_REF_FILE}
   for n in "${NODES[@]}" "${VM_NODES[@]}"; do
-    ctr_node "$n" -n k8s.io images import --no-unpack=false \
-      "$KURYR_IMAGE_TAR" >/dev/null || die "importing the kuryr image into $n failed"
+    ctr_node "$n" -n k8s.io images import --no-unpack=false --platform linux/amd64 \
+      "$tar" >/dev/null || die "importing the kuryr image into $n failed"
   done
   mkdir -p "$(dirname "$KURYR_DEPLOYED_REF")"
-  cp "$KURYR_IMAGE_REF_FILE" "$KURYR_DEPLOYED_REF"
+  cp "$ref" "$KURYR_DEPLOYED_REF"
   # A guest node takes the image when it boots (its containerd is inside).
   for n in "${GUEST_NODES[@]}"; do
     is_running "$n-vm" && log "guest node $n runs an older kuryr image: restart it (kuryr-ctl.sh guest stop $n; ... start $n)"
   done
   return 0
+}
+
+# The chart installed: this checkout's, or a release's packaged chart
+# (kuryr-ctl.sh install-release) until the next build from the checkout.
+KURYR_CHART_FILE=$CLOUD_STATE/kuryr/chart
+kuryr_chart() {
+  if [ -s "$KURYR_CHART_FILE" ]; then cat "$KURYR_CHART_FILE"; else echo "$REPO_ROOT/deploy/helm/kuryr"; fi
 }
 
 # The local cloud's values for the chart (deploy/helm/kuryr), beside the
@@ -113,7 +121,7 @@ helm_kuryr() {
   local helm
   helm=$(CACHE=$CLOUD_CACHE bash "$REPO_ROOT/hack/helm.sh") || die "building helm failed"
   write_kuryr_values "${1:-0}"
-  "$helm" upgrade --install kuryr "$REPO_ROOT/deploy/helm/kuryr" --kubeconfig "$ADMIN_KUBECONFIG" \
+  "$helm" upgrade --install kuryr "$(kuryr_chart)" --kubeconfig "$ADMIN_KUBECONFIG" \
     --namespace "$KURYR_NS" --server-side=true --force-conflicts --values "$KURYR_VALUES" \
     --set-file openstack.cloudsYaml="$KURYR_CLOUDS_YAML" --set-file openstack.caBundle="$CLOUD_CA" \
     >"$CLOUD_LOG_DIR/kuryr-deploy.log" 2>&1 \

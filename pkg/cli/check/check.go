@@ -10,6 +10,7 @@ package check
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -55,6 +56,12 @@ func Run(ctx context.Context, e *env.Env, o Options) (out []doctor.Finding, err 
 	r.nodes, nodeFinding, err = pickNodes(ctx, e)
 	if err != nil {
 		return nil, err
+	}
+	// A node without a Ready kuryr-daemon gives its pods no network: said
+	// at once, rather than after a probe pod there waits out the timeout.
+	if why := unservedNodes(ctx, e, r.nodes); len(why) > 0 {
+		return []doctor.Finding{doctor.Findingf(nodeFinding.Check, doctor.Fail, "%s: pods there get no network (kubectl kuryr doctor)",
+			strings.Join(why, "; "))}, nil
 	}
 	// Before the create: a create whose answer an interrupt cut off may
 	// still have made the namespace.

@@ -103,3 +103,50 @@ func TestResolvedTo(t *testing.T) {
 		t.Error("resolvedTo matches the wrong lines")
 	}
 }
+
+func TestUnserved(t *testing.T) {
+	notReady := clitest.DaemonPod("kuryr-daemon-b", "n2")
+	notReady.Status.Conditions[0].Status = corev1.ConditionFalse
+	notReady.Status.ContainerStatuses = []corev1.ContainerStatus{{State: corev1.ContainerState{
+		Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}}}
+	pods := []corev1.Pod{*clitest.DaemonPod("kuryr-daemon-a", "n1"), *notReady}
+	for _, c := range []struct {
+		name  string
+		nodes []string
+		want  string
+	}{
+		{"served", []string{"n1", "n1"}, ""},
+		{"not Ready", []string{"n1", "n2"}, "kuryr-daemon on n2 (kube-system/kuryr-daemon-b) is not Ready (CrashLoopBackOff)"},
+		{"no pod", []string{"n3", "n3"}, "no kuryr-daemon pod on n3"},
+	} {
+		if got := strings.Join(unserved(pods, c.nodes), "; "); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+// TestStoppedDaemonFailsAtOnce: a chosen node whose kuryr-daemon is not
+// Ready fails the check before any probe pod is made.
+func TestStoppedDaemonFailsAtOnce(t *testing.T) {
+	f := clitest.New(t)
+	e := f.Env(t)
+	var pods corev1.PodList
+	if err := e.Client.List(context.Background(), &pods, client.InNamespace("kube-system")); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		if p.Spec.NodeName == "n2" {
+			p.Status.Conditions[0].Status = corev1.ConditionFalse
+			if err := e.Client.Status().Update(context.Background(), &p); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	findings, err := Run(context.Background(), e, Options{Image: DefaultImage, Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(findings) != 1 || findings[0].Status != doctor.Fail || !strings.Contains(findings[0].Message, "kuryr-daemon on n2") {
+		t.Errorf("findings %+v, want one FAIL naming kuryr-daemon on n2", findings)
+	}
+}

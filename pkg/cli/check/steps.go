@@ -46,8 +46,9 @@ func startPods(ctx context.Context, r *run) (doctor.Finding, bool) {
 		return true, nil
 	})
 	if err != nil {
-		return fail(c, "probe pods not Ready after %s (%v): %s; see kubectl kuryr describe pod/NAME -n %s",
-			time.Since(start).Round(time.Second), err, podStates(r.pods), r.ns), false
+		why := append(unservedNodes(ctx, r.e, r.nodes), lastWarnings(ctx, r.e.Client, r.pods)...)
+		return fail(c, "probe pods not Ready after %s (%v): %s%s; see kubectl kuryr describe pod/NAME -n %s",
+			time.Since(start).Round(time.Second), err, podStates(r.pods), because(why), r.ns), false
 	}
 	return ok(c, "%s Ready in %s: their kubelets' probes reach them", podStates(r.pods), time.Since(start).Round(time.Second)), true
 }
@@ -117,6 +118,14 @@ func resolvedTo(out, ip string) bool {
 		}
 	}
 	return false
+}
+
+// because: "; " and the reasons, if any.
+func because(why []string) string {
+	if len(why) == 0 {
+		return ""
+	}
+	return "; " + strings.Join(why, "; ")
 }
 
 func podReady(p *corev1.Pod) bool {

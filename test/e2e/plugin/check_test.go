@@ -59,3 +59,55 @@ func TestCheck(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckFailsWithStoppedDaemon: with one node's kuryr-daemon stopped
+// (its process frozen, as a hung daemon is), `kubectl kuryr check` exits 1
+// at once and names that daemon, without making a namespace.
+func TestCheckFailsWithStoppedDaemon(t *testing.T) {
+	c := framework.Connect(t)
+	k := c.ConnectKuryr(t)
+	node := c.Nodes[len(c.Nodes)-1]
+	k.Ctl(t, "crash", node+"-kuryr-daemon", "STOP")
+	t.Cleanup(func() {
+		k.Ctl(t, "crash", node+"-kuryr-daemon", "CONT")
+		// The kubelet may have restarted it meanwhile (liveness): wait
+		// until a daemon serves the node again.
+		waitDaemonReady(t, c, node, true)
+	})
+	waitDaemonReady(t, c, node, false)
+	plugin := framework.Plugin(t)
+	start := time.Now()
+	out, err := exec.Command(plugin, "check", "--image", c.TestImage).CombinedOutput()
+	t.Logf("kubectl kuryr check (%s):\n%s", time.Since(start).Round(time.Millisecond), out)
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Errorf("exit: %v, want status 1", err)
+	}
+	if want := "kuryr-daemon on " + node; !strings.Contains(string(out), want) || !strings.Contains(string(out), "FAIL") {
+		t.Errorf("output does not FAIL naming %q", want)
+	}
+	if time.Since(start) > 30*time.Second {
+		t.Errorf("took %s: a stopped daemon should fail the check before any probe pod waits", time.Since(start))
+	}
+}
+
+// waitDaemonReady waits until node's kuryr-daemon pod is Ready (or not).
+func waitDaemonReady(t *testing.T, c *framework.Cloud, node string, ready bool) {
+	t.Helper()
+	err := framework.Poll(120*time.Second, time.Second, "kuryr-daemon on "+node, func() (bool, error) {
+		pods, err := c.Kube.CoreV1().Pods("kube-system").List(context.Background(),
+			metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=kuryr,app.kubernetes.io/component=daemon",
+				FieldSelector: "spec.nodeName=" + node})
+		if err != nil || len(pods.Items) == 0 {
+			return !ready, nil
+		}
+		for _, cond := range pods.Items[0].Status.Conditions {
+			if cond.Type == "Ready" {
+				return (cond.Status == "True") == ready, nil
+			}
+		}
+		return !ready, nil
+	})
+	if err != nil {
+		t.Fatalf("kuryr-daemon on %s Ready=%v: %v", node, ready, err)
+	}
+}
