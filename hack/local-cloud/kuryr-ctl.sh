@@ -5,6 +5,10 @@
 #   kuryr-ctl.sh daemons restart       rolling restart of the DaemonSet
 #   kuryr-ctl.sh upgrade               rebuild the image from this checkout,
 #                                      import it, roll both out (an upgrade)
+#   kuryr-ctl.sh install               install kuryr again (after an
+#                                      uninstall): the chart with the last
+#                                      image, then CoreDNS restarted (its
+#                                      pods lost their ports)
 #   kuryr-ctl.sh install-release DIR   install a release (make release's
 #                                      _output/release/VERSION): its image
 #                                      imported, its packaged chart upgraded
@@ -165,6 +169,12 @@ case "${1:-}" in
     rm -f "$KURYR_CHART_FILE"
     deploy_kuryr
     wait_for "a ready kuryr-controller leader" 60 leader_ready
+    exit 0 ;;
+  install)
+    deploy_kuryr
+    wait_for "a ready kuryr-controller leader" 60 leader_ready
+    kk -n kube-system rollout restart deployment/coredns >/dev/null
+    kk -n kube-system rollout status deployment/coredns --timeout=180s >/dev/null || die "CoreDNS did not roll out"
     exit 0 ;;
   install-release)
     [ $# -eq 2 ] && [ -f "$2/image.ref" ] || die "usage: $0 install-release DIR (make release's _output/release/VERSION)"

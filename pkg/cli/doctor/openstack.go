@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	"github.com/kuryr-k8s/kuryr/pkg/cli/env"
 	"github.com/kuryr-k8s/kuryr/pkg/config"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/cleanup"
@@ -145,21 +147,7 @@ func orphans(ctx context.Context, e *env.Env) []Finding {
 	if err != nil {
 		return []Finding{fail(c, "not checked: no OpenStack connection")}
 	}
-	cfg := cloud.Config
-	s := &cleanup.Sweeper{Client: e.Client, Neutron: cloud.Neutron, Cluster: cfg.Kubernetes.ClusterName,
-		NodePorts: cfg.NeutronDefaults.NodeSubnet != "", RefusePorts: cfg.Kubernetes.RefuseUnserved && cfg.Services(),
-		BindTimeout: cfg.Neutron.BindTimeout()}
-	if cloud.Octavia != nil {
-		s.Octavia, s.FloatingIPs, s.Groups = cloud.Octavia, cloud.Neutron, cloud.Neutron
-	}
-	if cfg.NetworkPolicy.Enabled {
-		s.Policies, s.AddressGroups = cloud.Neutron, cloud.Neutron
-	}
-	// Pods' pairs on nested-macvlan nodes' VM ports, as the sweep reads them.
-	s.VMPairs = nested.NewPlacer(cloud.Neutron, e.Client, cfg.Kubernetes.PodVIFDriver, cfg.PodVIFNested.WorkerNodesSubnets,
-		cfg.PodVIFNested.RevUpdateAttempts)
-	// Pools run in default and node modes.
-	pools := cfg.Kubernetes.VIFPoolDriver == "neutron" && cfg.Kubernetes.PodSubnetsDriver != config.SubnetDriverNamespace
+	s, pools := Sweeper(e, cloud, e.Client)
 	o, err := s.DryRun(ctx, pools)
 	if err != nil {
 		return []Finding{fail(c, "listing for orphans: %v", err)}
@@ -176,9 +164,32 @@ func orphans(ctx context.Context, e *env.Env) []Finding {
 	}
 	if o.Count() > 0 {
 		out = append(out, warn(c, "%d leaked kuryr-tagged objects: %s; the controller's sweep deletes them "+
-			"(every [controller] cleanup_period; objects younger than %s are spared)", o.Count(), describeOrphans(o), cleanup.MinAge))
+			"(every [controller] cleanup_period; objects younger than %s are spared)", o.Count(), DescribeOrphans(o), cleanup.MinAge))
 	}
 	return out
+}
+
+// Sweeper is the controller's sweep as the plugin runs it with cloud's
+// configuration: owners are looked up through owners (the cluster, or
+// nothing at all for kubectl kuryr uninstall), VM nodes through the
+// cluster. pools says whether port pools are on.
+func Sweeper(e *env.Env, cloud *env.Cloud, owners client.Reader) (s *cleanup.Sweeper, pools bool) {
+	cfg := cloud.Config
+	s = &cleanup.Sweeper{Client: owners, Neutron: cloud.Neutron, Cluster: cfg.Kubernetes.ClusterName,
+		Router:    cfg.NamespaceSubnet.PodRouter,
+		NodePorts: cfg.NeutronDefaults.NodeSubnet != "", RefusePorts: cfg.Kubernetes.RefuseUnserved && cfg.Services(),
+		BindTimeout: cfg.Neutron.BindTimeout()}
+	if cloud.Octavia != nil {
+		s.Octavia, s.FloatingIPs, s.Groups = cloud.Octavia, cloud.Neutron, cloud.Neutron
+	}
+	if cfg.NetworkPolicy.Enabled {
+		s.Policies, s.AddressGroups = cloud.Neutron, cloud.Neutron
+	}
+	// Pods' pairs on nested-macvlan nodes' VM ports, as the sweep reads them.
+	s.VMPairs = nested.NewPlacer(cloud.Neutron, e.Client, cfg.Kubernetes.PodVIFDriver, cfg.PodVIFNested.WorkerNodesSubnets,
+		cfg.PodVIFNested.RevUpdateAttempts)
+	// Pools run in default and node modes.
+	return s, cfg.Kubernetes.VIFPoolDriver == "neutron" && cfg.Kubernetes.PodSubnetsDriver != config.SubnetDriverNamespace
 }
 
 // stuckDeleting lists the load balancers PENDING_DELETE for longer than
@@ -193,7 +204,7 @@ func stuckDeleting(lbs []octaviaLB, now time.Time) []string {
 	return ids
 }
 
-func describeOrphans(o cleanup.Orphans) string {
+func DescribeOrphans(o cleanup.Orphans) string {
 	var parts []string
 	add := func(kind string, ids []string) {
 		if len(ids) > 0 {

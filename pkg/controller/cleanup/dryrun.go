@@ -87,7 +87,7 @@ func (s *Sweeper) DryRun(ctx context.Context, pools bool) (Orphans, error) {
 	if err != nil {
 		return out, err
 	}
-	owned.Cutoff, owned.ListedAt, owned.BindTimeout = listedAt.Add(-MinAge), listedAt, s.BindTimeout
+	s.stamp(&owned, listedAt)
 	owned.PoolEnabled, owned.NodePortsEnabled, owned.RefusePortsEnabled = pools || s.Pool != nil, s.NodePorts, s.RefusePorts
 	out.Ports = OrphanPorts(ports, owned)
 	out.Pairs = OrphanPairs(parents, ports, owned)

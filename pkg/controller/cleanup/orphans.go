@@ -42,6 +42,9 @@ type Owners struct {
 	// creating when they were listed (at ListedAt; see
 	// neutron.CreateFinished).
 	BindTimeout time.Duration
+	// Uninstall: the cluster's shared groups are orphans too (see
+	// Sweeper.Uninstall).
+	Uninstall bool
 	ListedAt    time.Time
 }
 

@@ -123,7 +123,7 @@ func OrphanPolicyGroups(groups []neutron.SecurityGroup, l livePolicies, o Owners
 			continue
 		}
 		uid, peer := names.PolicyUIDOf(g.Tags), names.PeerKeyOf(g.Tags)
-		if (uid != "" && !names.IsOpenGroup(uid) && !l.uids[uid]) || (peer != "" && !l.peers[peer]) {
+		if (uid != "" && (o.Uninstall || !names.IsOpenGroup(uid)) && !l.uids[uid]) || (peer != "" && !l.peers[peer]) {
 			out = append(out, g)
 		}
 	}

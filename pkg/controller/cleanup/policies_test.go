@@ -32,6 +32,15 @@ func TestOrphanPolicyGroups(t *testing.T) {
 	if want := []string{"policy-orphan", "peer-orphan"}; !slices.Equal(got, want) {
 		t.Fatalf("orphans %v, want %v", got, want)
 	}
+	// Uninstall: nothing is alive, nothing in flight: every group of
+	// policies and peers, the shared open groups and young ones included.
+	got = nil
+	for _, g := range OrphanPolicyGroups(groups, livePolicies{}, Owners{Uninstall: true}) {
+		got = append(got, g.ID)
+	}
+	if want := []string{"policy-kept", "policy-orphan", "policy-young", "peer-kept", "peer-orphan", "peer-young", "open"}; !slices.Equal(got, want) {
+		t.Fatalf("uninstall: orphans %v, want %v", got, want)
+	}
 }
 
 // TestOrphanAddressPeers: only the cluster's own peer address groups whose

@@ -82,6 +82,10 @@ type Sweeper struct {
 	// neutron.CreateFinished): deleted meanwhile, a port can leave a stale
 	// OVN port behind.
 	BindTimeout time.Duration
+	// Uninstall: no controller runs (kubectl kuryr uninstall), so nothing
+	// is being created (young objects are orphans too) and nothing needs
+	// the cluster's shared groups.
+	Uninstall bool
 	// Pool is set when pools are on: pooled ports are then the pool's, except
 	// those of removed nodes, which it forgets before they are deleted (so it
 	// neither hands them out nor refills them). With pools off, unused
@@ -208,7 +212,7 @@ func (s *Sweeper) Sweep(ctx context.Context, logger logr.Logger) error {
 	if err != nil {
 		return err
 	}
-	owned.Cutoff, owned.ListedAt, owned.BindTimeout = listedAt.Add(-MinAge), listedAt, s.BindTimeout
+	s.stamp(&owned, listedAt)
 	if s.Pool != nil {
 		s.Pool.Prune(owned.Nodes)
 		// Young ones may be a refill's still under way (Neutron lists a
@@ -239,6 +243,14 @@ func (s *Sweeper) Sweep(ctx context.Context, logger logr.Logger) error {
 		errs = append(errs, s.rebind(ctx, logger, UnboundPorts(ports, owned)))
 	}
 	return errors.Join(errs...)
+}
+
+// stamp tells owned when OpenStack was listed and what is young then.
+func (s *Sweeper) stamp(owned *Owners, listedAt time.Time) {
+	owned.ListedAt, owned.Uninstall = listedAt, s.Uninstall
+	if !s.Uninstall {
+		owned.Cutoff, owned.BindTimeout = listedAt.Add(-MinAge), s.BindTimeout
+	}
 }
 
 func (s *Sweeper) liveOwners(ctx context.Context) (Owners, error) {
