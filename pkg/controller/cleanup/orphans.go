@@ -45,7 +45,7 @@ type Owners struct {
 	// Uninstall: the cluster's shared groups are orphans too (see
 	// Sweeper.Uninstall).
 	Uninstall bool
-	ListedAt    time.Time
+	ListedAt  time.Time
 }
 
 // OrphanPorts are the pod ports whose pod and KuryrPort are both gone, the
