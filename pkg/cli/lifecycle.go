@@ -2,12 +2,15 @@ package cli
 
 import (
 	"cmp"
+	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/kuryr-k8s/kuryr/pkg/cli/doctor"
+	"github.com/kuryr-k8s/kuryr/pkg/cli/supportbundle"
 	"github.com/kuryr-k8s/kuryr/pkg/cli/uninstall"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 )
 
 func uninstallCommand(g *globals) *cobra.Command {
@@ -51,5 +54,46 @@ again continues.`,
 	cmd.Flags().BoolVar(&o.Yes, "yes", false, "remove (without it, only list what would be removed)")
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", 10*time.Minute,
 		"how long each step may take (the controller's pods gone; OpenStack emptied)")
+	return cmd
+}
+
+func supportBundleCommand(g *globals) *cobra.Command {
+	o := supportbundle.Options{}
+	cmd := &cobra.Command{
+		Use:   "supportbundle",
+		Short: "Collect what it takes to debug kuryr, both sides, into one redacted archive",
+		Long: `supportbundle writes one .tar.gz with: kuryr's objects, the nodes, pods, Services,
+EndpointSlices, NetworkPolicies, Events and namespaces, kuryr's workloads and kuryr.conf; the logs
+of every kuryr-controller and kuryr-daemon container (the previous instance's too); each node's
+attachments as its kuryr-daemon records them; the Neutron and Octavia objects tagged for the
+cluster; and doctor's findings. The credentials Secret is not collected (only its keys are
+named), and every file is redacted (passwords, secrets, tokens, private keys) before it is
+written. What could not be collected is listed in errors.txt and on stderr; the rest is written.
+
+Run it with kuryr-debug's rights for the OpenStack side and the node attachments.`,
+		Example: `  kubectl kuryr supportbundle
+  kubectl kuryr supportbundle --since 2h -f /tmp/kuryr.tar.gz`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			e, _, err := g.prepare(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if o.Output == "" {
+				o.Output = names.SupportBundle + "-" + time.Now().UTC().Format("20060102T150405Z") + ".tar.gz"
+			}
+			files, missing, err := supportbundle.Run(cmd.Context(), e, o)
+			if err != nil {
+				return err
+			}
+			for _, m := range missing {
+				fmt.Fprintln(cmd.ErrOrStderr(), "not collected:", m)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: %d files (%d parts not collected)\n", o.Output, files, len(missing))
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&o.Output, "file", "f", "", "the archive to write (default kuryr-supportbundle-<time>.tar.gz)")
+	cmd.Flags().DurationVar(&o.Since, "since", 0, "only logs newer than this (e.g. 2h; default: all)")
 	return cmd
 }

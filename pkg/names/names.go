@@ -36,6 +36,9 @@ const (
 	// Check is what kubectl kuryr check names its probe pods' app, Service
 	// and NetworkPolicy, and the prefix of its namespace.
 	Check = "kuryr-check"
+	// SupportBundle prefixes kubectl kuryr supportbundle's archive and its
+	// top directory.
+	SupportBundle = "kuryr-supportbundle"
 )
 
 // Kubernetes objects of an installation.

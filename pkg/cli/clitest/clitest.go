@@ -52,6 +52,14 @@ type FakeExec struct {
 	Last []string
 }
 
+// Logs implements env.LogReader: Out, or Err, for every container.
+func (f *FakeExec) Logs(_ context.Context, ns, pod, container string, previous bool, _ time.Duration) ([]byte, error) {
+	if previous {
+		return nil, fmt.Errorf("previous terminated container %q in pod %q not found", container, pod)
+	}
+	return []byte("log of " + ns + "/" + pod + " " + container + "\n"), nil
+}
+
 // Exec implements env.Execer.
 func (f *FakeExec) Exec(_ context.Context, ns, pod, container string, cmd []string) ([]byte, error) {
 	f.Last = append([]string{ns + "/" + pod + ":" + container}, cmd...)
@@ -144,7 +152,7 @@ func (f *Fixture) Env(t *testing.T) *env.Env {
 		t.Fatal(err)
 	}
 	c := fake.NewClientBuilder().WithScheme(s).WithObjects(f.Objects...).Build()
-	return &env.Env{Client: c, Namespace: "default", KuryrNamespace: "kube-system", Exec: f.Exec, Overrides: f.Overrides,
+	return &env.Env{Client: c, Namespace: "default", KuryrNamespace: "kube-system", Exec: f.Exec, Logs: f.Exec, Overrides: f.Overrides,
 		Connect: func(_ context.Context, cfg *config.Config) (*env.Cloud, error) {
 			if f.ConnectErr != nil {
 				return nil, f.ConnectErr

@@ -56,6 +56,7 @@ type Env struct {
 	Namespace      string // the user's (-n, else the context's, else default)
 	KuryrNamespace string
 	Exec           Execer
+	Logs           LogReader
 	// Overrides are --set section.option=value, applied over the ConfigMap.
 	Overrides []string
 	// Ping says whether the API server answers, within pingTimeout (nil:
@@ -166,5 +167,5 @@ func New(flags genericclioptions.RESTClientGetter, kuryrNamespace string, overri
 		return nil, fmt.Errorf("kubernetes client: %w", err)
 	}
 	return &Env{Client: c, Namespace: ns, KuryrNamespace: kuryrNamespace, Exec: &SPDYExec{Config: rest.CopyConfig(restCfg)},
-		Overrides: overrides, Ping: ping}, nil
+		Logs: &PodLogs{Config: rest.CopyConfig(restCfg)}, Overrides: overrides, Ping: ping}, nil
 }

@@ -82,11 +82,12 @@ func (l *Loaded) load(ctx context.Context, c client.Reader, ns, conf string, ove
 		return nil
 	}
 	var s corev1.Secret
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: names.Secret}, &s); err != nil {
-		return fmt.Errorf("[neutron] cloud is set: read Secret %s/%s: %w", ns, names.Secret, err)
+	name := SecretName(ctx, c, ns)
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &s); err != nil {
+		return fmt.Errorf("[neutron] cloud is set: read Secret %s/%s: %w", ns, name, err)
 	}
 	if _, ok := s.Data[SecretKey]; !ok {
-		return fmt.Errorf("the Secret %s/%s has no key %s", ns, names.Secret, SecretKey)
+		return fmt.Errorf("the Secret %s/%s has no key %s", ns, name, SecretKey)
 	}
 	return l.copySecret(cfg, s.Data)
 }
@@ -120,6 +121,25 @@ func (l *Loaded) copySecret(cfg *config.Config, files map[string][]byte) error {
 	cfg.Neutron.CloudsFile = filepath.Join(l.dir, SecretKey)
 	cfg.Neutron.CAFile = string(local([]byte(cfg.Neutron.CAFile)))
 	return nil
+}
+
+// secretVolume is the controller's volume of its OpenStack credentials
+// (the chart's).
+const secretVolume = "openstack"
+
+// SecretName is the Secret of kuryr's OpenStack credentials: the one the
+// controller mounts (the chart's openstack.existingSecret, or its own),
+// names.Secret when the Deployment cannot be read or mounts none.
+func SecretName(ctx context.Context, c client.Reader, ns string) string {
+	var d appsv1.Deployment
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: names.Controller}, &d); err == nil {
+		for _, v := range d.Spec.Template.Spec.Volumes {
+			if v.Name == secretVolume && v.Secret != nil && v.Secret.SecretName != "" {
+				return v.Secret.SecretName
+			}
+		}
+	}
+	return names.Secret
 }
 
 // controllerSets are the --set values the controller runs with; none when

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kuryr-k8s/kuryr/pkg/names"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -124,5 +125,31 @@ func TestLoadConfigCopiesSecretFiles(t *testing.T) {
 	}
 	if l.Config.Neutron.CAFile != filepath.Join(dir, "ca.pem") {
 		t.Errorf("cafile %q", l.Config.Neutron.CAFile)
+	}
+}
+
+// TestSecretName: the Secret the controller mounts as its credentials
+// (the chart's openstack.existingSecret), else kuryr-openstack.
+func TestSecretName(t *testing.T) {
+	s, err := Scheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mounting := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: names.Controller},
+		Spec: appsv1.DeploymentSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Volumes: []corev1.Volume{
+			{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{}}},
+			{Name: "openstack", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "mine"}}}}}}}}
+	for _, c := range []struct {
+		name string
+		objs []client.Object
+		want string
+	}{
+		{"existing Secret", []client.Object{mounting}, "mine"},
+		{"no Deployment", nil, names.Secret},
+	} {
+		cl := fake.NewClientBuilder().WithScheme(s).WithObjects(c.objs...).Build()
+		if got := SecretName(context.Background(), cl, "kube-system"); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
 	}
 }
