@@ -8,7 +8,8 @@
 #                           and revision; its reference in image.ref
 #                           (KURYR_IMAGE_NAME, default ghcr.io/kuryr-k8s/kuryr)
 #   kuryr.spdx.json         SPDX 2.3 SBOM: the Go modules in the image's
-#                           binaries (read from the binaries themselves)
+#                           binaries (read from the amd64 binaries, built
+#                           again the same reproducible way)
 #   kuryr-X.Y.Z.tgz         the Helm chart, version and image pinned
 #   kuryr.yaml              the chart rendered with its defaults (the
 #                           kustomize base's content, pinned)
@@ -41,8 +42,10 @@ fi
 revision=$(git rev-parse HEAD)
 created=$(date -u -d "@$(git log -1 --format=%ct)" +%Y-%m-%dT%H:%M:%SZ)
 
-# Every module first; from then on nothing is fetched.
+# Every module first, and helm (built from its module into the cache);
+# from then on nothing is fetched.
 go mod download
+helm=$(bash hack/helm.sh)
 export GOPROXY=off GOFLAGS="${GOFLAGS:-} -mod=readonly" KURYR_VERSION=$VERSION
 rm -rf "$OUT" && mkdir -p "$OUT"
 work=$(mktemp -d)
@@ -67,7 +70,6 @@ CGO_ENABLED=0 go build -trimpath -ldflags="-s -w $(bash hack/ldflags.sh)" -o "$w
 bash hack/sbom.sh "$VERSION" "$SOURCE" "$created" "$work"/bin/kuryr-* >"$OUT/kuryr.spdx.json"
 
 echo "== Helm chart and manifests"
-helm=$(bash hack/helm.sh)
 cp -r deploy/helm/kuryr "$work/chart"
 sed -i -e "s/^version: .*/version: ${VERSION#v}/" -e "s/^appVersion: .*/appVersion: $VERSION/" "$work/chart/Chart.yaml"
 sed -i "s|^  repository: kuryr.local/kuryr$|  repository: $IMAGE_NAME|" "$work/chart/values.yaml"

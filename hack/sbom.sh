@@ -8,7 +8,10 @@ set -euo pipefail
 version=$1 source=$2 created=$3
 shift 3
 for b in "$@"; do go version -m -json "$b"; done | jq -s --arg v "$version" --arg src "$source" --arg created "$created" '
-  def id($n): "SPDXRef-Package-" + ($n | gsub("[^A-Za-z0-9.]"; "-"));
+  # SPDX ids allow letters, digits, "." and "-": the other characters a
+  # module path may hold ("-", "/", "_", "~") become "-" and their hex code,
+  # so that distinct paths (a/b-c, a-b/c) get distinct ids.
+  def id($n): "SPDXRef-Package-" + ($n | gsub("-"; "-2d") | gsub("/"; "-2f") | gsub("_"; "-5f") | gsub("~"; "-7e"));
   def pkg($name; $ver; $purl; $comment): {
     name: $name, SPDXID: id($name), versionInfo: $ver, supplier: "NOASSERTION",
     downloadLocation: "NOASSERTION", filesAnalyzed: false,

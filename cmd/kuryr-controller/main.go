@@ -57,7 +57,7 @@ func run(ctx context.Context, logger logr.Logger, opts *startup.Options) error {
 	hs := health.New()
 	var status openStackStatus
 	hs.AddReadyz("openstack", status.check)
-	if err := health.Start(ctx, fmt.Sprintf(":%d", cfg.HealthServer.Port), hs.Handler()); err != nil {
+	if err := health.Start(ctx, fmt.Sprintf(":%d", cfg.HealthServer.Port), hs.Handler(), nil); err != nil {
 		return err
 	}
 	restCfg, err := startup.RESTConfig(cfg.Kubernetes)

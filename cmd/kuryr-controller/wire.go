@@ -14,7 +14,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/kuryr-k8s/kuryr/pkg/config"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/cleanup"
@@ -25,6 +24,7 @@ import (
 	"github.com/kuryr-k8s/kuryr/pkg/controller/quota"
 	"github.com/kuryr-k8s/kuryr/pkg/health"
 	"github.com/kuryr-k8s/kuryr/pkg/leader"
+	"github.com/kuryr-k8s/kuryr/pkg/metricsauth"
 	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/octavia"
@@ -37,7 +37,7 @@ func newManager(restCfg *rest.Config, scheme *runtime.Scheme, cfg *config.Config
 	resync := cfg.Controller.ResyncPeriod
 	opts := ctrl.Options{
 		Scheme:  scheme,
-		Metrics: metricsserver.Options{BindAddress: fmt.Sprintf(":%d", cfg.PrometheusExporter.ControllerExporterPort)},
+		Metrics: metricsauth.ServerOptions(cfg),
 		// /livez and /readyz are served by package health from the start.
 		HealthProbeBindAddress: "0",
 		Cache:                  cache.Options{SyncPeriod: &resync},

@@ -152,7 +152,8 @@ case "${1:-}" in
   metrics)
     l=$(kuryr_leader) || die "no kuryr-controller leader"
     node=$(kk -n "$KURYR_NS" get pod "$l" -o jsonpath='{.spec.nodeName}')
-    nsenter --net="/run/netns/$(node_ns "$node")" curl -fsS http://127.0.0.1:9654/metrics
+    nsenter --net="/run/netns/$(node_ns "$node")" curl -fsSk \
+      -H "Authorization: Bearer $(awk '$1 == "token:" {print $2; exit}' "$ADMIN_KUBECONFIG")" https://127.0.0.1:9654/metrics
     exit 0 ;;
   daemons)
     [ "${2:-}" = restart ] || die "usage: $0 daemons restart"
@@ -166,7 +167,6 @@ case "${1:-}" in
   upgrade)
     build_kuryr
     import_kuryr_images
-    rm -f "$KURYR_CHART_FILE"
     deploy_kuryr
     wait_for "a ready kuryr-controller leader" 60 leader_ready
     exit 0 ;;

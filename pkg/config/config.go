@@ -229,7 +229,15 @@ type HealthServer struct{ Port int }
 type PrometheusExporter struct {
 	ControllerExporterPort int
 	CNIExporterPort        int
+	// Auth: MetricsAuthKubernetes or MetricsAuthNone (package metricsauth).
+	Auth string
 }
+
+// Who may read the metrics ([prometheus_exporter] auth).
+const (
+	MetricsAuthKubernetes = "kubernetes"
+	MetricsAuthNone       = "none"
+)
 
 // CNIDaemon is the [cni_daemon] section.
 type CNIDaemon struct {

@@ -203,6 +203,7 @@ func options(c *Config) []*option {
 		{"health_server", "port", "8082", "controller /readyz and /livez port", integer(&c.HealthServer.Port, 0)},
 		{"prometheus_exporter", "controller_exporter_port", "9654", "controller metrics port", integer(&c.PrometheusExporter.ControllerExporterPort, 0)},
 		{"prometheus_exporter", "cni_exporter_port", "9655", "daemon metrics port", integer(&c.PrometheusExporter.CNIExporterPort, 0)},
+		{"prometheus_exporter", "auth", MetricsAuthKubernetes, "who may read the metrics: kubernetes: HTTPS (a self-signed certificate) to callers whose bearer token the API server authenticates and authorizes for GET on /metrics (bind the ClusterRole kuryr-metrics-reader to your Prometheus); none: plain HTTP to anyone reaching the port", oneOf(&c.PrometheusExporter.Auth, MetricsAuthKubernetes, MetricsAuthNone)},
 		{"cni_daemon", "node_name", "", "this node's Kubernetes name; empty: $KUBERNETES_NODE_NAME, else the hostname", str(&c.CNIDaemon.NodeName)},
 		{"cni_daemon", "socket_path", "/run/kuryr/cni.sock", "root-only unix socket kuryr-cni talks to", str(&c.CNIDaemon.SocketPath)},
 		{"cni_daemon", "vif_annotation_timeout", "60", "how long a CNI ADD waits for the controller's port data (seconds)", seconds(&c.CNIDaemon.VIFAnnotationTimeout, time.Second, false)},

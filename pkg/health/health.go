@@ -6,6 +6,7 @@ package health
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -71,11 +72,14 @@ func (s *Server) Handler() http.Handler {
 }
 
 // Start binds addr now (so a port in use is an error at start) and serves
-// h on it until ctx ends.
-func Start(ctx context.Context, addr string, h http.Handler) error {
+// h on it until ctx ends, over TLS with tlsCfg (nil: plain HTTP).
+func Start(ctx context.Context, addr string, h http.Handler, tlsCfg *tls.Config) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("health server: %w", err)
+	}
+	if tlsCfg != nil {
+		ln = tls.NewListener(ln, tlsCfg)
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
 	go func() {

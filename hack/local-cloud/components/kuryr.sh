@@ -32,6 +32,8 @@ build_kuryr() {
 # from then on the manifests name it.
 import_kuryr_images() {
   local n tar=${1:-$KURYR_IMAGE_TAR} ref=${2:-$KURYR_IMAGE_REF_FILE}
+  # This checkout's image goes with this checkout's chart.
+  [ $# -gt 0 ] || rm -f "$KURYR_CHART_FILE"
   for n in "${NODES[@]}" "${VM_NODES[@]}"; do
     ctr_node "$n" -n k8s.io images import --no-unpack=false --platform linux/amd64 \
       "$tar" >/dev/null || die "importing the kuryr image into $n failed"
@@ -56,13 +58,17 @@ kuryr_chart() {
 # generated kuryr.conf, the Secret's clouds.yaml and the cloud's CA.
 KURYR_VALUES=$CLOUD_STATE/kuryr/values.json
 
-# kuryr_conf_values: kuryr.conf (INI) as the chart's `config` values.
+# kuryr_conf_values: kuryr.conf (INI) as the chart's `config` values,
+# without what the chart sets itself (where it mounts the credentials). A
+# line it cannot read is an error, not a value dropped.
 kuryr_conf_values() {
-  jq -Rn 'reduce (inputs | sub("^\\s+"; "") | select(length > 0 and (startswith("#") | not))) as $l
+  jq -Rn 'reduce (inputs | sub("^\\s+"; "") | select(length > 0 and (startswith("#") or startswith(";") | not))) as $l
       ({s: null, c: {}};
        if ($l | test("^\\[.*\\]$")) then .s = ($l | ltrimstr("[") | rtrimstr("]")) | .c[.s] //= {}
-       else ($l | capture("^(?<k>[^=]+?)\\s*=\\s*(?<v>.*)$")) as $kv | .c[.s][$kv.k] = $kv.v end)
-    | .c' "$1"
+       elif .s == null then error("kuryr.conf: an option before any section: \($l)")
+       else (($l | capture("^(?<k>[^=]+?)\\s*=\\s*(?<v>.*)$")) // error("kuryr.conf: cannot read: \($l)")) as $kv
+         | .c[.s][$kv.k] = $kv.v end)
+    | .c | del(.neutron.clouds_file)' "$1"
 }
 
 # write_kuryr_values [STAMP]: the chart's values for the local cloud: its
@@ -122,7 +128,7 @@ helm_kuryr() {
   helm=$(CACHE=$CLOUD_CACHE bash "$REPO_ROOT/hack/helm.sh") || die "building helm failed"
   write_kuryr_values "${1:-0}"
   "$helm" upgrade --install kuryr "$(kuryr_chart)" --kubeconfig "$ADMIN_KUBECONFIG" \
-    --namespace "$KURYR_NS" --server-side=true --force-conflicts --values "$KURYR_VALUES" \
+    --namespace "$KURYR_NS" --server-side=true --force-conflicts --take-ownership --values "$KURYR_VALUES" \
     --set-file openstack.cloudsYaml="$KURYR_CLOUDS_YAML" --set-file openstack.caBundle="$CLOUD_CA" \
     >"$CLOUD_LOG_DIR/kuryr-deploy.log" 2>&1 \
     || die "helm upgrade --install kuryr failed (see $CLOUD_LOG_DIR/kuryr-deploy.log)"

@@ -53,13 +53,15 @@ type run struct {
 func Run(ctx context.Context, e *env.Env, o Options) (out []doctor.Finding, err error) {
 	r := &run{e: e, o: o, ns: names.Check + "-" + rand.String(5)}
 	var nodeFinding doctor.Finding
-	r.nodes, nodeFinding, err = pickNodes(ctx, e)
+	var usable []string
+	r.nodes, usable, nodeFinding, err = pickNodes(ctx, e)
 	if err != nil {
 		return nil, err
 	}
-	// A node without a Ready kuryr-daemon gives its pods no network: said
-	// at once, rather than after a probe pod there waits out the timeout.
-	if why := unservedNodes(ctx, e, r.nodes); len(why) > 0 {
+	// A node without a Ready kuryr-daemon gives its pods no network, be it
+	// one of the probe pods' or another: said at once, rather than after a
+	// probe pod there waits out the timeout, or not at all.
+	if why := unservedNodes(ctx, e, usable); len(why) > 0 {
 		return []doctor.Finding{doctor.Findingf(nodeFinding.Check, doctor.Fail, "%s: pods there get no network (kubectl kuryr doctor)",
 			strings.Join(why, "; "))}, nil
 	}

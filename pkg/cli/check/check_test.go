@@ -109,7 +109,10 @@ func TestUnserved(t *testing.T) {
 	notReady.Status.Conditions[0].Status = corev1.ConditionFalse
 	notReady.Status.ContainerStatuses = []corev1.ContainerStatus{{State: corev1.ContainerState{
 		Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}}}
-	pods := []corev1.Pod{*clitest.DaemonPod("kuryr-daemon-a", "n1"), *notReady}
+	failedOld := clitest.DaemonPod("kuryr-daemon-old", "n1")
+	failedOld.Status.Conditions[0].Status = corev1.ConditionFalse
+	// n1's Ready pod counts, whatever the order of an old Failed one.
+	pods := []corev1.Pod{*clitest.DaemonPod("kuryr-daemon-a", "n1"), *failedOld, *notReady}
 	for _, c := range []struct {
 		name  string
 		nodes []string

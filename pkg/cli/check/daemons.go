@@ -29,7 +29,9 @@ func unserved(pods []corev1.Pod, nodes []string) []string {
 	byNode := map[string]*corev1.Pod{}
 	for i := range pods {
 		p := &pods[i]
-		if p.DeletionTimestamp == nil {
+		// A Ready one, if the node has several (an old pod Failed, a
+		// rollout under way).
+		if q := byNode[p.Spec.NodeName]; p.DeletionTimestamp == nil && (q == nil || !podReady(q)) {
 			byNode[p.Spec.NodeName] = p
 		}
 	}

@@ -14,20 +14,20 @@ import (
 	"github.com/kuryr-k8s/kuryr/pkg/controller/nested"
 )
 
-// pickNodes lists the nodes and chooses where the probe pods run.
-func pickNodes(ctx context.Context, e *env.Env) ([]string, doctor.Finding, error) {
+// pickNodes lists the nodes and chooses where the probe pods run; it also
+// returns every node that takes ordinary pods.
+func pickNodes(ctx context.Context, e *env.Env) (chosen, usable []string, f doctor.Finding, err error) {
 	var nodes corev1.NodeList
 	if err := e.Client.List(ctx, &nodes); err != nil {
-		return nil, doctor.Finding{}, fmt.Errorf("list nodes: %w", err)
+		return nil, nil, doctor.Finding{}, fmt.Errorf("list nodes: %w", err)
 	}
-	return choose(nodes.Items)
+	chosen, f, err = choose(nodes.Items)
+	return chosen, usableNodes(nodes.Items), f, err
 }
 
-// choose takes two Ready nodes that take ordinary pods (schedulable, no
-// NoSchedule or NoExecute taint), by name; one is enough, said as a
-// warning. Pure.
-func choose(nodes []corev1.Node) ([]string, doctor.Finding, error) {
-	const c = "nodes"
+// usableNodes are the Ready nodes that take ordinary pods (schedulable, no
+// NoSchedule or NoExecute taint), by name. Pure.
+func usableNodes(nodes []corev1.Node) []string {
 	var usable []string
 	for _, n := range nodes {
 		if doctor.NodeReady(&n) && !n.Spec.Unschedulable && !tainted(n) {
@@ -35,6 +35,14 @@ func choose(nodes []corev1.Node) ([]string, doctor.Finding, error) {
 		}
 	}
 	slices.Sort(usable)
+	return usable
+}
+
+// choose takes two of the usable nodes; one is enough, said as a warning.
+// Pure.
+func choose(nodes []corev1.Node) ([]string, doctor.Finding, error) {
+	const c = "nodes"
+	usable := usableNodes(nodes)
 	switch len(usable) {
 	case 0:
 		return nil, doctor.Finding{}, fmt.Errorf("no Ready, schedulable node without taints for the probe pods (of %d nodes)", len(nodes))

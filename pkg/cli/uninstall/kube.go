@@ -59,6 +59,41 @@ func (r *run) stopController(ctx context.Context) (doctor.Finding, bool) {
 	return doctor.Findingf(c, doctor.OK, "kuryr-controller scaled to 0, its pods gone in %s", time.Since(start).Round(time.Second)), true
 }
 
+// record reads the OpenStack objects kuryr's objects name (their only
+// record if their tags could not be written).
+func (r *run) record(ctx context.Context) error {
+	var kps kuryrv1.KuryrPortList
+	if err := r.e.Client.List(ctx, &kps); err != nil {
+		return fmt.Errorf("list KuryrPorts: %w", err)
+	}
+	for _, kp := range kps.Items {
+		for _, v := range kp.Status.VIFs {
+			if v.PortID != "" {
+				r.recordedPorts = append(r.recordedPorts, v.PortID)
+			}
+		}
+	}
+	var klbs kuryrv1.KuryrLoadBalancerList
+	if err := r.e.Client.List(ctx, &klbs); err != nil {
+		return fmt.Errorf("list KuryrLoadBalancers: %w", err)
+	}
+	for _, klb := range klbs.Items {
+		if lb := klb.Status.LoadBalancer; lb != nil && lb.ID != "" {
+			r.recordedLBs = append(r.recordedLBs, lb.ID)
+		}
+	}
+	return nil
+}
+
+// recordStep is record as a step: nothing is deleted before it succeeds.
+func (r *run) recordStep(ctx context.Context) (doctor.Finding, bool) {
+	if err := r.record(ctx); err != nil {
+		return doctor.Findingf("kuryr objects", doctor.Fail, "%v", err), false
+	}
+	return doctor.Findingf("records", doctor.OK, "%d ports and %d load balancers recorded in kuryr's objects",
+		len(r.recordedPorts), len(r.recordedLBs)), true
+}
+
 // deleteObjects deletes every object of kuryr's kinds, its finalizer
 // removed first (the controller that would honour it is stopped; the
 // sweep deletes what it held).

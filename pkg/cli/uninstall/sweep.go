@@ -2,6 +2,7 @@ package uninstall
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -15,37 +16,43 @@ import (
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
 
-// sweep runs the controller's sweep against an empty cluster until it
-// finds nothing tagged with the cluster, or the timeout.
+// sweep deletes kuryr's OpenStack objects: each pass lists everything of
+// kuryr's directly (leftovers), runs the controller's sweep as if the
+// cluster were empty (it knows the order: pairs, subports, router
+// interfaces, networks), then deletes what its classes do not cover;
+// until a listing finds nothing, or the timeout. A pass's failures are the
+// next pass's work (a group still on a port, a load balancer still
+// deleting); the last one is reported if time runs out.
 func (r *run) sweep(ctx context.Context) (doctor.Finding, bool) {
 	const c = "openstack"
-	s, pools := r.sweeper()
+	s := r.sweeper()
 	ctx, cancel := context.WithTimeout(ctx, r.o.Timeout)
 	defer cancel()
 	start, passes := time.Now(), 0
-	var first cleanup.Orphans
+	var first, left leftovers
+	var last error
 	for {
-		left, err := s.DryRun(ctx, pools)
-		if err != nil {
-			return doctor.Findingf(c, doctor.Fail, "listing kuryr's objects: %v", err), false
+		l, err := r.list(ctx)
+		switch {
+		case err != nil:
+			last = fmt.Errorf("listing: %w", err)
+		case l.count() == 0:
+			return doctor.Findingf(c, doctor.OK, "deleted everything of cluster %s in %s (passes: %d): %s",
+				s.Cluster, time.Since(start).Round(time.Second), passes, first), true
+		default:
+			if passes == 0 {
+				first = l
+			}
+			left, passes = l, passes+1
+			last = errors.Join(s.Sweep(ctx, logr.Discard()), r.remove(ctx, l))
 		}
-		if passes == 0 {
-			first = left
-		}
-		if left.Count() == 0 {
-			return doctor.Findingf(c, doctor.OK, "deleted every object tagged for cluster %s in %s (sweep passes: %d): %s",
-				s.Cluster, time.Since(start).Round(time.Second), passes, doctor.DescribeOrphans(first)), true
-		}
-		passes++
-		// A pass's failures are the next pass's work (an object still in
-		// use, a load balancer still deleting); the last listing says what
-		// is left.
-		_ = s.Sweep(ctx, logr.Discard())
 		select {
 		case <-ctx.Done():
-			left, _ := s.DryRun(context.WithoutCancel(ctx), pools)
-			return doctor.Findingf(c, doctor.Fail, "after %s, %d objects left: %s (kubectl kuryr uninstall --yes again continues)",
-				time.Since(start).Round(time.Second), left.Count(), doctor.DescribeOrphans(left)), false
+			msg := fmt.Sprintf("after %s, left: %s", time.Since(start).Round(time.Second), left)
+			if last != nil {
+				msg += "; last error: " + last.Error()
+			}
+			return doctor.Findingf(c, doctor.Fail, "%s (kubectl kuryr uninstall --yes again continues)", msg), false
 		case <-time.After(r.o.Interval):
 		}
 	}
@@ -57,16 +64,18 @@ func (r *run) plan(ctx context.Context) ([]doctor.Finding, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, pools := r.sweeper()
-	o, err := s.DryRun(ctx, pools)
+	if err := r.record(ctx); err != nil {
+		return nil, err
+	}
+	l, err := r.list(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("listing kuryr's OpenStack objects: %w", err)
 	}
 	return []doctor.Finding{
 		doctor.Findingf("controller", doctor.Warn, "would scale kuryr-controller to 0"),
 		doctor.Findingf("kuryr objects", doctor.Warn, "would delete %s (finalizers removed)", objs),
-		doctor.Findingf("openstack", doctor.Warn, "would delete %d objects tagged for cluster %s: %s",
-			o.Count(), s.Cluster, doctor.DescribeOrphans(o)),
+		doctor.Findingf("openstack", doctor.Warn, "would delete %d objects of cluster %s: %s (and the pairs kuryr added to VM ports)",
+			l.count(), r.cloud.Config.Kubernetes.ClusterName, l),
 		doctor.Findingf("uninstall", doctor.Warn, "nothing removed: run again with --yes (pods lose their network)"),
 	}, nil
 }
@@ -75,11 +84,13 @@ func (r *run) plan(ctx context.Context) ([]doctor.Finding, error) {
 // everything tagged with it is an orphan. Peer groups and address groups
 // are deleted directly (no policy can name them again: the controller is
 // stopped).
-func (r *run) sweeper() (*cleanup.Sweeper, bool) {
-	s, pools := doctor.Sweeper(r.e, r.cloud, emptyCluster{})
+func (r *run) sweeper() *cleanup.Sweeper {
+	s, _ := doctor.Sweeper(r.e, r.cloud, emptyCluster{})
 	s.Ledger, s.Uninstall = noLedger{}, true
 	s.Peers = directPeers{r.cloud.Neutron}
-	return s, pools
+	// Groups of policies may be left from when they were on.
+	s.Policies, s.AddressGroups = r.cloud.Neutron, r.cloud.Neutron
+	return s
 }
 
 // emptyCluster is a cluster without any object: reads find nothing.

@@ -49,7 +49,7 @@ func Run(ctx context.Context, e *env.Env, o Options) ([]doctor.Finding, error) {
 		return r.plan(ctx)
 	}
 	var out []doctor.Finding
-	for _, s := range []func(context.Context) (doctor.Finding, bool){r.stopController, r.deleteObjects, r.clearNodes, r.sweep} {
+	for _, s := range []func(context.Context) (doctor.Finding, bool){r.stopController, r.recordStep, r.deleteObjects, r.clearNodes, r.sweep} {
 		f, goOn := s(ctx)
 		out = append(out, f)
 		if !goOn || ctx.Err() != nil {
@@ -63,4 +63,7 @@ type run struct {
 	e     *env.Env
 	o     Options
 	cloud *env.Cloud
+	// recordedPorts and recordedLBs are what kuryr's objects recorded,
+	// read before they are deleted.
+	recordedPorts, recordedLBs []string
 }

@@ -171,6 +171,9 @@ func (o *Options) start(ctx context.Context) (*node, error) {
 	// now only reads, but keeps headroom for bursts of watches and lists.
 	restCfg.QPS, restCfg.Burst = 20, 40
 	n.restCfg = restCfg
+	if err := serveMetrics(ctx, cfg, restCfg, o.Logger.WithName("metrics")); err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
 	if n.informers, err = o.newCache(restCfg, c.NodeName); err != nil {
 		return nil, fmt.Errorf("kubernetes cache: %w", err)
 	}

@@ -82,8 +82,9 @@ type Sweeper struct {
 	// neutron.CreateFinished): deleted meanwhile, a port can leave a stale
 	// OVN port behind.
 	BindTimeout time.Duration
-	// Uninstall: no controller runs (kubectl kuryr uninstall), so nothing
-	// is being created (young objects are orphans too) and nothing needs
+	// Uninstall: no controller runs (kubectl kuryr uninstall), so no
+	// owner is on its way (young objects are orphans too; ports Neutron may
+	// still be creating are still spared, BindTimeout) and nothing needs
 	// the cluster's shared groups.
 	Uninstall bool
 	// Pool is set when pools are on: pooled ports are then the pool's, except
@@ -247,9 +248,9 @@ func (s *Sweeper) Sweep(ctx context.Context, logger logr.Logger) error {
 
 // stamp tells owned when OpenStack was listed and what is young then.
 func (s *Sweeper) stamp(owned *Owners, listedAt time.Time) {
-	owned.ListedAt, owned.Uninstall = listedAt, s.Uninstall
+	owned.ListedAt, owned.Uninstall, owned.BindTimeout = listedAt, s.Uninstall, s.BindTimeout
 	if !s.Uninstall {
-		owned.Cutoff, owned.BindTimeout = listedAt.Add(-MinAge), s.BindTimeout
+		owned.Cutoff = listedAt.Add(-MinAge)
 	}
 }
 

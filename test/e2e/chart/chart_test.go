@@ -44,8 +44,10 @@ func TestChartValid(t *testing.T) {
 }
 
 // TestConfigChangeRollsPods: the controller's and the daemons' pod
-// templates carry the checksum of kuryr.conf and of the credentials, so a
-// change to either (helm upgrade) rolls them, and nothing else does.
+// templates carry the checksum of kuryr.conf, the controller's (the only
+// one mounting them) also that of the credentials, so a change to either
+// (helm upgrade) rolls who reads it, and a change of neither does not
+// change them.
 func TestConfigChangeRollsPods(t *testing.T) {
 	root := repoRoot(t)
 	helm := helmPath(t, root)
@@ -63,14 +65,14 @@ func TestConfigChangeRollsPods(t *testing.T) {
 		return sums
 	}
 	before := render()
-	if len(before) != 2 || len(strings.Fields(before["checksum/config"])) != 2 {
-		t.Fatalf("checksums %v: want config and openstack on the controller and the daemon", before)
+	if len(strings.Fields(before["checksum/config"])) != 2 || len(strings.Fields(before["checksum/openstack"])) != 1 {
+		t.Fatalf("checksums %v: want config on the controller and the daemon, openstack on the controller only", before)
 	}
 	for _, c := range []struct {
 		name, set, changes string
 	}{
 		{"a kuryr.conf option", "config.kubernetes.port_debug=false", "checksum/config"},
-		{"the credentials", "openstack.caBundle=PEM", "checksum/openstack"},
+		{"the credentials", "openstack.cloudsYaml=clouds: {}", "checksum/openstack"},
 		{"the controller's replicas", "controller.replicas=3", ""},
 	} {
 		after := render("--set", c.set)

@@ -9,6 +9,7 @@ package framework
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"net/http"
@@ -24,6 +25,7 @@ import (
 	"github.com/prometheus/common/model"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kuryr-k8s/kuryr/pkg/config"
 	"github.com/kuryr-k8s/kuryr/pkg/names"
@@ -107,10 +109,24 @@ func Leader(ctx context.Context, cs kubernetes.Interface) (pod, node string, err
 	return p.Name, p.Spec.NodeName, nil
 }
 
-// Scrape reads a Prometheus endpoint on a node's loopback.
+// Scrape reads a Prometheus endpoint on a node's loopback as a
+// Prometheus with the cloud's admin token does: over HTTPS (kuryr's
+// self-signed certificate, not verified), with the token kuryr has the
+// API server authenticate and authorize ([prometheus_exporter] auth).
 func Scrape(node string, port int) (map[string]*dto.MetricFamily, error) {
-	c := &http.Client{Timeout: 10 * time.Second, Transport: Transport(node)}
-	resp, err := c.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
+	tr := Transport(node)
+	tr.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} // a self-signed certificate, made at start
+	c := &http.Client{Timeout: 10 * time.Second, Transport: tr}
+	req, err := http.NewRequest(http.MethodGet, fmt.Sprintf("https://127.0.0.1:%d/metrics", port), nil)
+	if err != nil {
+		return nil, err
+	}
+	token, err := adminToken()
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := c.Do(req)
 	if err != nil {
 		return nil, err
 	}
@@ -120,6 +136,19 @@ func Scrape(node string, port int) (map[string]*dto.MetricFamily, error) {
 	}
 	p := expfmt.NewTextParser(model.UTF8Validation)
 	return p.TextToMetricFamilies(resp.Body)
+}
+
+// adminToken is the bearer token of the cloud's admin kubeconfig
+// ($KUBECONFIG).
+func adminToken() (string, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", os.Getenv("KUBECONFIG"))
+	if err != nil {
+		return "", fmt.Errorf("admin kubeconfig: %w", err)
+	}
+	if cfg.BearerToken == "" {
+		return "", fmt.Errorf("admin kubeconfig %s has no token to read kuryr's metrics with", os.Getenv("KUBECONFIG"))
+	}
+	return cfg.BearerToken, nil
 }
 
 // ControllerMetrics reads the active controller's metrics.
