@@ -1,0 +1,191 @@
+//go:build e2e && destructive
+
+package uninstall
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/containernetworking/plugins/pkg/ns"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/kuryr-k8s/kuryr/test/e2e/framework"
+)
+
+// TestUpgradeFromPrevious: kuryr of the previous commit (KURYR_UPGRADE_FROM,
+// default HEAD~1: its image and its chart, installed as a release is) is
+// upgraded to this checkout's with helm while a pod opens a connection to
+// a ClusterIP Service every 200 ms and a NetworkPolicy admits it and
+// denies another pod. No connection of the admitted pod fails, none of the
+// denied pod's gets through, and afterwards every kuryr pod runs this
+// checkout's image and a new pod gets its network.
+func TestUpgradeFromPrevious(t *testing.T) {
+	c, k, ns := framework.Setup(t, "upgrade")
+	from := os.Getenv("KURYR_UPGRADE_FROM")
+	if from == "" {
+		from = "HEAD~1"
+	}
+	t.Cleanup(func() { k.Ctl(t, "upgrade") }) // this checkout's, whatever happened
+	start := time.Now()
+	k.Ctl(t, "install-release", previousRelease(t, from))
+	t.Logf("kuryr of %s installed in %s", from, time.Since(start).Round(time.Second))
+
+	servers := createLabelled(t, c, ns, "web", map[string]string{"app": "web"}, 2)
+	client := createLabelled(t, c, ns, "client", map[string]string{"role": "client"}, 1)[0]
+	other := createLabelled(t, c, ns, "other", map[string]string{"role": "other"}, 1)[0]
+	pods := c.WaitReady(t, append(append(servers, client), other), 3*time.Minute)
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
+		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "web"},
+			Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(8080)}}}}
+	created, err := c.Kube.CoreV1().Services(ns).Create(context.Background(), svc, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	np := &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
+		Spec: networkingv1.NetworkPolicySpec{PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+			Ingress: []networkingv1.NetworkPolicyIngressRule{{From: []networkingv1.NetworkPolicyPeer{{
+				PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"role": "client"}}}}}}}}
+	if _, err := c.Kube.NetworkingV1().NetworkPolicies(ns).Create(context.Background(), np, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	k.WaitPolicyReady(t, ns, "web", 2*time.Minute)
+	vip := net.JoinHostPort(created.Spec.ClusterIP, "80")
+	allowed, denied := netnsOf(t, pods[2]), netnsOf(t, pods[3])
+	framework.Eventually(t, 3*time.Minute, time.Second, "the client reaches the Service, the other pod does not", func() (bool, error) {
+		_, errA := framework.HTTPGet(allowed, vip, 2*time.Second)
+		_, errD := framework.HTTPGet(denied, vip, time.Second)
+		return errA == nil && errD != nil, fmt.Errorf("client: %v, other: %v", errA, errD)
+	})
+
+	var tries, failed, leaked atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(200 * time.Millisecond):
+			}
+			tries.Add(1)
+			if _, err := framework.HTTPGet(allowed, vip, 3*time.Second); err != nil {
+				failed.Add(1)
+				t.Logf("%s: client → Service failed: %v", time.Now().Format("15:04:05.000"), err)
+			}
+			if _, err := framework.HTTPGet(denied, vip, 300*time.Millisecond); err == nil {
+				leaked.Add(1)
+			}
+		}
+	}()
+	start = time.Now()
+	k.Ctl(t, "upgrade")
+	t.Logf("upgraded to this checkout in %s", time.Since(start).Round(time.Second))
+	time.Sleep(5 * time.Second) // traffic after the last pod rolled, too
+	close(stop)
+	wg.Wait()
+	t.Logf("during the upgrade: %d connections from the client, %d failed; %d of the other pod's got through",
+		tries.Load(), failed.Load(), leaked.Load())
+	if failed.Load() > 0 {
+		t.Errorf("%d of the client's %d connections failed during the upgrade", failed.Load(), tries.Load())
+	}
+	if leaked.Load() > 0 {
+		t.Errorf("%d of the denied pod's connections got through during the upgrade", leaked.Load())
+	}
+	checkRunsThisCheckout(t, c)
+	late := createLabelled(t, c, ns, "late", map[string]string{"app": "web"}, 1)
+	c.WaitReady(t, late, 3*time.Minute)
+}
+
+// previousRelease builds rev's image and packages its chart into a
+// directory as make release lays one out (kuryr-ctl.sh install-release).
+func previousRelease(t *testing.T, rev string) string {
+	t.Helper()
+	root := strings.TrimSpace(run(t, "", "git", "rev-parse", "--show-toplevel"))
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	run(t, root, "git", "worktree", "add", "--detach", src, rev)
+	t.Cleanup(func() { _, _ = exec.Command("git", "-C", root, "worktree", "remove", "--force", src).CombinedOutput() })
+	run(t, src, "bash", "hack/image.sh")
+	rel := filepath.Join(dir, "release")
+	if err := os.MkdirAll(rel, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for from, to := range map[string]string{"kuryr.tar": "kuryr-image.oci.tar", "kuryr.ref": "image.ref"} {
+		if err := os.Rename(filepath.Join(src, "_output/images", from), filepath.Join(rel, to)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	helm := strings.TrimSpace(run(t, root, "bash", "hack/helm.sh"))
+	run(t, root, helm, "package", filepath.Join(src, "deploy/helm/kuryr"), "--destination", rel)
+	return rel
+}
+
+func run(t *testing.T, dir string, name string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %v: %v: %s", name, args, err, out)
+	}
+	return string(out)
+}
+
+func createLabelled(t *testing.T, c *framework.Cloud, ns, prefix string, labels map[string]string, n int) []*corev1.Pod {
+	t.Helper()
+	var out []*corev1.Pod
+	for i := 0; i < n; i++ {
+		p := c.TestPod(ns, fmt.Sprintf("%s-%d", prefix, i), c.Nodes[i%len(c.Nodes)])
+		p.Labels = labels
+		created, err := c.Kube.CoreV1().Pods(ns).Create(context.Background(), p, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, created)
+	}
+	return out
+}
+
+// netnsOf opens the pod's network namespace, closed when the test ends.
+func netnsOf(t *testing.T, p *corev1.Pod) ns.NetNS {
+	t.Helper()
+	n, err := framework.PodNetns(p.Status.PodIP)
+	if err != nil {
+		t.Fatalf("%s's network namespace: %v", p.Name, err)
+	}
+	t.Cleanup(func() { _ = n.Close() })
+	return n
+}
+
+// checkRunsThisCheckout: every kuryr pod runs the image `make up` built
+// from this checkout.
+func checkRunsThisCheckout(t *testing.T, c *framework.Cloud) {
+	t.Helper()
+	want, err := os.ReadFile(filepath.Join(strings.TrimSpace(run(t, "", "git", "rev-parse", "--show-toplevel")), "_output/images/kuryr.ref"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pods, err := c.Kube.CoreV1().Pods("kube-system").List(context.Background(), metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=kuryr"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp == nil && p.Spec.Containers[0].Image != strings.TrimSpace(string(want)) {
+			t.Errorf("%s runs %s, want %s", p.Name, p.Spec.Containers[0].Image, strings.TrimSpace(string(want)))
+		}
+	}
+}
