@@ -70,7 +70,10 @@ cluster; and doctor's findings. The credentials Secret is not collected (only it
 named), and every file is redacted (passwords, secrets, tokens, private keys) before it is
 written. What could not be collected is listed in errors.txt and on stderr; the rest is written.
 
-Run it with kuryr-debug's rights for the OpenStack side and the node attachments.`,
+Run it with kuryr-view's and kuryr-debug's rights (kuryr-debug: kuryr's logs, the OpenStack
+side and the node attachments). Secrets in users' objects are taken out where their structure
+says so (environment variables named as secrets, kubectl's last-applied copies) and by pattern
+elsewhere; review the archive before you share it.`,
 		Example: `  kubectl kuryr supportbundle
   kubectl kuryr supportbundle --since 2h -f /tmp/kuryr.tar.gz`,
 		Args: noArgs,

@@ -127,11 +127,25 @@ helm_kuryr() {
   local helm
   helm=$(CACHE=$CLOUD_CACHE bash "$REPO_ROOT/hack/helm.sh") || die "building helm failed"
   write_kuryr_values "${1:-0}"
+  replace_old_daemonsets
   "$helm" upgrade --install kuryr "$(kuryr_chart)" --kubeconfig "$ADMIN_KUBECONFIG" \
     --namespace "$KURYR_NS" --server-side=true --force-conflicts --take-ownership --values "$KURYR_VALUES" \
     --set-file openstack.cloudsYaml="$KURYR_CLOUDS_YAML" --set-file openstack.caBundle="$CLOUD_CA" \
     >"$CLOUD_LOG_DIR/kuryr-deploy.log" 2>&1 \
     || die "helm upgrade --install kuryr failed (see $CLOUD_LOG_DIR/kuryr-deploy.log)"
+}
+
+# replace_old_daemonsets: kuryr-daemon DaemonSets made before each had a
+# selector of its own (kuryr.openstack.org/daemonset; a selector cannot
+# change) are deleted, so that the chart makes them again (the nodes' pods
+# keep their network; new pods wait for the new daemons).
+replace_old_daemonsets() {
+  local ds
+  for ds in $(kk -n "$KURYR_NS" get daemonsets -l app.kubernetes.io/name=kuryr -o json 2>/dev/null \
+      | jq -r '.items[] | select(.spec.selector.matchLabels["kuryr.openstack.org/daemonset"] == null) | .metadata.name'); do
+    log "replacing DaemonSet $ds (its selector predates kuryr.openstack.org/daemonset)"
+    kk -n "$KURYR_NS" delete daemonset "$ds" --wait=true >/dev/null
+  done
 }
 
 # deploy_kuryr: install kuryr through its chart and wait until every kuryr

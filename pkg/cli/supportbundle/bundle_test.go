@@ -27,6 +27,11 @@ func TestBundleHasBothSidesAndNoSecret(t *testing.T) {
 	f.Objects = append(f.Objects, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: names.Secret},
 		Data: map[string][]byte{"clouds.yaml": []byte("application_credential_secret: TOPSECRET")}})
 	f.Exec.Out = []byte("pod default/web port 1234 ovs tap1234\n")
+	// A user's pod with a secret in its environment, and kubectl's copy.
+	f.Objects = append(f.Objects, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "db",
+		Annotations: map[string]string{"kubectl.kubernetes.io/last-applied-configuration": `{"env":[{"name":"DB_PASSWORD","value":"TOPSECRET"}]}`}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "db", Env: []corev1.EnvVar{
+			{Name: "DB_PASSWORD", Value: "TOPSECRET"}, {Name: "DB_USER", Value: "alice"}}}}}})
 	out := filepath.Join(t.TempDir(), "b.tar.gz")
 	files, missing, err := Run(context.Background(), f.Env(t), Options{Output: out})
 	if err != nil {
@@ -41,6 +46,9 @@ func TestBundleHasBothSidesAndNoSecret(t *testing.T) {
 		if _, ok := got[want]; !ok {
 			t.Errorf("no %s in %v", want, keys(got))
 		}
+	}
+	if !strings.Contains(got["kubernetes/pods.yaml"], "alice") {
+		t.Errorf("pods.yaml lost what is no secret:\n%s", got["kubernetes/pods.yaml"])
 	}
 	if !strings.Contains(got["openstack/ports.json"], "default/web") {
 		t.Errorf("ports.json: %s", got["openstack/ports.json"])

@@ -65,7 +65,8 @@ func collectKube(ctx context.Context, e *env.Env, b *bundle) {
 	}
 }
 
-func addYAML(b *bundle, path string, obj any) {
+func addYAML(b *bundle, path string, obj client.ObjectList) {
+	scrub(obj)
 	out, err := yaml.Marshal(obj)
 	if err != nil {
 		b.fail(path, err)

@@ -65,18 +65,23 @@ func (r *run) list(ctx context.Context) (leftovers, error) {
 			l.settling = append(l.settling, p.ID)
 		}
 	}
+	// Recorded ports not tagged: asked one by one, and forgotten once gone
+	// (not asked again every pass).
+	var still []string
 	for _, id := range r.recordedPorts {
 		if tagged[id] {
+			still = append(still, id)
 			continue
 		}
 		switch p, err := n.GetPort(ctx, id); {
-		case neutron.IsNotFound(err):
+		case neutron.IsNotFound(err) || err == nil && p == nil:
 		case err != nil:
 			return l, err
-		case p != nil:
-			l.ports = append(l.ports, id)
+		default:
+			l.ports, still = append(l.ports, id), append(still, id)
 		}
 	}
+	r.recordedPorts = still
 	nets, err := n.ListNetworks(ctx, tag)
 	if err != nil {
 		return l, err
@@ -127,16 +132,19 @@ func (r *run) listLoadBalancers(ctx context.Context, tag []string) ([]string, er
 	for _, lb := range lbs {
 		out, seen[lb.ID] = append(out, lb.ID), true
 	}
+	var still []string
 	for _, id := range r.recordedLBs {
 		if seen[id] {
+			still = append(still, id)
 			continue
 		}
 		if lb, err := o.GetLoadBalancer(ctx, id); err != nil {
 			return nil, err
 		} else if lb != nil {
-			out = append(out, id)
+			out, still = append(out, id), append(still, id)
 		}
 	}
+	r.recordedLBs = still
 	return out, nil
 }
 

@@ -1,6 +1,7 @@
 package uninstall
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -35,16 +36,27 @@ func (r *run) sweep(ctx context.Context) (doctor.Finding, bool) {
 		l, err := r.list(ctx)
 		switch {
 		case err != nil:
-			last = fmt.Errorf("listing: %w", err)
+			if err := notDeadline(err); err != nil {
+				last = fmt.Errorf("listing: %w", err)
+			}
 		case l.count() == 0:
-			return doctor.Findingf(c, doctor.OK, "deleted everything of cluster %s in %s (passes: %d): %s",
-				s.Cluster, time.Since(start).Round(time.Second), passes, first), true
+			// The pairs kuryr added to VM ports go once their ports are
+			// gone: one more sweep, then none may be left.
+			err := s.Sweep(ctx, logr.Discard())
+			o, derr := s.DryRun(ctx, false)
+			if err == nil && derr == nil && o.PairCount() == 0 {
+				return doctor.Findingf(c, doctor.OK, "deleted everything of cluster %s in %s (passes: %d): %s",
+					s.Cluster, time.Since(start).Round(time.Second), passes, first), true
+			}
+			last = cmp.Or(notDeadline(err), notDeadline(derr), fmt.Errorf("%d address pairs left on VM ports", o.PairCount()))
 		default:
 			if passes == 0 {
 				first = l
 			}
 			left, passes = l, passes+1
-			last = errors.Join(s.Sweep(ctx, logr.Discard()), r.remove(ctx, l))
+			if err := notDeadline(errors.Join(s.Sweep(ctx, logr.Discard()), r.remove(ctx, l))); err != nil {
+				last = err
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -56,6 +68,15 @@ func (r *run) sweep(ctx context.Context) (doctor.Finding, bool) {
 		case <-time.After(r.o.Interval):
 		}
 	}
+}
+
+// notDeadline is err unless it only says that time ran out (the last real
+// error says more).
+func notDeadline(err error) error {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
 }
 
 // plan lists what uninstall would remove.

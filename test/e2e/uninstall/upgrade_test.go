@@ -71,7 +71,12 @@ func TestUpgradeFromPrevious(t *testing.T) {
 
 	var tries, failed, leaked atomic.Int64
 	stop := make(chan struct{})
+	var once sync.Once
 	var wg sync.WaitGroup
+	halt := func() { once.Do(func() { close(stop) }); wg.Wait() }
+	// Before the namespaces' handles close (cleanups run last first), and
+	// if anything below fails the test: no log after the test ends.
+	t.Cleanup(halt)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -95,8 +100,7 @@ func TestUpgradeFromPrevious(t *testing.T) {
 	k.Ctl(t, "upgrade")
 	t.Logf("upgraded to this checkout in %s", time.Since(start).Round(time.Second))
 	time.Sleep(5 * time.Second) // traffic after the last pod rolled, too
-	close(stop)
-	wg.Wait()
+	halt()
 	t.Logf("during the upgrade: %d connections from the client, %d failed; %d of the other pod's got through",
 		tries.Load(), failed.Load(), leaked.Load())
 	if failed.Load() > 0 {
@@ -117,6 +121,7 @@ func previousRelease(t *testing.T, rev string) string {
 	root := strings.TrimSpace(run(t, "", "git", "rev-parse", "--show-toplevel"))
 	dir := t.TempDir()
 	src := filepath.Join(dir, "src")
+	run(t, root, "git", "worktree", "prune") // a crashed run's
 	run(t, root, "git", "worktree", "add", "--detach", src, rev)
 	t.Cleanup(func() { _, _ = exec.Command("git", "-C", root, "worktree", "remove", "--force", src).CombinedOutput() })
 	run(t, src, "bash", "hack/image.sh")
