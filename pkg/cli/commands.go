@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"cmp"
 	"fmt"
 	"time"
 
@@ -95,15 +94,8 @@ the image needs sh, httpd, nc and nslookup (busybox).`,
 				return err
 			}
 			findings, err := check.Run(cmd.Context(), e, o)
-			if len(findings) > 0 {
-				// Interrupted too: what was found, and the cleanup.
-				failed, perr := doctor.Print(cmd.OutOrStdout(), f, findings)
-				if err == nil && perr == nil && failed {
-					err = errFailed
-				}
-				err = cmp.Or(err, perr)
-			}
-			return err
+			// Interrupted too: what was found, and the cleanup.
+			return printFindings(cmd, f, findings, err)
 		},
 	}
 	cmd.Flags().StringVar(&o.Image, "image", check.DefaultImage, "image of the probe pods (sh, httpd, nc, nslookup)")

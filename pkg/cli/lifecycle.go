@@ -8,10 +8,25 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kuryr-k8s/kuryr/pkg/cli/doctor"
+	"github.com/kuryr-k8s/kuryr/pkg/cli/output"
 	"github.com/kuryr-k8s/kuryr/pkg/cli/supportbundle"
 	"github.com/kuryr-k8s/kuryr/pkg/cli/uninstall"
 	"github.com/kuryr-k8s/kuryr/pkg/names"
 )
+
+// printFindings prints a command's findings, if any, and returns its
+// error: err, else a failure to print, else errFailed when a finding
+// failed (exit status 1).
+func printFindings(cmd *cobra.Command, f output.Format, findings []doctor.Finding, err error) error {
+	if len(findings) == 0 {
+		return err
+	}
+	failed, perr := doctor.Print(cmd.OutOrStdout(), f, findings)
+	if err == nil && perr == nil && failed {
+		err = errFailed
+	}
+	return cmp.Or(err, perr)
+}
 
 func uninstallCommand(g *globals) *cobra.Command {
 	o := uninstall.Options{Interval: 5 * time.Second}
@@ -41,14 +56,7 @@ again continues.`,
 				return err
 			}
 			findings, err := uninstall.Run(cmd.Context(), e, o)
-			if len(findings) > 0 {
-				failed, perr := doctor.Print(cmd.OutOrStdout(), f, findings)
-				if err == nil && perr == nil && failed {
-					err = errFailed
-				}
-				err = cmp.Or(err, perr)
-			}
-			return err
+			return printFindings(cmd, f, findings, err)
 		},
 	}
 	cmd.Flags().BoolVar(&o.Yes, "yes", false, "remove (without it, only list what would be removed)")

@@ -20,6 +20,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/kuryr-k8s/kuryr/pkg/cli/env"
@@ -113,6 +114,36 @@ func writeFile(path string, r io.Reader) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// ReadArchive returns the files of an archive Run wrote, by their path in
+// it (for tests and tools that check a bundle).
+func ReadArchive(path string) (map[string]string, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	gz, err := gzip.NewReader(fh)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	tr := tar.NewReader(gz)
+	out := map[string]string{}
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		b, err := io.ReadAll(tr)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", path, h.Name, err)
+		}
+		out[strings.TrimPrefix(h.Name, names.SupportBundle+"/")] = string(b)
+	}
 }
 
 func joinLines(lines []string) string {

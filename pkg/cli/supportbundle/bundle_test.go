@@ -1,11 +1,7 @@
 package supportbundle
 
 import (
-	"archive/tar"
-	"compress/gzip"
 	"context"
-	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -37,7 +33,10 @@ func TestBundleHasBothSidesAndNoSecret(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := readArchive(t, out)
+	got, err := ReadArchive(out)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(got) != files {
 		t.Errorf("%d files written, %d said", len(got), files)
 	}
@@ -59,32 +58,6 @@ func TestBundleHasBothSidesAndNoSecret(t *testing.T) {
 		}
 	}
 	t.Logf("not collected: %v", missing)
-}
-
-func readArchive(t *testing.T, path string) map[string]string {
-	t.Helper()
-	fh, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fh.Close()
-	gz, err := gzip.NewReader(fh)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := tar.NewReader(gz)
-	out := map[string]string{}
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			return out
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(tr)
-		out[strings.TrimPrefix(h.Name, "kuryr-supportbundle/")] = string(b)
-	}
 }
 
 func keys(m map[string]string) []string {

@@ -3,11 +3,7 @@
 package plugin
 
 import (
-	"archive/tar"
-	"compress/gzip"
 	"context"
-	"io"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -16,6 +12,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kuryr-k8s/kuryr/pkg/cli/supportbundle"
 	"github.com/kuryr-k8s/kuryr/test/e2e/framework"
 )
 
@@ -31,7 +28,10 @@ func TestSupportBundle(t *testing.T) {
 	if err != nil {
 		t.Fatalf("supportbundle: %v", err)
 	}
-	files := readBundle(t, out)
+	files, err := supportbundle.ReadArchive(out)
+	if err != nil {
+		t.Fatal(err)
+	}
 	want := []string{"kubernetes/kuryrports.yaml", "kubernetes/nodes.yaml", "kubernetes/kuryr.conf",
 		"openstack/ports.json", "openstack/security-groups.json", "doctor.txt"}
 	for _, n := range c.Nodes {
@@ -65,31 +65,5 @@ func TestSupportBundle(t *testing.T) {
 		if strings.Contains(content, string(m[1])) {
 			t.Errorf("%s holds kuryr's application credential secret", name)
 		}
-	}
-}
-
-func readBundle(t *testing.T, path string) map[string]string {
-	t.Helper()
-	fh, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fh.Close()
-	gz, err := gzip.NewReader(fh)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := tar.NewReader(gz)
-	out := map[string]string{}
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			return out
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(tr)
-		out[strings.TrimPrefix(h.Name, "kuryr-supportbundle/")] = string(b)
 	}
 }
