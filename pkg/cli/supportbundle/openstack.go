@@ -8,47 +8,27 @@ import (
 	"github.com/kuryr-k8s/kuryr/pkg/cli/doctor"
 	"github.com/kuryr-k8s/kuryr/pkg/cli/env"
 	"github.com/kuryr-k8s/kuryr/pkg/cli/output"
-	"github.com/kuryr-k8s/kuryr/pkg/names"
-	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
 
-// collectOpenStack: the Neutron and Octavia objects tagged for the
-// cluster (and its address groups, which take no tags), with kuryr's own
-// credentials.
+// collectOpenStack: what kuryr owns in OpenStack for the cluster
+// (env.Cloud.ListOwned), with kuryr's own credentials; a kind that cannot
+// be listed is named in errors.txt.
 func collectOpenStack(ctx context.Context, e *env.Env, b *bundle) {
 	cloud, err := e.Cloud(ctx)
 	if err != nil {
 		b.fail("openstack", err)
 		return
 	}
-	cluster := cloud.Config.Kubernetes.ClusterName
-	tag := []string{names.ClusterTag(cluster)}
-	n := cloud.Neutron
-	parts := map[string]func() (any, error){
-		"ports":           func() (any, error) { return n.ListPorts(ctx, tag, "") },
-		"networks":        func() (any, error) { return n.ListNetworks(ctx, tag) },
-		"security-groups": func() (any, error) { return n.FindSecurityGroups(ctx, tag) },
-		"floating-ips":    func() (any, error) { return n.ListFloatingIPs(ctx, neutron.FloatingIPFilter{Tags: tag}) },
-		"address-groups": func() (any, error) {
-			ags, err := n.ListAddressGroups(ctx, "")
-			var mine []neutron.AddressGroup
-			for _, ag := range ags {
-				if ag.Description == names.PeerAddressGroupDescription(cluster) || ag.Description == names.AddressGroupProbeDescription(cluster) {
-					mine = append(mine, ag)
-				}
-			}
-			return mine, err
-		},
+	o, err := cloud.ListOwned(ctx)
+	if err != nil {
+		b.fail("openstack", err)
 	}
+	parts := map[string]any{"ports": o.Ports, "networks": o.Networks, "security-groups": o.SecurityGroups,
+		"floating-ips": o.FloatingIPs, "address-groups": o.AddressGroups}
 	if cloud.Octavia != nil {
-		parts["load-balancers"] = func() (any, error) { return cloud.Octavia.FindLoadBalancers(ctx, tag) }
+		parts["load-balancers"] = o.LoadBalancers
 	}
-	for name, list := range parts {
-		v, err := list()
-		if err != nil {
-			b.fail("openstack/"+name, err)
-			continue
-		}
+	for name, v := range parts {
 		out, err := json.MarshalIndent(v, "", "  ")
 		if err != nil {
 			b.fail("openstack/"+name, err)

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/octavia"
 )
@@ -46,106 +45,82 @@ func (l leftovers) String() string {
 	return strings.Join(parts, ", ")
 }
 
-// list finds the leftovers.
+// list finds the leftovers: what kuryr owns (env.Cloud.ListOwned) and
+// what kuryr's objects recorded that still exists.
 func (r *run) list(ctx context.Context) (leftovers, error) {
 	var l leftovers
-	n, cluster := r.cloud.Neutron, r.cloud.Config.Kubernetes.ClusterName
-	tag := []string{names.ClusterTag(cluster)}
-	ports, err := n.ListPorts(ctx, tag, "")
+	o, err := r.cloud.ListOwned(ctx)
 	if err != nil {
 		return l, err
 	}
-	tagged, now := map[string]bool{}, time.Now()
-	for i := range ports {
-		p := &ports[i]
-		tagged[p.ID] = true
+	now := time.Now()
+	for i := range o.Ports {
+		p := &o.Ports[i]
 		if neutron.CreateFinished(p, r.cloud.Config.Neutron.BindTimeout(), now) {
 			l.ports = append(l.ports, p.ID)
 		} else {
 			l.settling = append(l.settling, p.ID)
 		}
 	}
-	// Recorded ports not tagged: asked one by one, and forgotten once gone
-	// (not asked again every pass).
-	var still []string
-	for _, id := range r.recordedPorts {
-		if tagged[id] {
-			still = append(still, id)
-			continue
+	l.networks = ids(o.Networks, func(x neutron.Network) string { return x.ID })
+	l.groups = ids(o.SecurityGroups, func(x neutron.SecurityGroup) string { return x.ID })
+	l.floatingIPs = ids(o.FloatingIPs, func(x neutron.FloatingIP) string { return x.ID })
+	l.addressGroups = ids(o.AddressGroups, func(x neutron.AddressGroup) string { return x.ID })
+	l.loadBalancers = ids(o.LoadBalancers, func(x octavia.LoadBalancer) string { return x.ID })
+	var extra []string
+	r.recordedPorts, extra, err = stillThere(r.recordedPorts, append(l.ports, l.settling...), func(id string) (bool, error) {
+		p, err := r.cloud.Neutron.GetPort(ctx, id)
+		if neutron.IsNotFound(err) {
+			return false, nil
 		}
-		switch p, err := n.GetPort(ctx, id); {
-		case neutron.IsNotFound(err) || err == nil && p == nil:
-		case err != nil:
-			return l, err
-		default:
-			l.ports, still = append(l.ports, id), append(still, id)
-		}
-	}
-	r.recordedPorts = still
-	nets, err := n.ListNetworks(ctx, tag)
+		return p != nil, err
+	})
 	if err != nil {
 		return l, err
 	}
-	for _, x := range nets {
-		l.networks = append(l.networks, x.ID)
+	l.ports = append(l.ports, extra...)
+	if r.cloud.Octavia == nil {
+		return l, nil
 	}
-	groups, err := n.FindSecurityGroups(ctx, tag)
-	if err != nil {
-		return l, err
-	}
-	for _, g := range groups {
-		l.groups = append(l.groups, g.ID)
-	}
-	fips, err := n.ListFloatingIPs(ctx, neutron.FloatingIPFilter{Tags: tag})
-	if err != nil {
-		return l, err
-	}
-	for _, f := range fips {
-		l.floatingIPs = append(l.floatingIPs, f.ID)
-	}
-	ags, err := n.ListAddressGroups(ctx, "")
-	if err != nil {
-		return l, err
-	}
-	for _, ag := range ags {
-		if ag.Description == names.PeerAddressGroupDescription(cluster) || ag.Description == names.AddressGroupProbeDescription(cluster) {
-			l.addressGroups = append(l.addressGroups, ag.ID)
-		}
-	}
-	l.loadBalancers, err = r.listLoadBalancers(ctx, tag)
+	r.recordedLBs, extra, err = stillThere(r.recordedLBs, l.loadBalancers, func(id string) (bool, error) {
+		lb, err := r.cloud.Octavia.GetLoadBalancer(ctx, id)
+		return lb != nil, err
+	})
+	l.loadBalancers = append(l.loadBalancers, extra...)
 	return l, err
 }
 
-// listLoadBalancers: the tagged ones and those kuryr's objects recorded
-// (none without Octavia: then there is nothing to read them with).
-func (r *run) listLoadBalancers(ctx context.Context, tag []string) ([]string, error) {
-	o := r.cloud.Octavia
-	if o == nil {
-		return nil, nil
-	}
-	lbs, err := o.FindLoadBalancers(ctx, tag)
-	if err != nil {
-		return nil, err
-	}
+func ids[T any](items []T, id func(T) string) []string {
 	var out []string
-	seen := map[string]bool{}
-	for _, lb := range lbs {
-		out, seen[lb.ID] = append(out, lb.ID), true
+	for _, x := range items {
+		out = append(out, id(x))
 	}
-	var still []string
-	for _, id := range r.recordedLBs {
-		if seen[id] {
-			still = append(still, id)
+	return out
+}
+
+// stillThere checks the recorded ids that are not among listed: it
+// returns the recorded ids still worth asking about next pass (listed, or
+// found) and those found that the listing missed. Gone ones are forgotten,
+// so that they are not asked about every pass.
+func stillThere(recorded, listed []string, exists func(string) (bool, error)) (keep, found []string, err error) {
+	in := map[string]bool{}
+	for _, id := range listed {
+		in[id] = true
+	}
+	for _, id := range recorded {
+		if in[id] {
+			keep = append(keep, id)
 			continue
 		}
-		if lb, err := o.GetLoadBalancer(ctx, id); err != nil {
-			return nil, err
-		} else if lb != nil {
-			out, still = append(out, id), append(still, id)
+		ok, err := exists(id)
+		if err != nil {
+			return recorded, nil, err
+		}
+		if ok {
+			keep, found = append(keep, id), append(found, id)
 		}
 	}
-	r.recordedLBs = still
-	return out, nil
+	return keep, found, nil
 }
 
 // remove deletes what the sweep's classes do not cover (the probes'
