@@ -140,9 +140,9 @@ helm_kuryr() {
 # change) are deleted, so that the chart makes them again (the nodes' pods
 # keep their network; new pods wait for the new daemons).
 replace_old_daemonsets() {
-  local ds
-  for ds in $(kk -n "$KURYR_NS" get daemonsets -l app.kubernetes.io/name=kuryr -o json 2>/dev/null \
-      | jq -r '.items[] | select(.spec.selector.matchLabels["kuryr.openstack.org/daemonset"] == null) | .metadata.name'); do
+  local ds sets
+  sets=$(kk -n "$KURYR_NS" get daemonsets -l app.kubernetes.io/name=kuryr -o json) || die "listing kuryr's DaemonSets failed"
+  for ds in $(jq -r '.items[] | select(.spec.selector.matchLabels["kuryr.openstack.org/daemonset"] == null) | .metadata.name' <<<"$sets"); do
     log "replacing DaemonSet $ds (its selector predates kuryr.openstack.org/daemonset)"
     kk -n "$KURYR_NS" delete daemonset "$ds" --wait=true >/dev/null
   done

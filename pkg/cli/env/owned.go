@@ -22,6 +22,9 @@ type Owned struct {
 	AddressGroups  []neutron.AddressGroup
 	// LoadBalancers: none without Octavia (nothing to list them with).
 	LoadBalancers []octavia.LoadBalancer
+	// Unlisted are the kinds that could not be listed (their lists are
+	// empty, not "none there").
+	Unlisted map[string]bool
 }
 
 // ListOwned lists what kuryr owns. A kind that cannot be listed is left
@@ -32,9 +35,11 @@ func (c *Cloud) ListOwned(ctx context.Context) (Owned, error) {
 	tag := []string{names.ClusterTag(cluster)}
 	n := c.Neutron
 	var errs []error
+	o.Unlisted = map[string]bool{}
 	part := func(kind string, err error) {
 		if err != nil {
 			errs = append(errs, fmt.Errorf("list %s: %w", kind, err))
+			o.Unlisted[kind] = true
 		}
 	}
 	var err error

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"strings"
 
 	"github.com/kuryr-k8s/kuryr/pkg/cli/doctor"
 	"github.com/kuryr-k8s/kuryr/pkg/cli/env"
@@ -23,12 +24,16 @@ func collectOpenStack(ctx context.Context, e *env.Env, b *bundle) {
 	if err != nil {
 		b.fail("openstack", err)
 	}
-	parts := map[string]any{"ports": o.Ports, "networks": o.Networks, "security-groups": o.SecurityGroups,
-		"floating-ips": o.FloatingIPs, "address-groups": o.AddressGroups}
+	parts := map[string]any{"ports": o.Ports, "networks": o.Networks, "security groups": o.SecurityGroups,
+		"floating IPs": o.FloatingIPs, "address groups": o.AddressGroups}
 	if cloud.Octavia != nil {
-		parts["load-balancers"] = o.LoadBalancers
+		parts["load balancers"] = o.LoadBalancers
 	}
-	for name, v := range parts {
+	for kind, v := range parts {
+		if o.Unlisted[kind] { // named in errors.txt, not written as empty
+			continue
+		}
+		name := strings.ReplaceAll(kind, " ", "-")
 		out, err := json.MarshalIndent(v, "", "  ")
 		if err != nil {
 			b.fail("openstack/"+name, err)

@@ -36,25 +36,32 @@ func (r *run) sweep(ctx context.Context) (doctor.Finding, bool) {
 		l, err := r.list(ctx)
 		switch {
 		case err != nil:
-			if err := notDeadline(err); err != nil {
+			if err := ours(ctx, err); err != nil {
 				last = fmt.Errorf("listing: %w", err)
 			}
 		case l.count() == 0:
 			// The pairs kuryr added to VM ports go once their ports are
 			// gone: one more sweep, then none may be left.
+			left = l
 			err := s.Sweep(ctx, logr.Discard())
 			o, derr := s.DryRun(ctx, false)
-			if err == nil && derr == nil && o.PairCount() == 0 {
+			switch {
+			case err == nil && derr == nil && o.PairCount() == 0:
 				return doctor.Findingf(c, doctor.OK, "deleted everything of cluster %s in %s (passes: %d): %s",
 					s.Cluster, time.Since(start).Round(time.Second), passes, first), true
+			case err == nil && derr == nil:
+				last = fmt.Errorf("%d address pairs left on VM ports", o.PairCount())
+			default:
+				if e := cmp.Or(ours(ctx, err), ours(ctx, derr)); e != nil {
+					last = e
+				}
 			}
-			last = cmp.Or(notDeadline(err), notDeadline(derr), fmt.Errorf("%d address pairs left on VM ports", o.PairCount()))
 		default:
 			if passes == 0 {
 				first = l
 			}
 			left, passes = l, passes+1
-			if err := notDeadline(errors.Join(s.Sweep(ctx, logr.Discard()), r.remove(ctx, l))); err != nil {
+			if err := errors.Join(ours(ctx, s.Sweep(ctx, logr.Discard())), ours(ctx, r.remove(ctx, l))); err != nil {
 				last = err
 			}
 		}
@@ -70,10 +77,10 @@ func (r *run) sweep(ctx context.Context) (doctor.Finding, bool) {
 	}
 }
 
-// notDeadline is err unless it only says that time ran out (the last real
-// error says more).
-func notDeadline(err error) error {
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+// ours is err unless it only says that uninstall's own time ran out (the
+// last real error says more). A request's own timeout is a real error.
+func ours(ctx context.Context, err error) error {
+	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 		return nil
 	}
 	return err

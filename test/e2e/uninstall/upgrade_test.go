@@ -123,7 +123,11 @@ func previousRelease(t *testing.T, rev string) string {
 	src := filepath.Join(dir, "src")
 	run(t, root, "git", "worktree", "prune") // a crashed run's
 	run(t, root, "git", "worktree", "add", "--detach", src, rev)
-	t.Cleanup(func() { _, _ = exec.Command("git", "-C", root, "worktree", "remove", "--force", src).CombinedOutput() })
+	t.Cleanup(func() {
+		if out, err := exec.Command("git", "-C", root, "worktree", "remove", "--force", src).CombinedOutput(); err != nil {
+			t.Logf("git worktree remove %s: %v: %s (the next run prunes it)", src, err, out)
+		}
+	})
 	run(t, src, "bash", "hack/image.sh")
 	rel := filepath.Join(dir, "release")
 	if err := os.MkdirAll(rel, 0o755); err != nil {
