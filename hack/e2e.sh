@@ -48,11 +48,13 @@ if [ -n "$vm_run" ] && [ -n "${KURYR_CLOUD_VM_NODES:-}" ]; then
   vm_rc=${PIPESTATUS[0]}
   [ "$vm_rc" = 0 ] || rc=$vm_rc
 fi
-# Last: kubectl kuryr uninstall and helm uninstall, then kuryr installed
-# again (destructive for everything else on the cloud: its own build tag).
+# Last: a migration from the original (its CRDs in place of kuryr's),
+# kubectl kuryr uninstall and helm uninstall then kuryr installed again,
+# an upgrade (destructive for everything else on the cloud: its own build
+# tag). E2E_RUN narrows them too when E2E_DESTRUCTIVE is set.
 if [ -z "${E2E_RUN:-}" ] || [ -n "${E2E_DESTRUCTIVE:-}" ]; then
-  log "e2e: uninstall and install again"
-  go test -tags e2e,destructive -count=1 -timeout 15m -p 1 -v ./test/e2e/uninstall/ \
+  log "e2e: migration, uninstall and install again, upgrade"
+  go test -tags e2e,destructive -count=1 -timeout 25m -p 1 ${E2E_DESTRUCTIVE:+${E2E_RUN:+-run "$E2E_RUN"}} -v ./test/e2e/uninstall/ \
     2>&1 | tee -a "$CLOUD_LOG_DIR/e2e.log" | grep --line-buffered -vE '^=== (PAUSE|CONT)'
   un_rc=${PIPESTATUS[0]}
   [ "$un_rc" = 0 ] || rc=$un_rc

@@ -118,7 +118,7 @@ kuryr-openstack in --kuryr-namespace.`,
 	// Declared here rather than left to cobra, which adds it only once the
 	// line is parsed, and would take the flag after it for its value.
 	root.Flags().Bool("version", false, "print the plugin's version and exit")
-	root.AddCommand(describeCommand(g), doctorCommand(g), checkCommand(g), uninstallCommand(g), supportBundleCommand(g), versionCommand())
+	root.AddCommand(describeCommand(g), doctorCommand(g), checkCommand(g), uninstallCommand(g), supportBundleCommand(g), migrateCommand(g), versionCommand())
 	return root
 }
 

@@ -239,3 +239,26 @@ func tagValue(tags []string, prefix string) string {
 	}
 	return ""
 }
+
+// The original (Python) kuryr-kubernetes' names, which `kubectl kuryr
+// migrate` looks for: its workloads as its manifests named them, and the
+// finalizers it put on Pods, Services and NetworkPolicies (its
+// NetworkPolicy finalizer is also what kuryr puts on KuryrNetworkPolicies).
+const (
+	// PythonController is the original's controller Deployment.
+	PythonController = "kuryr-controller"
+	// PythonDaemonSet is the original's kuryr-daemon DaemonSet.
+	PythonDaemonSet = "kuryr-cni-ds"
+	// PythonPodFinalizer, PythonServiceFinalizer and
+	// PythonPolicyFinalizer are the finalizers the original put on Pods,
+	// Services and NetworkPolicies; kuryr puts none there.
+	PythonPodFinalizer     = "kuryr.openstack.org/pod-finalizer"
+	PythonServiceFinalizer = "kuryr.openstack.org/service-finalizer"
+	PythonPolicyFinalizer  = "kuryr.openstack.org/networkpolicy-finalizer"
+	// MigrationConfigMap records, in kuryr's namespace, what `kubectl
+	// kuryr migrate prepare` found of the original and adopted.
+	MigrationConfigMap = "kuryr-migration"
+	// MigrationBackupPrefix prefixes the file migrate prepare writes the
+	// original's objects to.
+	MigrationBackupPrefix = "kuryr-migration-backup"
+)

@@ -149,6 +149,8 @@ func (f *Fake) route(w http.ResponseWriter, r *http.Request, parts []string) {
 		f.securityGroupRules(w, r, parts[1:])
 	case len(parts) == 2 && collection == "ports" && r.Method == http.MethodPut:
 		f.updatePort(w, r, parts[1])
+	case len(parts) == 2 && (collection == "networks" || collection == "subnets") && r.Method == http.MethodPut:
+		f.rename(w, r, collection, parts[1])
 	case len(parts) == 1 && r.Method == http.MethodGet:
 		f.list(w, r, collection)
 	case len(parts) == 1 && r.Method == http.MethodPost:

@@ -1,0 +1,140 @@
+package migrate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/kuryr-k8s/kuryr/pkg/names"
+	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+	"github.com/kuryr-k8s/kuryr/pkg/octavia"
+)
+
+// ports is the Neutron seam of migrate.
+type ports interface {
+	AddTags(ctx context.Context, kind, id string, tags []string) (bool, error)
+	Rename(ctx context.Context, kind, id, name string) error
+	GetNetwork(ctx context.Context, id string) (*neutron.Network, error)
+	ListPorts(ctx context.Context, tags []string, status string) ([]neutron.Port, error)
+	DeletePort(ctx context.Context, id string) error
+	DeleteSecurityGroup(ctx context.Context, id string) error
+}
+
+// balancers is the Octavia seam of migrate.
+type balancers interface {
+	AddTags(ctx context.Context, kind, id string, tags []string) (bool, error)
+	GetLoadBalancer(ctx context.Context, id string) (*octavia.LoadBalancer, error)
+}
+
+// adopter tags what the original made as kuryr tags what it makes itself,
+// so that the controller finds and keeps it: a pod's port by its pod's UID
+// (the controller's ledger), a namespace's network and subnet by their
+// names (renamed to kuryr's) and tags, a Service's load balancer by its
+// Service's UID (the VIP, the ClusterIP, stays), the floating IP the
+// original allocated for it likewise. Tagging is idempotent: a second run
+// writes nothing.
+type adopter struct {
+	neutron  ports
+	octavia  balancers // nil: kuryr serves no Services
+	cluster  string
+	extra    []string      // kuryr's [neutron_defaults] resource_tags
+	settle   time.Duration // how long a load balancer may stay PENDING_*
+	interval time.Duration
+}
+
+func (a *adopter) tags(t string) []string {
+	return append([]string{names.ClusterTag(a.cluster), t}, a.extra...)
+}
+
+// port tags a pod's port; a port gone is reported (false).
+func (a *adopter) port(ctx context.Context, p PortRecord) (bool, error) {
+	_, err := a.neutron.AddTags(ctx, neutron.KindPort, p.PortID, a.tags(names.PodTag(p.UID)))
+	if neutron.IsNotFound(err) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// network renames and tags a namespace's network and subnet.
+func (a *adopter) network(ctx context.Context, n NetworkRecord) (bool, error) {
+	net, err := a.neutron.GetNetwork(ctx, n.NetworkID)
+	if neutron.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	name, tags := names.NetworkName(a.cluster, n.Namespace), a.tags(names.NamespaceTag(n.Namespace))
+	if net.Name != name {
+		if err := a.neutron.Rename(ctx, neutron.KindNetwork, n.NetworkID, name); err != nil {
+			return false, err
+		}
+	}
+	if _, err := a.neutron.AddTags(ctx, neutron.KindNetwork, n.NetworkID, tags); err != nil {
+		return false, err
+	}
+	if err := a.neutron.Rename(ctx, neutron.KindSubnet, n.SubnetID, name); err != nil {
+		return false, err
+	}
+	_, err = a.neutron.AddTags(ctx, neutron.KindSubnet, n.SubnetID, tags)
+	return err == nil, err
+}
+
+// service tags a Service's load balancer, listeners and pools, each write
+// once the load balancer is ACTIVE again, and the floating IP the original
+// allocated for it. A load balancer gone is reported (false).
+func (a *adopter) service(ctx context.Context, s ServiceRecord) (bool, error) {
+	if a.octavia == nil {
+		return false, errors.New("kuryr's configuration serves no Services ([neutron_defaults] service_subnet)")
+	}
+	tags := a.tags(names.ServiceTag(s.UID))
+	objs := []struct{ kind, id string }{{octavia.KindLoadBalancer, s.LoadBalancerID}}
+	for _, l := range s.Listeners {
+		objs = append(objs, struct{ kind, id string }{octavia.KindListener, l})
+	}
+	for _, p := range s.Pools {
+		objs = append(objs, struct{ kind, id string }{octavia.KindPool, p})
+	}
+	for _, o := range objs {
+		if there, err := a.active(ctx, s.LoadBalancerID); err != nil || !there {
+			return false, err
+		}
+		if _, err := a.octavia.AddTags(ctx, o.kind, o.id, tags); err != nil && !octavia.NotFound(err) {
+			return false, err
+		}
+	}
+	if s.FloatingIPID != "" && s.FloatingIPAllocated {
+		if _, err := a.neutron.AddTags(ctx, neutron.KindFloatingIP, s.FloatingIPID, tags); err != nil && !neutron.IsNotFound(err) {
+			return false, err
+		}
+	}
+	return a.active(ctx, s.LoadBalancerID)
+}
+
+// active waits until the load balancer accepts writes; false: it is gone.
+func (a *adopter) active(ctx context.Context, id string) (bool, error) {
+	var last string
+	gone := false
+	err := wait.PollUntilContextTimeout(ctx, a.interval, a.settle, true, func(ctx context.Context) (bool, error) {
+		lb, err := a.octavia.GetLoadBalancer(ctx, id)
+		switch {
+		case err != nil:
+			return false, err
+		case lb == nil:
+			gone = true
+			return true, nil
+		}
+		last = lb.ProvisioningStatus
+		if last == octavia.StatusError {
+			return false, fmt.Errorf("load balancer %s is in ERROR: the controller will replace it", id)
+		}
+		return !octavia.Pending(last), nil
+	})
+	if err != nil && last != "" {
+		return false, fmt.Errorf("load balancer %s still %s: %w", id, last, err)
+	}
+	return !gone && err == nil, err
+}

@@ -1,0 +1,86 @@
+package migrate
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"gopkg.in/ini.v1"
+
+	"github.com/kuryr-k8s/kuryr/pkg/config"
+)
+
+// pythonConf is what migrate reads of the original's kuryr.conf: how to
+// tell its objects, and what kuryr's own configuration must agree with for
+// them to be adopted rather than replaced.
+type pythonConf struct {
+	Tags          []string // [neutron_defaults] resource_tags
+	Project       string   // [neutron_defaults] project
+	PodSubnet     string   // [neutron_defaults] pod_subnet
+	ServiceSubnet string   // [neutron_defaults] service_subnet
+	SubnetsDriver string   // [kubernetes] pod_subnets_driver
+	VIFDriver     string   // [kubernetes] pod_vif_driver
+	Router        string   // [namespace_subnet] pod_router
+	SubnetPool    string   // [namespace_subnet] pod_subnet_pool
+	Provider      string   // [kubernetes] endpoints_driver_octavia_provider
+}
+
+// parsePythonConf reads the original's kuryr.conf (oslo.config: INI,
+// lists comma-separated, defaults as the original's). Pure.
+func parsePythonConf(conf string) (pythonConf, error) {
+	f, err := ini.LoadSources(ini.LoadOptions{AllowBooleanKeys: true, SkipUnrecognizableLines: true}, []byte(conf))
+	if err != nil {
+		return pythonConf{}, fmt.Errorf("the original's kuryr.conf: %w", err)
+	}
+	get := func(section, key, def string) string {
+		if v := strings.TrimSpace(f.Section(section).Key(key).String()); v != "" {
+			return v
+		}
+		return def
+	}
+	p := pythonConf{
+		Project: get("neutron_defaults", "project", ""), PodSubnet: get("neutron_defaults", "pod_subnet", ""),
+		ServiceSubnet: get("neutron_defaults", "service_subnet", ""),
+		SubnetsDriver: get("kubernetes", "pod_subnets_driver", "default"),
+		VIFDriver:     get("kubernetes", "pod_vif_driver", "neutron-vif"),
+		Router:        get("namespace_subnet", "pod_router", ""), SubnetPool: get("namespace_subnet", "pod_subnet_pool", ""),
+		Provider: get("kubernetes", "endpoints_driver_octavia_provider", "default"),
+	}
+	for _, t := range strings.Split(get("neutron_defaults", "resource_tags", ""), ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			p.Tags = append(p.Tags, t)
+		}
+	}
+	return p, nil
+}
+
+// compare says where kuryr's configuration disagrees with the original's
+// so that its objects could not be adopted as they are (fails), or would
+// be replaced (warnings). Pure.
+func compare(p pythonConf, c *config.Config) (fails, warnings []string) {
+	nd, k := c.NeutronDefaults, c.Kubernetes
+	if p.SubnetsDriver != k.PodSubnetsDriver {
+		fails = append(fails, fmt.Sprintf("pod_subnets_driver: the original's is %s, kuryr's %s (pods' ports would not "+
+			"be on the subnets kuryr gives their pods)", p.SubnetsDriver, k.PodSubnetsDriver))
+	}
+	same := func(option, theirs, ours string) {
+		if theirs != "" && theirs != ours {
+			fails = append(fails, fmt.Sprintf("%s: the original's is %s, kuryr's %q", option, theirs, ours))
+		}
+	}
+	if p.SubnetsDriver == config.SubnetDriverDefault {
+		same("pod_subnet", p.PodSubnet, nd.PodSubnet)
+	} else {
+		same("pod_router", p.Router, c.NamespaceSubnet.PodRouter)
+		if p.SubnetPool != "" && p.SubnetPool != c.NamespaceSubnet.PodSubnetPool {
+			warnings = append(warnings, fmt.Sprintf("pod_subnet_pool: the original's is %s, kuryr's %s: "+
+				"namespaces keep their subnets, new ones get theirs from kuryr's pool", p.SubnetPool, c.NamespaceSubnet.PodSubnetPool))
+		}
+	}
+	same("service_subnet", p.ServiceSubnet, nd.ServiceSubnet)
+	same("project", p.Project, nd.Project)
+	if !slices.Contains([]string{"neutron-vif", "nested-vlan", "nested-macvlan"}, p.VIFDriver) {
+		fails = append(fails, fmt.Sprintf("pod_vif_driver: the original's %s is not one kuryr has", p.VIFDriver))
+	}
+	return fails, warnings
+}

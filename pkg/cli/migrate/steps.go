@@ -1,0 +1,121 @@
+package migrate
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kuryr-k8s/kuryr/pkg/cli/doctor"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
+)
+
+func objectKey(ns, name string) client.ObjectKey { return client.ObjectKey{Namespace: ns, Name: name} }
+
+// newAdopter tags for kuryr's configuration.
+func (r *run) newAdopter() *adopter {
+	a := &adopter{neutron: r.cloud.Neutron, cluster: r.rec.Cluster, extra: r.cloud.Config.NeutronDefaults.ResourceTags,
+		settle: r.o.Timeout, interval: r.o.Interval}
+	if r.cloud.Octavia != nil {
+		a.octavia = r.cloud.Octavia
+	}
+	return a
+}
+
+// adopt tags every object the record names; those gone are dropped from
+// the record (nothing is left of them to adopt).
+func (r *run) adopt(ctx context.Context) (doctor.Finding, bool) {
+	const c = "adopt"
+	if r.rec.Adopted {
+		return doctor.Findingf(c, doctor.OK, "adopted before"), true
+	}
+	a := r.newAdopter()
+	start := time.Now()
+	var gone []string
+	keepPorts := r.rec.Ports[:0]
+	for _, p := range r.rec.Ports {
+		ok, err := a.port(ctx, p)
+		if err != nil {
+			return doctor.Findingf(c, doctor.Fail, "port %s of pod %s: %v", p.PortID, p.Ref, err), false
+		}
+		if ok {
+			keepPorts = append(keepPorts, p)
+		} else {
+			gone = append(gone, "port "+p.PortID+" of pod "+p.Ref.String())
+		}
+	}
+	r.rec.Ports = keepPorts
+	keepNets := r.rec.Networks[:0]
+	for _, n := range r.rec.Networks {
+		ok, err := a.network(ctx, n)
+		if err != nil {
+			return doctor.Findingf(c, doctor.Fail, "network %s of namespace %s: %v", n.NetworkID, n.Namespace, err), false
+		}
+		if ok {
+			keepNets = append(keepNets, n)
+		} else {
+			gone = append(gone, "network "+n.NetworkID+" of namespace "+n.Namespace)
+		}
+	}
+	r.rec.Networks = keepNets
+	keepSvcs := r.rec.Services[:0]
+	for _, s := range r.rec.Services {
+		ok, err := a.service(ctx, s)
+		if err != nil {
+			return doctor.Findingf(c, doctor.Fail, "load balancer %s of Service %s: %v", s.LoadBalancerID, s.Ref, err), false
+		}
+		if ok {
+			keepSvcs = append(keepSvcs, s)
+		} else {
+			gone = append(gone, "load balancer "+s.LoadBalancerID+" of Service "+s.Ref.String())
+		}
+	}
+	r.rec.Services = keepSvcs
+	r.rec.Adopted = true
+	if err := saveRecord(ctx, r.e.Client, r.e.KuryrNamespace, r.rec); err != nil {
+		return doctor.Findingf(c, doctor.Fail, "%v", err), false
+	}
+	msg := fmt.Sprintf("tagged for cluster %s in %s: %s", r.rec.Cluster, time.Since(start).Round(time.Second), r.rec.summary())
+	if len(gone) > 0 {
+		return doctor.Findingf(c, doctor.Warn, "%s; gone from OpenStack already: %v", msg, gone), true
+	}
+	return doctor.Findingf(c, doctor.OK, "%s", msg), true
+}
+
+// deleteOriginal deletes the original's objects and CRDs.
+func (r *run) deleteOriginal(ctx context.Context) (doctor.Finding, bool) {
+	const c = "original objects"
+	st, err := crdState(ctx, r.e.Client)
+	switch {
+	case err != nil:
+		return doctor.Findingf(c, doctor.Fail, "%v", err), false
+	case st != "original":
+		return doctor.Findingf(c, doctor.OK, "the original's CRDs are gone"), true
+	}
+	orig, err := listOriginal(ctx, r.e.Client)
+	if err != nil {
+		return doctor.Findingf(c, doctor.Fail, "%v", err), false
+	}
+	n, err := deleteOriginal(ctx, r.e.Client, orig, r.o.Timeout)
+	if err != nil {
+		return doctor.Findingf(c, doctor.Fail, "%v", err), false
+	}
+	return doctor.Findingf(c, doctor.OK, "%d objects and the 4 CRDs deleted: install kuryr's CRDs now (docs/migrate.md)", n), true
+}
+
+// deleteDaemon deletes the original's DaemonSet: its CNI configuration
+// must give way to kuryr-daemon's. Running pods keep their interfaces.
+func (r *run) deleteDaemon(ctx context.Context) (doctor.Finding, bool) {
+	const c = "original daemon"
+	ds := &appsv1.DaemonSet{}
+	ds.Namespace, ds.Name = r.o.PythonNamespace, names.PythonDaemonSet
+	if err := r.e.Client.Delete(ctx, ds); err != nil && !apierrors.IsNotFound(err) {
+		return doctor.Findingf(c, doctor.Fail, "delete DaemonSet %s/%s: %v", ds.Namespace, ds.Name, err), false
+	}
+	return doctor.Findingf(c, doctor.OK, "DaemonSet %s/%s deleted (running pods keep their interfaces); "+
+		"next: helm upgrade kuryr with crds.install=true and the controller and daemons on, then kubectl kuryr migrate finish",
+		ds.Namespace, ds.Name), true
+}
