@@ -127,10 +127,9 @@ func (a *adopter) active(ctx context.Context, id string) (bool, error) {
 			gone = true
 			return true, nil
 		}
+		// ERROR takes writes too: tagged, the controller finds it and
+		// replaces it.
 		last = lb.ProvisioningStatus
-		if last == octavia.StatusError {
-			return false, fmt.Errorf("load balancer %s is in ERROR: the controller will replace it", id)
-		}
 		return !octavia.Pending(last), nil
 	})
 	if err != nil && last != "" {

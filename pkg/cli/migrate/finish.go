@@ -8,6 +8,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kuryr-k8s/kuryr/pkg/cli/doctor"
@@ -39,7 +40,7 @@ func Finish(ctx context.Context, e *env.Env, o Options) ([]doctor.Finding, error
 		return []doctor.Finding{f}, nil
 	}
 	var out []doctor.Finding
-	for _, s := range []func(context.Context) (doctor.Finding, bool){r.controllerUp, r.release, r.deleteGroups, r.deletePooled, r.done} {
+	for _, s := range []func(context.Context) (doctor.Finding, bool){r.controllerUp, r.release, r.deletePooled, r.deleteGroups, r.done} {
 		f, goOn := s(ctx)
 		out = append(out, f)
 		if !goOn || ctx.Err() != nil {
@@ -84,8 +85,10 @@ func (r *run) release(ctx context.Context) (doctor.Finding, bool) {
 }
 
 // deleteGroups deletes the original's NetworkPolicy groups, which no port
-// carries any more (kuryr gave every port its own); one still on a port
-// (Neutron refuses: 409) is tried again until the time is up.
+// of a migrated pod carries any more (kuryr gave each its own); one still
+// on a port (Neutron refuses: 409) is tried again until the time is up,
+// then left, named, for the user (a port of a pod not migrated, or
+// kuryr's policies off).
 func (r *run) deleteGroups(ctx context.Context) (doctor.Finding, bool) {
 	const c = "policy groups"
 	left := slices.Clone(r.rec.Policies)
@@ -101,16 +104,24 @@ func (r *run) deleteGroups(ctx context.Context) (doctor.Finding, bool) {
 		return len(left) == 0, nil
 	})
 	if err != nil {
-		return doctor.Findingf(c, doctor.Fail, "%d of the original's groups left after %s: %v", len(left), r.o.Timeout, last), false
+		var ids []string
+		for _, p := range left {
+			ids = append(ids, p.SecurityGroupID)
+		}
+		return doctor.Findingf(c, doctor.Warn, "%d of the original's %d groups left after %s (%v): the ports that still "+
+			"carry them are not kuryr's (openstack port list --security-group ID); last error: %v",
+			len(left), len(r.rec.Policies), r.o.Timeout, ids, last), true
 	}
 	return doctor.Findingf(c, doctor.OK, "the original's %d NetworkPolicy groups deleted", len(r.rec.Policies)), true
 }
 
 // deletePooled deletes the original's pooled ports: its pod ports (device
 // owner compute:kuryr, or trunk subports) carrying its resource_tags that
-// no pod took (those pods had were tagged for the cluster). Without
-// resource_tags they cannot be told from other projects' ports: listed
-// only.
+// kuryr did not adopt, are not a running pod's (device_id: the pod's UID;
+// a pooled port may carry the UID of the pod whose request made it, and
+// is then kept while that pod lives), and are not one prepare kept (a
+// pod's other interfaces, pods not migrated). Without resource_tags they
+// cannot be told from other projects' ports: mentioned only.
 func (r *run) deletePooled(ctx context.Context) (doctor.Finding, bool) {
 	const c = "pooled ports"
 	if len(r.rec.PythonTags) == 0 {
@@ -121,9 +132,17 @@ func (r *run) deletePooled(ctx context.Context) (doctor.Finding, bool) {
 	if err != nil {
 		return doctor.Findingf(c, doctor.Fail, "%v", err), false
 	}
+	var pods corev1.PodList
+	if err := r.e.Client.List(ctx, &pods); err != nil {
+		return doctor.Findingf(c, doctor.Fail, "list pods: %v", err), false
+	}
+	live := map[string]bool{}
+	for _, p := range pods.Items {
+		live[string(p.UID)] = true
+	}
 	n := 0
 	for _, p := range ps {
-		if !pooled(p, r.rec.Cluster) {
+		if !pooled(p, r.rec.Cluster) || slices.Contains(r.rec.Kept, p.ID) || live[p.DeviceID] {
 			continue
 		}
 		if err := r.cloud.Neutron.DeletePort(ctx, p.ID); err != nil {
@@ -131,7 +150,8 @@ func (r *run) deletePooled(ctx context.Context) (doctor.Finding, bool) {
 		}
 		n++
 	}
-	return doctor.Findingf(c, doctor.OK, "%d of the original's unused pooled ports deleted", n), true
+	return doctor.Findingf(c, doctor.OK, "%d of the original's unused pooled ports deleted (ports of running pods "+
+		"it did not migrate are kept)", n), true
 }
 
 // pooled says whether a port carrying the original's tags is one of its

@@ -45,17 +45,24 @@ func crdState(ctx context.Context, c client.Reader) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("read CRD %s: %w", crdName("kuryrports"), err)
 	}
+	return crdOwner(crd), nil
+}
+
+// crdOwner says whose a CRD of kuryr's group is: kuryr's have a status
+// subresource, the original's none. Pure.
+func crdOwner(crd *unstructured.Unstructured) string {
 	versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
 	for _, v := range versions {
 		m, _ := v.(map[string]any)
 		if m["name"] != kuryrv1.GroupVersion.Version {
 			continue
 		}
-		if _, ok := m["subresources"].(map[string]any)["status"]; ok {
-			return "kuryr", nil
+		sub, _ := m["subresources"].(map[string]any)
+		if _, ok := sub["status"]; ok {
+			return "kuryr"
 		}
 	}
-	return "original", nil
+	return "original"
 }
 
 // listOriginal lists the original's objects (read as they are stored:
@@ -123,6 +130,10 @@ func writeBackup(path string, o Original, extra []client.Object) error {
 	}
 	for _, l := range [][]unstructured.Unstructured{o.Networks, o.Ports, o.LoadBalancers, o.Policies} {
 		for _, u := range l {
+			u := u.DeepCopy()
+			for _, f := range []string{"resourceVersion", "uid", "managedFields", "creationTimestamp", "generation"} {
+				unstructured.RemoveNestedField(u.Object, "metadata", f)
+			}
 			if err := add(u.Object); err != nil {
 				return err
 			}
@@ -135,9 +146,10 @@ func writeBackup(path string, o Original, extra []client.Object) error {
 }
 
 // pythonObjects are the original's workloads and configuration, for the
-// backup (those that exist).
-func pythonObjects(ctx context.Context, c client.Reader, ns string) []client.Object {
+// backup (as a restore applies them), and what could not be read.
+func pythonObjects(ctx context.Context, c client.Reader, ns string) ([]client.Object, []string) {
 	var out []client.Object
+	var missing []string
 	for _, o := range []struct {
 		obj  client.Object
 		name string
@@ -147,13 +159,22 @@ func pythonObjects(ctx context.Context, c client.Reader, ns string) []client.Obj
 		{&appsv1.DaemonSet{}, names.PythonDaemonSet, appsv1.SchemeGroupVersion.WithKind("DaemonSet")},
 		{&corev1.ConfigMap{}, names.ConfigMap, corev1.SchemeGroupVersion.WithKind("ConfigMap")},
 	} {
-		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: o.name}, o.obj); err == nil {
-			o.obj.GetObjectKind().SetGroupVersionKind(o.gvk)
-			o.obj.SetManagedFields(nil)
-			out = append(out, o.obj)
+		err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: o.name}, o.obj)
+		if err != nil {
+			if !apierrors.IsNotFound(err) {
+				missing = append(missing, fmt.Sprintf("%s %s/%s: %v", o.gvk.Kind, ns, o.name, err))
+			}
+			continue
 		}
+		o.obj.GetObjectKind().SetGroupVersionKind(o.gvk)
+		o.obj.SetManagedFields(nil)
+		o.obj.SetResourceVersion("")
+		o.obj.SetUID("")
+		o.obj.SetCreationTimestamp(metav1.Time{})
+		o.obj.SetGeneration(0)
+		out = append(out, o.obj)
 	}
-	return out
+	return out, missing
 }
 
 // pythonConfig reads the original's kuryr.conf.
@@ -198,8 +219,14 @@ func deleteOriginal(ctx context.Context, c client.Client, o Original, timeout ti
 		}
 	}
 	err := wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(ctx context.Context) (bool, error) {
-		st, err := crdState(ctx, c)
-		return err == nil && st == "", nil
+		for _, k := range originalKinds {
+			crd := &unstructured.Unstructured{}
+			crd.SetGroupVersionKind(crdGVK)
+			if err := c.Get(ctx, client.ObjectKey{Name: crdName(k.plural)}, crd); !apierrors.IsNotFound(err) {
+				return false, nil
+			}
+		}
+		return true, nil
 	})
 	if err != nil {
 		return n, fmt.Errorf("the original's CRDs still there after %s: %w", timeout, err)

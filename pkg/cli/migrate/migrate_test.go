@@ -92,6 +92,9 @@ func TestTranslate(t *testing.T) {
 			t.Errorf("problems %q lack %q", all, want)
 		}
 	}
+	if want := []string{"port3", "port4"}; !reflect.DeepEqual(rec.Kept, want) {
+		t.Errorf("kept %v, want %v (other interfaces, pods not migrated)", rec.Kept, want)
+	}
 	if len(problems) != 3 {
 		t.Errorf("%d problems, want 3: %q", len(problems), problems)
 	}
@@ -115,7 +118,7 @@ pod_subnet_pool = pool1
 		t.Fatal(err)
 	}
 	want := pythonConf{Tags: []string{"k8s", "cluster-a"}, Project: "p1", ServiceSubnet: "svc", SubnetsDriver: "namespace",
-		VIFDriver: "neutron-vif", Router: "r1", SubnetPool: "pool1", Provider: "default"}
+		VIFDriver: "neutron-vif", Router: "r1", SubnetPool: "pool1", Provider: "default", Algorithm: "ROUND_ROBIN"}
 	if !reflect.DeepEqual(p, want) {
 		t.Fatalf("parsed %+v, want %+v", p, want)
 	}
@@ -137,6 +140,8 @@ pod_subnet_pool = pool1
 		{"other router", func(c *config.Config) { c.NamespaceSubnet.PodRouter = "r2" }, 1, 0},
 		{"other pool", func(c *config.Config) { c.NamespaceSubnet.PodSubnetPool = "pool2" }, 0, 1},
 		{"other service subnet", func(c *config.Config) { c.NeutronDefaults.ServiceSubnet = "" }, 1, 0},
+		{"other provider", func(c *config.Config) { c.OctaviaDefaults.Provider = "ovn" }, 0, 1},
+		{"other algorithm", func(c *config.Config) { c.OctaviaDefaults.Algorithm = "SOURCE_IP_PORT" }, 0, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fails, warns := compare(p, ours(tc.mut))
@@ -144,6 +149,49 @@ pod_subnet_pool = pool1
 				t.Errorf("fails %q, warnings %q; want %d and %d", fails, warns, tc.fail, tc.warns)
 			}
 		})
+	}
+}
+
+// TestCompareTheirs: what the original had that kuryr must have too.
+func TestCompareTheirs(t *testing.T) {
+	ours := &config.Config{}
+	ours.Kubernetes.PodSubnetsDriver = "default"
+	ours.NeutronDefaults.PodSubnet = "pods"
+	for _, tc := range []struct {
+		name        string
+		p           pythonConf
+		fail, warns int
+	}{
+		{"floating IPs without kuryr's external network", pythonConf{SubnetsDriver: "default", VIFDriver: "neutron-vif",
+			Provider: "default", ExternalNet: "public"}, 1, 0},
+		{"nested-macvlan", pythonConf{SubnetsDriver: "default", VIFDriver: "nested-macvlan", Provider: "default"}, 1, 0},
+		{"nested-vlan", pythonConf{SubnetsDriver: "default", VIFDriver: "nested-vlan", Provider: "default"}, 0, 0},
+		{"another pod subnet", pythonConf{SubnetsDriver: "default", VIFDriver: "neutron-vif", Provider: "default", PodSubnet: "x"}, 1, 0},
+	} {
+		fails, warns := compare(tc.p, ours)
+		if len(fails) != tc.fail || len(warns) != tc.warns {
+			t.Errorf("%s: fails %q, warnings %q; want %d and %d", tc.name, fails, warns, tc.fail, tc.warns)
+		}
+	}
+}
+
+// TestCRDOwner: kuryr's CRDs have a status subresource, the original's
+// none (a CRD without subresources at all must not panic).
+func TestCRDOwner(t *testing.T) {
+	crd := func(version map[string]any) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"versions": []any{version}}}}
+	}
+	for _, tc := range []struct {
+		version map[string]any
+		want    string
+	}{
+		{map[string]any{"name": "v1"}, "original"},
+		{map[string]any{"name": "v1", "subresources": map[string]any{}}, "original"},
+		{map[string]any{"name": "v1", "subresources": map[string]any{"status": map[string]any{}}}, "kuryr"},
+	} {
+		if got := crdOwner(crd(tc.version)); got != tc.want {
+			t.Errorf("%v: %s, want %s", tc.version, got, tc.want)
+		}
 	}
 }
 

@@ -31,6 +31,11 @@ func Translate(o Original) (Record, []string) {
 	var problems []string
 	for _, kp := range o.Ports {
 		p, why := portRecord(kp)
+		for _, id := range vifPorts(kp) {
+			if id != p.PortID || why != "" {
+				rec.Kept = append(rec.Kept, id)
+			}
+		}
 		switch {
 		case why != "":
 			problems = append(problems, fmt.Sprintf("KuryrPort %s/%s: %s", kp.GetNamespace(), kp.GetName(), why))
@@ -106,6 +111,20 @@ func portRecord(kp unstructured.Unstructured) (PortRecord, string) {
 		}
 	}
 	return p, ""
+}
+
+// vifPorts are the ports of every interface a KuryrPort records.
+func vifPorts(kp unstructured.Unstructured) []string {
+	vifs, _, _ := unstructured.NestedMap(kp.Object, "status", "vifs")
+	var out []string
+	for _, v := range vifs {
+		entry, _ := v.(map[string]any)
+		if id, _, _ := unstructured.NestedString(entry, "vif", ovoData, "id"); id != "" {
+			out = append(out, id)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 func networkRecord(kn unstructured.Unstructured) (NetworkRecord, bool) {

@@ -153,6 +153,7 @@ func (r *run) snapshot(ctx context.Context) (doctor.Finding, bool) {
 	}
 	got, problems := Translate(orig)
 	r.rec.Ports, r.rec.Networks, r.rec.Services, r.rec.Policies = got.Ports, got.Networks, got.Services, got.Policies
+	r.rec.Kept = got.Kept
 	status := doctor.OK
 	if len(problems) > 0 {
 		status = doctor.Warn
@@ -160,7 +161,11 @@ func (r *run) snapshot(ctx context.Context) (doctor.Finding, bool) {
 	if !r.o.Yes {
 		return doctor.Findingf(c, status, "would adopt %s%s", r.rec.summary(), problemList(problems)), true
 	}
-	if err := writeBackup(r.o.Backup, orig, pythonObjects(ctx, r.e.Client, r.o.PythonNamespace)); err != nil {
+	extra, missing := pythonObjects(ctx, r.e.Client, r.o.PythonNamespace)
+	if len(missing) > 0 {
+		return doctor.Findingf(c, doctor.Fail, "the original's objects for the backup: %v", missing), false
+	}
+	if err := writeBackup(r.o.Backup, orig, extra); err != nil {
 		return doctor.Findingf(c, doctor.Fail, "%v", err), false
 	}
 	if err := saveRecord(ctx, r.e.Client, r.e.KuryrNamespace, r.rec); err != nil {

@@ -2,7 +2,6 @@ package migrate
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"gopkg.in/ini.v1"
@@ -23,6 +22,8 @@ type pythonConf struct {
 	Router        string   // [namespace_subnet] pod_router
 	SubnetPool    string   // [namespace_subnet] pod_subnet_pool
 	Provider      string   // [kubernetes] endpoints_driver_octavia_provider
+	ExternalNet   string   // [neutron_defaults] external_svc_net
+	Algorithm     string   // [octavia_defaults] lb_algorithm
 }
 
 // parsePythonConf reads the original's kuryr.conf (oslo.config: INI,
@@ -44,7 +45,8 @@ func parsePythonConf(conf string) (pythonConf, error) {
 		SubnetsDriver: get("kubernetes", "pod_subnets_driver", "default"),
 		VIFDriver:     get("kubernetes", "pod_vif_driver", "neutron-vif"),
 		Router:        get("namespace_subnet", "pod_router", ""), SubnetPool: get("namespace_subnet", "pod_subnet_pool", ""),
-		Provider: get("kubernetes", "endpoints_driver_octavia_provider", "default"),
+		Provider:    get("kubernetes", "endpoints_driver_octavia_provider", "default"),
+		ExternalNet: get("neutron_defaults", "external_svc_net", ""), Algorithm: get("octavia_defaults", "lb_algorithm", "ROUND_ROBIN"),
 	}
 	for _, t := range strings.Split(get("neutron_defaults", "resource_tags", ""), ",") {
 		if t = strings.TrimSpace(t); t != "" {
@@ -63,7 +65,7 @@ func compare(p pythonConf, c *config.Config) (fails, warnings []string) {
 		fails = append(fails, fmt.Sprintf("pod_subnets_driver: the original's is %s, kuryr's %s (pods' ports would not "+
 			"be on the subnets kuryr gives their pods)", p.SubnetsDriver, k.PodSubnetsDriver))
 	}
-	same := func(option, theirs, ours string) {
+	same := func(option, theirs, ours string) { // theirs is what its objects are on
 		if theirs != "" && theirs != ours {
 			fails = append(fails, fmt.Sprintf("%s: the original's is %s, kuryr's %q", option, theirs, ours))
 		}
@@ -78,8 +80,30 @@ func compare(p pythonConf, c *config.Config) (fails, warnings []string) {
 		}
 	}
 	same("service_subnet", p.ServiceSubnet, nd.ServiceSubnet)
-	same("project", p.Project, nd.Project)
-	if !slices.Contains([]string{"neutron-vif", "nested-vlan", "nested-macvlan"}, p.VIFDriver) {
+	if p.Project != "" && nd.Project != "" && p.Project != nd.Project {
+		fails = append(fails, fmt.Sprintf("project: the original's is %s, kuryr's %s", p.Project, nd.Project))
+	}
+	if p.ExternalNet != "" && nd.ExternalSvcNet == "" {
+		fails = append(fails, fmt.Sprintf("external_svc_net: the original's is %s, kuryr has none: LoadBalancer Services "+
+			"would lose their floating IPs", p.ExternalNet))
+	} else if p.ExternalNet != "" && p.ExternalNet != nd.ExternalSvcNet {
+		warnings = append(warnings, fmt.Sprintf("external_svc_net: the original's is %s, kuryr's %s: floating IPs the "+
+			"original allocated are kept, new ones come from kuryr's", p.ExternalNet, nd.ExternalSvcNet))
+	}
+	if ours := c.OctaviaDefaults.Provider; p.Provider != ours && !(p.Provider == "default" && ours == "") {
+		warnings = append(warnings, fmt.Sprintf("endpoints_driver_octavia_provider: the original's is %s, kuryr's %q: "+
+			"kuryr replaces every load balancer (same VIP, connections cut once)", p.Provider, ours))
+	}
+	if ours := c.OctaviaDefaults.Algorithm; ours != "" && ours != p.Algorithm {
+		warnings = append(warnings, fmt.Sprintf("lb_algorithm: the original's is %s, kuryr's %s: kuryr replaces every "+
+			"pool (connections through it cut once)", p.Algorithm, ours))
+	}
+	switch p.VIFDriver {
+	case "neutron-vif", "nested-vlan":
+	case "nested-macvlan":
+		fails = append(fails, "pod_vif_driver nested-macvlan: not migrated (kuryr gives each pod's pair its own MAC, "+
+			"the original the port's: its pods would have to be recreated)")
+	default:
 		fails = append(fails, fmt.Sprintf("pod_vif_driver: the original's %s is not one kuryr has", p.VIFDriver))
 	}
 	return fails, warnings

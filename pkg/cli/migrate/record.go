@@ -27,6 +27,9 @@ type Record struct {
 	Networks        []NetworkRecord `json:"networks,omitempty"`
 	Services        []ServiceRecord `json:"services,omitempty"`
 	Policies        []PolicyRecord  `json:"policies,omitempty"`
+	// Kept are the ports of running pods that are not adopted (their
+	// other interfaces, pods not migrated): finish never deletes them.
+	Kept []string `json:"kept,omitempty"`
 	// Adopted: every object above is tagged (prepare's OpenStack step).
 	Adopted bool `json:"adopted,omitempty"`
 	// Finished: finish removed the original's finalizers and groups.

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/service"
 	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/pkg/octavia"
@@ -313,13 +314,33 @@ func (s *Sweeper) liveOwners(ctx context.Context) (Owners, error) {
 	if err := s.Client.List(ctx, &klbs); err != nil {
 		return o, err
 	}
-	o.Services = map[string]bool{}
-	for _, klb := range klbs.Items {
+	var svcs corev1.ServiceList
+	if err := s.Client.List(ctx, &svcs); err != nil {
+		return o, err
+	}
+	o.Services = serviceOwners(klbs.Items, svcs.Items)
+	return o, nil
+}
+
+// serviceOwners are the UIDs of the Services that own what is tagged with
+// them: those with a KuryrLoadBalancer, and those that get a load balancer
+// before their KuryrLoadBalancer exists (adopted from the original kuryr,
+// docs/migrate.md, or being recreated). Once a Service no longer gets one,
+// its KuryrLoadBalancer's finalizer removes what it had, or, that gone
+// too, the sweep. Pure.
+func serviceOwners(klbs []kuryrv1.KuryrLoadBalancer, svcs []corev1.Service) map[string]bool {
+	out := map[string]bool{}
+	for _, klb := range klbs {
 		for _, ref := range klb.OwnerReferences {
-			o.Services[string(ref.UID)] = true
+			out[string(ref.UID)] = true
 		}
 	}
-	return o, nil
+	for i := range svcs {
+		if service.Skip(&svcs[i], "") == "" {
+			out[string(svcs[i].UID)] = true
+		}
+	}
+	return out
 }
 
 // RetryMin is the default wait after a failed sweep.

@@ -153,6 +153,12 @@ func (r *Reconciler) failClosed(ctx context.Context, kp *kuryrv1.KuryrPort, err 
 	if !errors.As(err, &nr) || !held || r.Ledger.Doomed(p.ID) || r.unfinished(kp, p) {
 		return nil // a port Neutron may still be creating carries nothing yet
 	}
+	if p.Status == portActive {
+		// In use by a running pod whose KuryrPort kuryr never completed:
+		// adopted from the original kuryr (docs/migrate.md), its groups
+		// enforce the original's policies until kuryr's are known.
+		return nil
+	}
 	if err := r.giveGroups(ctx, &p, nr.Groups); err != nil {
 		return err
 	}

@@ -75,3 +75,35 @@ func TestNotReadyFailsClosed(t *testing.T) {
 		}
 	}
 }
+
+// TestAdoptedKeepsItsGroups: a port in use (ACTIVE, bound) whose
+// KuryrPort kuryr never completed, as a port adopted from the original
+// kuryr is, keeps the groups it carries while the pod's groups are not
+// ready (they enforce the original's policies), and gets kuryr's once
+// they are.
+func TestAdoptedKeepsItsGroups(t *testing.T) {
+	e := newEnv(t, kp("web", "uid-1"))
+	src := &switchable{groups: []string{"sg-policy"}, notReady: true}
+	e.r.Groups, e.r.GroupPorts = src, e.r.Neutron.(*neutron.Client)
+	id := e.fake.Add("ports", neutrontest.Object{
+		"network_id": e.fake.Get("subnets", e.subnet)["network_id"], "mac_address": "fa:16:3e:00:00:01",
+		"status": "ACTIVE", "binding:vif_type": "ovs", "binding:host_id": "node-1", "security_groups": []any{"sg-original"},
+		"fixed_ips":  []neutrontest.Object{{"subnet_id": e.subnet, "ip_address": "10.10.0.7"}},
+		"created_at": time.Now().Add(-time.Hour).UTC().Format(time.RFC3339),
+		"tags":       []string{names.ClusterTag("c1"), names.PodTag("uid-1")},
+	})
+	e.start(t)
+	if _, err := e.reconcileResult(t, "web"); err != nil {
+		t.Fatal(err)
+	}
+	if got := portGroups(t, e, id); !slices.Equal(got, []string{"sg-original"}) {
+		t.Errorf("while kuryr's groups are not ready: %v, want the original's kept", got)
+	}
+	src.notReady = false
+	if err := e.reconcile(t, "web"); err != nil {
+		t.Fatal(err)
+	}
+	if got := portGroups(t, e, id); !slices.Equal(got, []string{"sg", "sg-policy"}) {
+		t.Errorf("once ready: %v, want the base and the policy's", got)
+	}
+}

@@ -52,7 +52,7 @@ func TestMigrateFromPython(t *testing.T) {
 	other := createLabelled(t, c, ns, "other", map[string]string{"role": "other"}, 1)[0]
 	pods := c.WaitReady(t, append(append(servers, clientPod), other), 3*time.Minute)
 	svc, err := c.Kube.CoreV1().Services(ns).Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
-		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "web"},
+		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "web"}, Type: corev1.ServiceTypeLoadBalancer,
 			Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(8080)}}}}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -65,6 +65,11 @@ func TestMigrateFromPython(t *testing.T) {
 		t.Fatal(err)
 	}
 	k.WaitPolicyReady(t, ns, "web", 2*time.Minute)
+	framework.Eventually(t, 3*time.Minute, time.Second, "the Service's floating IP", func() (bool, error) {
+		var klb kuryrv1.KuryrLoadBalancer
+		err := k.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, &klb)
+		return err == nil && klb.Status.FloatingIP != nil, err
+	})
 	vip := net.JoinHostPort(svc.Spec.ClusterIP, "80")
 	allowed, denied := netnsOf(t, pods[2]), netnsOf(t, pods[3])
 	admits := func(what string) {
@@ -79,8 +84,11 @@ func TestMigrateFromPython(t *testing.T) {
 
 	start := time.Now()
 	orig := pythonize(t, c, k)
-	t.Logf("the cluster made the original's in %s: %d pods' ports, %d load balancers, %d policy groups",
-		time.Since(start).Round(time.Second), len(orig.ports), len(orig.balancer), len(orig.groups))
+	t.Logf("the cluster made the original's in %s: %d pods' ports, %d load balancers, %d floating IPs, %d policy groups",
+		time.Since(start).Round(time.Second), len(orig.ports), len(orig.balancer), len(orig.floating), len(orig.groups))
+	if len(orig.floating) == 0 {
+		t.Fatal("no floating IP to keep")
+	}
 	admits("the original's groups: the client reaches the Service, the other pod does not")
 
 	traffic := startTraffic(t, allowed, denied, vip)
@@ -173,6 +181,9 @@ func checkAdopted(t *testing.T, c *framework.Cloud, k *framework.Kuryr, orig *py
 		}
 		if lb, err := loadbalancers.Get(ctx, c.OS.LoadBalancer, lbID).Extract(); err != nil || !slices.Contains(lb.Tags, names.ClusterTag(k.Cluster)) {
 			t.Errorf("Service %s's load balancer %s: %v", key, lbID, err)
+		}
+		if fip, ok := orig.floating[key]; ok && (klb.Status.FloatingIP == nil || klb.Status.FloatingIP.ID != fip) {
+			t.Errorf("Service %s: kuryr's floating IP %+v, the original's %s", key, klb.Status.FloatingIP, fip)
 		}
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/pools"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/attributestags"
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/layer3/floatingips"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/groups"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/rules"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
@@ -54,6 +55,7 @@ type pythonized struct {
 	ports    map[string]string // pod namespace/name -> its port
 	balancer map[string]string // Service namespace/name -> its load balancer
 	groups   map[string]string // NetworkPolicy namespace/name -> the original's group
+	floating map[string]string // Service namespace/name -> the floating IP the original allocated
 	allowAll string            // the original's pod_security_groups
 }
 
@@ -61,9 +63,11 @@ func pythonize(t *testing.T, c *framework.Cloud, k *framework.Kuryr) *pythonized
 	t.Helper()
 	ctx := context.Background()
 	k.Controller(t, "stop")
-	p := &pythonized{ports: map[string]string{}, balancer: map[string]string{}, groups: map[string]string{}}
+	p := &pythonized{ports: map[string]string{}, balancer: map[string]string{}, groups: map[string]string{},
+		floating: map[string]string{}}
 	p.allowAll = createGroup(t, c, "python-kuryr-pods-allow-all", "the original's pod_security_groups: allow all",
-		[]rules.CreateOpts{{Direction: rules.DirIngress, EtherType: rules.EtherType4}, {Direction: rules.DirIngress, EtherType: rules.EtherType6}})
+		[]rules.CreateOpts{{Direction: rules.DirIngress, EtherType: rules.EtherType4}, {Direction: rules.DirIngress, EtherType: rules.EtherType6},
+			{Direction: rules.DirEgress, EtherType: rules.EtherType4}, {Direction: rules.DirEgress, EtherType: rules.EtherType6}})
 	t.Cleanup(func() { deleteGroupEventually(t, c, p.allowAll) })
 
 	var kps kuryrv1.KuryrPortList
@@ -93,6 +97,20 @@ func pythonize(t *testing.T, c *framework.Cloud, k *framework.Kuryr) *pythonized
 			originals = append(originals, u)
 		}
 	}
+	// kuryr's own policy groups go (the original has none of them): the
+	// policy's, then its peers' (its rules name them).
+	for i := range knps.Items {
+		knp := &knps.Items[i]
+		peers := k.PeerGroups(t, knp.Namespace, knp.Name)
+		for _, sg := range c.PolicySecurityGroups(t, ownerUID(knp.OwnerReferences)) {
+			deleteGroupEventually(t, c, sg.ID)
+		}
+		for id := range peers {
+			if !strings.HasPrefix(id, framework.AddressGroupMark) {
+				deleteGroupEventually(t, c, id)
+			}
+		}
+	}
 	// kuryr's objects go (their finalizers first: no controller runs),
 	// then its CRDs; the original's come in their place.
 	for _, l := range []client.ObjectList{&kps, &klbs, &knps} {
@@ -120,6 +138,18 @@ func pythonize(t *testing.T, c *framework.Cloud, k *framework.Kuryr) *pythonized
 	p.finalizers(t, c)
 	installPython(t, c, p.allowAll)
 	return p
+}
+
+func ownerUID(refs []metav1.OwnerReference) string {
+	for _, r := range refs {
+		if r.Controller != nil && *r.Controller {
+			return string(r.UID)
+		}
+	}
+	if len(refs) > 0 {
+		return string(refs[0].UID)
+	}
+	return ""
 }
 
 // metaItems are a list's items as client objects.
@@ -347,6 +377,17 @@ func (p *pythonized) originalBalancer(t *testing.T, c *framework.Cloud, klb *kur
 			"project_id": got.ProjectID, "protocol": got.Protocol})
 	}
 	waitLB(t, c, lbID)
+	var pubIP map[string]any
+	if f := klb.Status.FloatingIP; f != nil {
+		// As the original allocated it: described "kuryr_lb", untagged.
+		desc := "kuryr_lb"
+		if _, err := floatingips.Update(ctx, c.OS.Network, f.ID, floatingips.UpdateOpts{Description: &desc}).Extract(); err != nil {
+			t.Fatalf("floating IP %s: %v", f.ID, err)
+		}
+		untag(t, c.OS.Network, "floatingips", f.ID)
+		p.floating[svc.Namespace+"/"+svc.Name] = f.ID
+		pubIP = map[string]any{"ip_id": f.ID, "ip_addr": f.IP, "alloc_method": "pool"}
+	}
 	var specPorts []any
 	for _, sp := range svc.Spec.Ports {
 		specPorts = append(specPorts, map[string]any{"name": sp.Name, "port": int64(sp.Port), "protocol": string(sp.Protocol),
@@ -358,6 +399,9 @@ func (p *pythonized) originalBalancer(t *testing.T, c *framework.Cloud, klb *kur
 	u.Object["status"] = map[string]any{"loadbalancer": map[string]any{"id": lbID, "ip": lb.VipAddress, "name": lb.Name,
 		"port_id": lb.VipPortID, "project_id": lb.ProjectID, "provider": lb.Provider, "subnet_id": lb.VipSubnetID, "security_groups": []any{}},
 		"listeners": ls, "pools": ps, "members": []any{}}
+	if pubIP != nil {
+		u.Object["status"].(map[string]any)["service_pub_ip_info"] = pubIP
+	}
 	return u
 }
 
@@ -406,11 +450,12 @@ project = %s
 pod_subnet = %s
 service_subnet = %s
 pod_security_groups = %s
+external_svc_net = %s
 resource_tags =
 [octavia_defaults]
 enforce_sg_rules = false
 member_mode = L2
-`, c.ProjectID, c.PodSubnet, c.ServiceSubnet, allowAll)
+`, c.ProjectID, c.PodSubnet, c.ServiceSubnet, allowAll, c.PublicNet)
 	manifest := fmt.Sprintf(`apiVersion: v1
 kind: Namespace
 metadata: {name: %[1]s}
