@@ -48,7 +48,7 @@ pod_router, service_subnet, project), scales the original's kuryr-controller to 
 KuryrPorts, KuryrNetworks, KuryrLoadBalancers and KuryrNetworkPolicies, writes them and its
 workloads to a backup file and records what they name in the ConfigMap kuryr-migration; tags each
 pod's port, each namespace's network and subnet (renamed as kuryr names them), each Service's
-load balancer, listeners and pools and the floating IPs the original allocated, for the cluster;
+load balancer and the floating IPs the original allocated, for the cluster;
 then deletes the original's objects, finalizers first, its CRDs and its DaemonSet. Running it again
 goes on where it stopped.`,
 		Example: `  kubectl kuryr migrate prepare --kuryr-namespace kuryr --python-namespace kube-system

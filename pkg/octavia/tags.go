@@ -21,6 +21,9 @@ const (
 // and one write if any is missing (then the load balancer is briefly
 // PENDING_UPDATE; a write while it is not ACTIVE is refused: Busy). It
 // returns whether it wrote. Tags are API 2.5 (every supported Octavia).
+// ovn-octavia-provider (8.0) never answers an update of a listener or a
+// pool that changes only its tags: the object stays PENDING_UPDATE; tag
+// load balancers only where that provider may serve them.
 func (c *Client) AddTags(ctx context.Context, kind, id string, tags []string) (bool, error) {
 	have, err := c.tagsOf(ctx, kind, id)
 	if err != nil {

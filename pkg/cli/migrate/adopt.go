@@ -83,28 +83,27 @@ func (a *adopter) network(ctx context.Context, n NetworkRecord) (bool, error) {
 	return err == nil, err
 }
 
-// service tags a Service's load balancer, listeners and pools, each write
-// once the load balancer is ACTIVE again, and the floating IP the original
-// allocated for it. A load balancer gone is reported (false).
+// service tags a Service's load balancer, once it is ACTIVE (or in
+// ERROR: the controller replaces that one), and the floating IP the
+// original allocated for it. Its listeners and pools are not tagged: the
+// controller knows them by protocol and port, the sweep by their load
+// balancer, and ovn-octavia-provider (8.0) never answers an update that
+// changes only their tags (they stay PENDING_UPDATE, and the controller
+// replaces a load balancer stuck so). A load balancer gone is reported
+// (false).
 func (a *adopter) service(ctx context.Context, s ServiceRecord) (bool, error) {
 	if a.octavia == nil {
 		return false, errors.New("kuryr's configuration serves no Services ([neutron_defaults] service_subnet)")
 	}
 	tags := a.tags(names.ServiceTag(s.UID))
-	objs := []struct{ kind, id string }{{octavia.KindLoadBalancer, s.LoadBalancerID}}
-	for _, l := range s.Listeners {
-		objs = append(objs, struct{ kind, id string }{octavia.KindListener, l})
+	if there, err := a.active(ctx, s.LoadBalancerID); err != nil || !there {
+		return false, err
 	}
-	for _, p := range s.Pools {
-		objs = append(objs, struct{ kind, id string }{octavia.KindPool, p})
-	}
-	for _, o := range objs {
-		if there, err := a.active(ctx, s.LoadBalancerID); err != nil || !there {
-			return false, err
+	if _, err := a.octavia.AddTags(ctx, octavia.KindLoadBalancer, s.LoadBalancerID, tags); err != nil {
+		if octavia.NotFound(err) {
+			return false, nil
 		}
-		if _, err := a.octavia.AddTags(ctx, o.kind, o.id, tags); err != nil && !octavia.NotFound(err) {
-			return false, err
-		}
+		return false, err
 	}
 	if s.FloatingIPID != "" && s.FloatingIPAllocated {
 		if _, err := a.neutron.AddTags(ctx, neutron.KindFloatingIP, s.FloatingIPID, tags); err != nil && !neutron.IsNotFound(err) {

@@ -89,7 +89,7 @@ func stopDeployment(ctx context.Context, c client.Client, key client.ObjectKey, 
 	case apierrors.IsNotFound(err):
 		return false, nil
 	case err != nil:
-		return false, fmt.Errorf("Deployment %s: %w", key, err)
+		return false, fmt.Errorf("the Deployment %s: %w", key, err)
 	}
 	if d.Spec.Replicas == nil || *d.Spec.Replicas != 0 {
 		if err := c.Patch(ctx, &d, client.RawPatch(client.Merge.Type(), []byte(`{"spec":{"replicas":0}}`))); err != nil {
@@ -98,7 +98,7 @@ func stopDeployment(ctx context.Context, c client.Client, key client.ObjectKey, 
 	}
 	sel, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
 	if err != nil {
-		return true, fmt.Errorf("Deployment %s: its selector: %w", key, err)
+		return true, fmt.Errorf("the Deployment %s: its selector: %w", key, err)
 	}
 	err = wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(ctx context.Context) (bool, error) {
 		var pods corev1.PodList

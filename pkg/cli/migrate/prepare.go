@@ -89,7 +89,7 @@ func (r *run) checkConfig(ctx context.Context) (doctor.Finding, bool) {
 	const c = "configuration"
 	if rec, err := loadRecord(ctx, r.e.Client, r.e.KuryrNamespace); err != nil {
 		return doctor.Findingf(c, doctor.Fail, "%v", err), false
-	} else if rec != nil {
+	} else if rec != nil && !rec.Finished {
 		r.rec = rec // prepare ran before: its record goes on
 		return doctor.Findingf(c, doctor.OK, "prepare ran before (ConfigMap %s/%s): it goes on", r.e.KuryrNamespace,
 			names.MigrationConfigMap), true

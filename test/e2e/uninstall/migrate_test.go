@@ -46,6 +46,11 @@ func TestMigrateFromPython(t *testing.T) {
 	c, k, ns := framework.Setup(t, "migrate")
 	ctx := context.Background()
 	t.Cleanup(func() { k.Controller(t, "start") }) // kuryr's CRDs and controller, whatever happened
+	forgetMigration := func() {
+		kubectlQuiet("-n", "kube-system", "delete", "configmap", names.MigrationConfigMap, "--ignore-not-found")
+	}
+	forgetMigration() // a crashed run's
+	t.Cleanup(forgetMigration)
 
 	servers := createLabelled(t, c, ns, "web", map[string]string{"app": "web"}, 2)
 	clientPod := createLabelled(t, c, ns, "client", map[string]string{"role": "client"}, 1)[0]
