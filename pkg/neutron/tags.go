@@ -3,11 +3,12 @@ package neutron
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/attributestags"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/networks"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
+
+	"github.com/kuryr-k8s/kuryr/pkg/openstack"
 )
 
 // Kinds of the Neutron objects AddTags tags (the standard attributes'
@@ -27,13 +28,8 @@ func (c *Client) AddTags(ctx context.Context, kind, id string, tags []string) (b
 	if err != nil {
 		return false, fmt.Errorf("read the tags of %s %s: %w", kind, id, err)
 	}
-	want := slices.Clone(have)
-	for _, t := range tags {
-		if !slices.Contains(want, t) {
-			want = append(want, t)
-		}
-	}
-	if len(want) == len(have) {
+	want, missing := openstack.WithTags(have, tags)
+	if !missing {
 		return false, nil
 	}
 	return true, c.setTags(ctx, kind, id, want)

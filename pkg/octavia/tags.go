@@ -3,11 +3,12 @@ package octavia
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/listeners"
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/pools"
+
+	"github.com/kuryr-k8s/kuryr/pkg/openstack"
 )
 
 // Kinds of the Octavia objects AddTags tags.
@@ -29,13 +30,8 @@ func (c *Client) AddTags(ctx context.Context, kind, id string, tags []string) (b
 	if err != nil {
 		return false, err
 	}
-	want := slices.Clone(have)
-	for _, t := range tags {
-		if !slices.Contains(want, t) {
-			want = append(want, t)
-		}
-	}
-	if len(want) == len(have) {
+	want, missing := openstack.WithTags(have, tags)
+	if !missing {
 		return false, nil
 	}
 	switch kind {

@@ -39,15 +39,7 @@ func Finish(ctx context.Context, e *env.Env, o Options) ([]doctor.Finding, error
 		f, _ := r.ownership(ctx, false)
 		return []doctor.Finding{f}, nil
 	}
-	var out []doctor.Finding
-	for _, s := range []func(context.Context) (doctor.Finding, bool){r.controllerUp, r.release, r.deletePooled, r.deleteGroups, r.done} {
-		f, goOn := s(ctx)
-		out = append(out, f)
-		if !goOn || ctx.Err() != nil {
-			break
-		}
-	}
-	return out, context.Cause(ctx)
+	return doctor.RunSteps(ctx, r.controllerUp, r.release, r.deletePooled, r.deleteGroups, r.done)
 }
 
 // controllerUp waits for kuryr's controller to run.

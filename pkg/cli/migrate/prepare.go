@@ -68,20 +68,10 @@ func Prepare(ctx context.Context, e *env.Env, o Options) ([]doctor.Finding, erro
 			"docs/migrate.md): %w", err)
 	}
 	r := &run{e: e, o: o, cloud: cloud}
-	steps := []func(context.Context) (doctor.Finding, bool){r.checkConfig, r.checkCRDs, r.snapshot}
-	if o.Yes {
-		steps = []func(context.Context) (doctor.Finding, bool){r.checkConfig, r.checkCRDs, r.stopPython, r.snapshot,
-			r.adopt, r.deleteOriginal, r.deleteDaemon}
+	if !o.Yes {
+		return doctor.RunSteps(ctx, r.checkConfig, r.checkCRDs, r.snapshot)
 	}
-	var out []doctor.Finding
-	for _, s := range steps {
-		f, goOn := s(ctx)
-		out = append(out, f)
-		if !goOn || ctx.Err() != nil {
-			break
-		}
-	}
-	return out, context.Cause(ctx)
+	return doctor.RunSteps(ctx, r.checkConfig, r.checkCRDs, r.stopPython, r.snapshot, r.adopt, r.deleteOriginal, r.deleteDaemon)
 }
 
 // checkConfig compares the original's kuryr.conf with kuryr's.

@@ -35,45 +35,22 @@ func (r *run) adopt(ctx context.Context) (doctor.Finding, bool) {
 	a := r.newAdopter()
 	start := time.Now()
 	var gone []string
-	keepPorts := r.rec.Ports[:0]
-	for _, p := range r.rec.Ports {
-		ok, err := a.port(ctx, p)
-		if err != nil {
-			return doctor.Findingf(c, doctor.Fail, "port %s of pod %s: %v", p.PortID, p.Ref, err), false
-		}
-		if ok {
-			keepPorts = append(keepPorts, p)
-		} else {
-			gone = append(gone, "port "+p.PortID+" of pod "+p.Ref.String())
-		}
+	var err error
+	if r.rec.Ports, err = adoptAll(ctx, r.rec.Ports, &gone, a.port, func(p PortRecord) string {
+		return "port " + p.PortID + " of pod " + p.Ref.String()
+	}); err != nil {
+		return doctor.Findingf(c, doctor.Fail, "%v", err), false
 	}
-	r.rec.Ports = keepPorts
-	keepNets := r.rec.Networks[:0]
-	for _, n := range r.rec.Networks {
-		ok, err := a.network(ctx, n)
-		if err != nil {
-			return doctor.Findingf(c, doctor.Fail, "network %s of namespace %s: %v", n.NetworkID, n.Namespace, err), false
-		}
-		if ok {
-			keepNets = append(keepNets, n)
-		} else {
-			gone = append(gone, "network "+n.NetworkID+" of namespace "+n.Namespace)
-		}
+	if r.rec.Networks, err = adoptAll(ctx, r.rec.Networks, &gone, a.network, func(n NetworkRecord) string {
+		return "network " + n.NetworkID + " of namespace " + n.Namespace
+	}); err != nil {
+		return doctor.Findingf(c, doctor.Fail, "%v", err), false
 	}
-	r.rec.Networks = keepNets
-	keepSvcs := r.rec.Services[:0]
-	for _, s := range r.rec.Services {
-		ok, err := a.service(ctx, s)
-		if err != nil {
-			return doctor.Findingf(c, doctor.Fail, "load balancer %s of Service %s: %v", s.LoadBalancerID, s.Ref, err), false
-		}
-		if ok {
-			keepSvcs = append(keepSvcs, s)
-		} else {
-			gone = append(gone, "load balancer "+s.LoadBalancerID+" of Service "+s.Ref.String())
-		}
+	if r.rec.Services, err = adoptAll(ctx, r.rec.Services, &gone, a.service, func(s ServiceRecord) string {
+		return "load balancer " + s.LoadBalancerID + " of Service " + s.Ref.String()
+	}); err != nil {
+		return doctor.Findingf(c, doctor.Fail, "%v", err), false
 	}
-	r.rec.Services = keepSvcs
 	r.rec.Adopted = true
 	if err := saveRecord(ctx, r.e.Client, r.e.KuryrNamespace, r.rec); err != nil {
 		return doctor.Findingf(c, doctor.Fail, "%v", err), false
@@ -83,6 +60,25 @@ func (r *run) adopt(ctx context.Context) (doctor.Finding, bool) {
 		return doctor.Findingf(c, doctor.Warn, "%s; gone from OpenStack already: %v", msg, gone), true
 	}
 	return doctor.Findingf(c, doctor.OK, "%s", msg), true
+}
+
+// adoptAll adopts each item, keeping those adopted and naming in gone
+// those OpenStack no longer has; the first error stops it.
+func adoptAll[T any](ctx context.Context, items []T, gone *[]string, adopt func(context.Context, T) (bool, error),
+	name func(T) string) ([]T, error) {
+	kept := make([]T, 0, len(items))
+	for _, it := range items {
+		ok, err := adopt(ctx, it)
+		switch {
+		case err != nil:
+			return items, fmt.Errorf("%s: %w", name(it), err)
+		case ok:
+			kept = append(kept, it)
+		default:
+			*gone = append(*gone, name(it))
+		}
+	}
+	return kept, nil
 }
 
 // deleteOriginal deletes the original's objects and CRDs.

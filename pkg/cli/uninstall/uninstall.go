@@ -48,15 +48,7 @@ func Run(ctx context.Context, e *env.Env, o Options) ([]doctor.Finding, error) {
 	if !o.Yes {
 		return r.plan(ctx)
 	}
-	var out []doctor.Finding
-	for _, s := range []func(context.Context) (doctor.Finding, bool){r.stopController, r.recordStep, r.deleteObjects, r.clearNodes, r.sweep} {
-		f, goOn := s(ctx)
-		out = append(out, f)
-		if !goOn || ctx.Err() != nil {
-			break
-		}
-	}
-	return out, context.Cause(ctx)
+	return doctor.RunSteps(ctx, r.stopController, r.recordStep, r.deleteObjects, r.clearNodes, r.sweep)
 }
 
 type run struct {

@@ -110,7 +110,7 @@ func TestMigrateFromPython(t *testing.T) {
 	migrate(t, plugin, "finish", "--yes", "--timeout", "5m")
 	t.Logf("finish took %s", time.Since(start).Round(time.Second))
 	time.Sleep(3 * time.Second) // traffic after kuryr regrouped the ports, too
-	traffic.stop(t)
+	traffic.stop(t, "the migration")
 
 	checkAdopted(t, c, k, orig)
 	checkReleased(t, c, orig)
@@ -229,7 +229,8 @@ func checkReleased(t *testing.T, c *framework.Cloud, orig *pythonized) {
 }
 
 // traffic is a client's connections to a Service every 200 ms, and a
-// denied pod's.
+// denied pod's (a NetworkPolicy admits the one, not the other): none of
+// the first may fail, none of the second get through.
 type traffic struct {
 	tries, failed, leaked atomic.Int64
 	halt                  func()
@@ -237,6 +238,8 @@ type traffic struct {
 
 func startTraffic(t *testing.T, allowed, denied ns.NetNS, vip string) *traffic {
 	tr := &traffic{}
+	// Halted before the namespaces' handles close (cleanups run last
+	// first), and if anything fails the test: no log after the test ends.
 	stop := make(chan struct{})
 	var once sync.Once
 	var wg sync.WaitGroup
@@ -265,11 +268,12 @@ func startTraffic(t *testing.T, allowed, denied ns.NetNS, vip string) *traffic {
 	return tr
 }
 
-func (tr *traffic) stop(t *testing.T) {
+// stop ends the traffic and checks it (during says when it flowed).
+func (tr *traffic) stop(t *testing.T, during string) {
 	t.Helper()
 	tr.halt()
-	t.Logf("during the migration: %d connections from the client, %d failed; %d of the other pod's got through",
-		tr.tries.Load(), tr.failed.Load(), tr.leaked.Load())
+	t.Logf("during %s: %d connections from the client, %d failed; %d of the other pod's got through",
+		during, tr.tries.Load(), tr.failed.Load(), tr.leaked.Load())
 	if tr.failed.Load() > 0 {
 		t.Errorf("%d of the client's %d connections failed", tr.failed.Load(), tr.tries.Load())
 	}

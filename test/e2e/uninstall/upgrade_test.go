@@ -10,8 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -69,46 +67,12 @@ func TestUpgradeFromPrevious(t *testing.T) {
 		return errA == nil && errD != nil, fmt.Errorf("client: %v, other: %v", errA, errD)
 	})
 
-	var tries, failed, leaked atomic.Int64
-	stop := make(chan struct{})
-	var once sync.Once
-	var wg sync.WaitGroup
-	halt := func() { once.Do(func() { close(stop) }); wg.Wait() }
-	// Before the namespaces' handles close (cleanups run last first), and
-	// if anything below fails the test: no log after the test ends.
-	t.Cleanup(halt)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(200 * time.Millisecond):
-			}
-			tries.Add(1)
-			if _, err := framework.HTTPGet(allowed, vip, 3*time.Second); err != nil {
-				failed.Add(1)
-				t.Logf("%s: client → Service failed: %v", time.Now().Format("15:04:05.000"), err)
-			}
-			if _, err := framework.HTTPGet(denied, vip, 300*time.Millisecond); err == nil {
-				leaked.Add(1)
-			}
-		}
-	}()
+	traffic := startTraffic(t, allowed, denied, vip)
 	start = time.Now()
 	k.Ctl(t, "upgrade")
 	t.Logf("upgraded to this checkout in %s", time.Since(start).Round(time.Second))
 	time.Sleep(5 * time.Second) // traffic after the last pod rolled, too
-	halt()
-	t.Logf("during the upgrade: %d connections from the client, %d failed; %d of the other pod's got through",
-		tries.Load(), failed.Load(), leaked.Load())
-	if failed.Load() > 0 {
-		t.Errorf("%d of the client's %d connections failed during the upgrade", failed.Load(), tries.Load())
-	}
-	if leaked.Load() > 0 {
-		t.Errorf("%d of the denied pod's connections got through during the upgrade", leaked.Load())
-	}
+	traffic.stop(t, "the upgrade")
 	checkRunsThisCheckout(t, c)
 	late := createLabelled(t, c, ns, "late", map[string]string{"app": "web"}, 1)
 	c.WaitReady(t, late, 3*time.Minute)
