@@ -4,7 +4,6 @@ package uninstall
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"os/exec"
 	"path/filepath"
@@ -21,10 +20,8 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/security/groups"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
 	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
@@ -52,40 +49,13 @@ func TestMigrateFromPython(t *testing.T) {
 	forgetMigration() // a crashed run's
 	t.Cleanup(forgetMigration)
 
-	servers := createLabelled(t, c, ns, "web", map[string]string{"app": "web"}, 2)
-	clientPod := createLabelled(t, c, ns, "client", map[string]string{"role": "client"}, 1)[0]
-	other := createLabelled(t, c, ns, "other", map[string]string{"role": "other"}, 1)[0]
-	pods := c.WaitReady(t, append(append(servers, clientPod), other), 3*time.Minute)
-	svc, err := c.Kube.CoreV1().Services(ns).Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
-		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "web"}, Type: corev1.ServiceTypeLoadBalancer,
-			Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(8080)}}}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	np := &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
-		Spec: networkingv1.NetworkPolicySpec{PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
-			Ingress: []networkingv1.NetworkPolicyIngressRule{{From: []networkingv1.NetworkPolicyPeer{{
-				PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"role": "client"}}}}}}}}
-	if _, err := c.Kube.NetworkingV1().NetworkPolicies(ns).Create(ctx, np, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	k.WaitPolicyReady(t, ns, "web", 2*time.Minute)
+	w := newWeb(t, c, k, ns, corev1.ServiceTypeLoadBalancer)
 	framework.Eventually(t, 3*time.Minute, time.Second, "the Service's floating IP", func() (bool, error) {
 		var klb kuryrv1.KuryrLoadBalancer
 		err := k.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, &klb)
 		return err == nil && klb.Status.FloatingIP != nil, err
 	})
-	vip := net.JoinHostPort(svc.Spec.ClusterIP, "80")
-	allowed, denied := netnsOf(t, pods[2]), netnsOf(t, pods[3])
-	admits := func(what string) {
-		t.Helper()
-		framework.Eventually(t, 2*time.Minute, time.Second, what, func() (bool, error) {
-			_, errA := framework.HTTPGet(allowed, vip, 2*time.Second)
-			_, errD := framework.HTTPGet(denied, vip, time.Second)
-			return errA == nil && errD != nil, fmt.Errorf("client: %v, other: %v", errA, errD)
-		})
-	}
-	admits("kuryr: the client reaches the Service, the other pod does not")
+	w.admits(t, "kuryr: the client reaches the Service, the other pod does not")
 
 	start := time.Now()
 	orig := pythonize(t, c, k)
@@ -94,9 +64,9 @@ func TestMigrateFromPython(t *testing.T) {
 	if len(orig.floating) == 0 {
 		t.Fatal("no floating IP to keep")
 	}
-	admits("the original's groups: the client reaches the Service, the other pod does not")
+	w.admits(t, "the original's groups: the client reaches the Service, the other pod does not")
 
-	traffic := startTraffic(t, allowed, denied, vip)
+	traffic := startTraffic(t, w.allowed, w.denied, w.vip)
 	plugin := framework.Plugin(t)
 	backup := filepath.Join(t.TempDir(), "backup.yaml")
 	migrate(t, plugin, "prepare", "--python-namespace", pythonNamespace) // says what it would do
@@ -125,8 +95,8 @@ func TestMigrateFromPython(t *testing.T) {
 
 	// kuryr runs the cluster now: a deleted pod's port goes, a new pod gets
 	// its network and the policy.
-	gone := orig.ports[ns+"/"+servers[0].Name]
-	if err := c.Kube.CoreV1().Pods(ns).Delete(ctx, servers[0].Name, metav1.DeleteOptions{}); err != nil {
+	gone := orig.ports[ns+"/"+w.servers[0].Name]
+	if err := c.Kube.CoreV1().Pods(ns).Delete(ctx, w.servers[0].Name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	framework.Eventually(t, 2*time.Minute, time.Second, "the deleted pod's port gone from Neutron", func() (bool, error) {
@@ -134,10 +104,10 @@ func TestMigrateFromPython(t *testing.T) {
 		return gophercloud.ResponseCodeIs(err, 404), err
 	})
 	late := c.WaitReady(t, createLabelled(t, c, ns, "late", map[string]string{"app": "web"}, 1), 3*time.Minute)
-	if _, err := framework.HTTPGet(allowed, net.JoinHostPort(late[0].Status.PodIP, "8080"), 5*time.Second); err != nil {
+	if _, err := framework.HTTPGet(w.allowed, net.JoinHostPort(late[0].Status.PodIP, "8080"), 5*time.Second); err != nil {
 		t.Errorf("client → the new pod: %v", err)
 	}
-	if _, err := framework.HTTPGet(denied, net.JoinHostPort(late[0].Status.PodIP, "8080"), time.Second); err == nil {
+	if _, err := framework.HTTPGet(w.denied, net.JoinHostPort(late[0].Status.PodIP, "8080"), time.Second); err == nil {
 		t.Errorf("the other pod reaches the new pod: the policy does not hold it")
 	}
 }

@@ -5,7 +5,6 @@ package uninstall
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,9 +14,7 @@ import (
 
 	"github.com/containernetworking/plugins/pkg/ns"
 	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/kuryr-k8s/kuryr/test/e2e/framework"
 )
@@ -40,34 +37,10 @@ func TestUpgradeFromPrevious(t *testing.T) {
 	k.Ctl(t, "install-release", previousRelease(t, from))
 	t.Logf("kuryr of %s installed in %s", from, time.Since(start).Round(time.Second))
 
-	servers := createLabelled(t, c, ns, "web", map[string]string{"app": "web"}, 2)
-	client := createLabelled(t, c, ns, "client", map[string]string{"role": "client"}, 1)[0]
-	other := createLabelled(t, c, ns, "other", map[string]string{"role": "other"}, 1)[0]
-	pods := c.WaitReady(t, append(append(servers, client), other), 3*time.Minute)
-	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
-		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "web"},
-			Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(8080)}}}}
-	created, err := c.Kube.CoreV1().Services(ns).Create(context.Background(), svc, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	np := &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
-		Spec: networkingv1.NetworkPolicySpec{PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
-			Ingress: []networkingv1.NetworkPolicyIngressRule{{From: []networkingv1.NetworkPolicyPeer{{
-				PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"role": "client"}}}}}}}}
-	if _, err := c.Kube.NetworkingV1().NetworkPolicies(ns).Create(context.Background(), np, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	k.WaitPolicyReady(t, ns, "web", 2*time.Minute)
-	vip := net.JoinHostPort(created.Spec.ClusterIP, "80")
-	allowed, denied := netnsOf(t, pods[2]), netnsOf(t, pods[3])
-	framework.Eventually(t, 3*time.Minute, time.Second, "the client reaches the Service, the other pod does not", func() (bool, error) {
-		_, errA := framework.HTTPGet(allowed, vip, 2*time.Second)
-		_, errD := framework.HTTPGet(denied, vip, time.Second)
-		return errA == nil && errD != nil, fmt.Errorf("client: %v, other: %v", errA, errD)
-	})
+	w := newWeb(t, c, k, ns, corev1.ServiceTypeClusterIP)
+	w.admits(t, "the client reaches the Service, the other pod does not")
 
-	traffic := startTraffic(t, allowed, denied, vip)
+	traffic := startTraffic(t, w.allowed, w.denied, w.vip)
 	start = time.Now()
 	k.Ctl(t, "upgrade")
 	t.Logf("upgraded to this checkout in %s", time.Since(start).Round(time.Second))
