@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"slices"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -206,6 +207,10 @@ func Warnings(svc *corev1.Service, s Settings) []string {
 	if p := sp.InternalTrafficPolicy; p != nil && *p == corev1.ServiceInternalTrafficPolicyLocal {
 		w = append(w, "internalTrafficPolicy Local is not enforced: pod-to-Service traffic goes through the Octavia load balancer, which cannot prefer node-local endpoints")
 	}
+	if keys := cpoAnnotations(svc.Annotations); len(keys) > 0 {
+		w = append(w, "cloud-provider-openstack's annotations "+strings.Join(keys, ", ")+" are not read by kuryr: "+
+			"[neutron_defaults] external_svc_net gives LoadBalancer Services their floating IP, loadBalancerIP names one to keep")
+	}
 	for _, p := range sp.Ports {
 		if p.AppProtocol != nil {
 			w = append(w, "appProtocol "+strconv.Quote(*p.AppProtocol)+" of port "+strconv.Itoa(int(p.Port))+" is ignored: listeners are plain "+string(p.Protocol))
@@ -213,6 +218,20 @@ func Warnings(svc *corev1.Service, s Settings) []string {
 		}
 	}
 	return w
+}
+
+// cpoAnnotations are the annotations of cloud-provider-openstack's
+// load balancers a Service carries (left from when that provider served
+// it), sorted. Pure.
+func cpoAnnotations(a map[string]string) []string {
+	var out []string
+	for k := range a {
+		if strings.HasPrefix(k, "loadbalancer.openstack.org/") || k == "service.beta.kubernetes.io/openstack-internal-load-balancer" {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // externalLocal says what externalTrafficPolicy Local does here: node

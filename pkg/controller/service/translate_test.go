@@ -246,6 +246,10 @@ func TestWarnings(t *testing.T) {
 			s.Spec.Type = corev1.ServiceTypeLoadBalancer
 			s.Spec.ExternalIPs = []string{"1.2.3.4"}
 		}, "externalIPs"},
+		{"cloud-provider-openstack's annotations", true, func(s *corev1.Service) {
+			s.Annotations = map[string]string{"service.beta.kubernetes.io/openstack-internal-load-balancer": "true",
+				"loadbalancer.openstack.org/keep-floatingip": "true", "example.org/other": "x"}
+		}, "annotations loadbalancer.openstack.org/keep-floatingip, service.beta.kubernetes.io/openstack-internal-load-balancer are not read"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := settings
