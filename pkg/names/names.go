@@ -156,6 +156,11 @@ const (
 	// AddressGroupProbeName names the probe's port, security group and
 	// address group.
 	AddressGroupProbeName = "kuryr-address-group-probe"
+	// AdoptedTag marks a pod's port adopted from the original kuryr
+	// (kubectl kuryr migrate prepare) until migrate finish: while its pod's
+	// groups are not ready, it keeps the groups it carries (they enforce
+	// the original's policies) rather than failing closed.
+	AdoptedTag = "kuryr-adopted"
 )
 
 // ClusterTag marks everything that belongs to one Kubernetes cluster.

@@ -35,6 +35,15 @@ func (c *Client) AddTags(ctx context.Context, kind, id string, tags []string) (b
 	return true, c.setTags(ctx, kind, id, want)
 }
 
+// RemoveTag takes one tag off a Neutron object; an object or a tag that
+// is gone is not an error.
+func (c *Client) RemoveTag(ctx context.Context, kind, id, tag string) error {
+	if err := ignoreNotFound(attributestags.Delete(ctx, c.sc, kind, id, tag).ExtractErr()); err != nil {
+		return fmt.Errorf("remove tag %s from %s %s: %w", tag, kind, id, err)
+	}
+	return nil
+}
+
 // Rename names a network or a subnet (kind KindNetwork or KindSubnet).
 func (c *Client) Rename(ctx context.Context, kind, id, name string) error {
 	var err error

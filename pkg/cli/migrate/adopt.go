@@ -16,6 +16,7 @@ import (
 // ports is the Neutron seam of migrate.
 type ports interface {
 	AddTags(ctx context.Context, kind, id string, tags []string) (bool, error)
+	RemoveTag(ctx context.Context, kind, id, tag string) error
 	Rename(ctx context.Context, kind, id, name string) error
 	GetNetwork(ctx context.Context, id string) (*neutron.Network, error)
 	ListPorts(ctx context.Context, tags []string, status string) ([]neutron.Port, error)
@@ -49,9 +50,10 @@ func (a *adopter) tags(t string) []string {
 	return append([]string{names.ClusterTag(a.cluster), t}, a.extra...)
 }
 
-// port tags a pod's port; a port gone is reported (false).
+// port tags a pod's port, and marks it adopted (names.AdoptedTag, taken
+// off by finish); a port gone is reported (false).
 func (a *adopter) port(ctx context.Context, p PortRecord) (bool, error) {
-	_, err := a.neutron.AddTags(ctx, neutron.KindPort, p.PortID, a.tags(names.PodTag(p.UID)))
+	_, err := a.neutron.AddTags(ctx, neutron.KindPort, p.PortID, append(a.tags(names.PodTag(p.UID)), names.AdoptedTag))
 	if neutron.IsNotFound(err) {
 		return false, nil
 	}

@@ -28,7 +28,7 @@ func TestAdoptNeutron(t *testing.T) {
 		t.Fatalf("network: %v, %v", ok, err)
 	}
 	want := map[string][]string{
-		"ports":    {"kuryr-cluster=c1", names.PodTag("pod-uid"), "extra"},
+		"ports":    {"kuryr-cluster=c1", names.PodTag("pod-uid"), "extra", names.AdoptedTag},
 		"networks": {"k8s", "kuryr-cluster=c1", names.NamespaceTag("team-a"), "extra"},
 		"subnets":  {"kuryr-cluster=c1", names.NamespaceTag("team-a"), "extra"},
 	}

@@ -39,7 +39,7 @@ func Finish(ctx context.Context, e *env.Env, o Options) ([]doctor.Finding, error
 		f, _ := r.ownership(ctx, false)
 		return []doctor.Finding{f}, nil
 	}
-	return doctor.RunSteps(ctx, r.controllerUp, r.release, r.deletePooled, r.deleteGroups, r.done)
+	return doctor.RunSteps(ctx, r.controllerUp, r.release, r.unmark, r.deletePooled, r.deleteGroups, r.done)
 }
 
 // controllerUp waits for kuryr's controller to run.
@@ -76,6 +76,19 @@ func (r *run) release(ctx context.Context) (doctor.Finding, bool) {
 	return f, true
 }
 
+// unmark takes the adopted mark off the ports prepare adopted: kuryr owns
+// them now, and a port of kuryr's fails closed while its pod's groups are
+// not ready.
+func (r *run) unmark(ctx context.Context) (doctor.Finding, bool) {
+	const c = "adopted ports"
+	for _, p := range r.rec.Ports {
+		if err := r.cloud.Neutron.RemoveTag(ctx, neutron.KindPort, p.PortID, names.AdoptedTag); err != nil {
+			return doctor.Findingf(c, doctor.Fail, "%v", err), false
+		}
+	}
+	return doctor.Findingf(c, doctor.OK, "%d ports are kuryr's own now (tag %s removed)", len(r.rec.Ports), names.AdoptedTag), true
+}
+
 // deleteGroups deletes the original's NetworkPolicy groups, which no port
 // of a migrated pod carries any more (kuryr gave each its own); one still
 // on a port (Neutron refuses: 409) is tried again until the time is up,
@@ -100,8 +113,8 @@ func (r *run) deleteGroups(ctx context.Context) (doctor.Finding, bool) {
 		for _, p := range left {
 			ids = append(ids, p.SecurityGroupID)
 		}
-		return doctor.Findingf(c, doctor.Warn, "%d of the original's %d groups left after %s (%v): the ports that still "+
-			"carry them are not kuryr's (openstack port list --security-group ID); last error: %v",
+		return doctor.Findingf(c, doctor.Warn, "%d of the original's %d groups left after %s (%v), still on ports "+
+			"(openstack port list --security-group ID): delete them once those ports are gone; last error: %v",
 			len(left), len(r.rec.Policies), r.o.Timeout, ids, last), true
 	}
 	return doctor.Findingf(c, doctor.OK, "the original's %d NetworkPolicy groups deleted", len(r.rec.Policies)), true

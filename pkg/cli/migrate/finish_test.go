@@ -42,6 +42,7 @@ func TestFinish(t *testing.T) {
 			Status: kuryrv1.KuryrPortStatus{VIFs: map[string]kuryrv1.VIF{kuryrv1.DefaultInterface: {PortID: port}}, Conditions: ready}}
 	}
 	sg := f.Neutron.Add("security-groups", neutrontest.Object{"name": "sg/a-deny", "security_group_rules": []any{}})
+	p1 := f.Neutron.Add("ports", neutrontest.Object{"id": "p1", "tags": []string{names.PodTag("u1"), names.AdoptedTag}})
 	rec := Record{Cluster: clitest.Cluster, Adopted: true,
 		Ports:    []PortRecord{{Ref: Ref{"a", "web", "u1"}, PortID: "p1"}, {Ref: Ref{"a", "late", "u3"}, PortID: "p3"}},
 		Services: []ServiceRecord{{Ref: Ref{"a", "svc", "s1"}, LoadBalancerID: "lb1"}},
@@ -101,6 +102,9 @@ func TestFinish(t *testing.T) {
 	}
 	if f.Neutron.Get("security-groups", sg) != nil {
 		t.Error("the original's group is left")
+	}
+	if tags, _ := f.Neutron.Get("ports", p1)["tags"].([]string); !slices.Equal(tags, []string{names.PodTag("u1")}) {
+		t.Errorf("adopted port's tags %v, want the mark taken off", tags)
 	}
 	if r, err := loadRecord(ctx, e.Client, "kube-system"); err != nil || r == nil || !r.Finished {
 		t.Errorf("record %+v (%v), want finished", r, err)

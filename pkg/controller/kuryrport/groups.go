@@ -11,6 +11,7 @@ import (
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/portgroups"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
 
@@ -153,9 +154,9 @@ func (r *Reconciler) failClosed(ctx context.Context, kp *kuryrv1.KuryrPort, err 
 	if !errors.As(err, &nr) || !held || r.Ledger.Doomed(p.ID) || r.unfinished(kp, p) {
 		return nil // a port Neutron may still be creating carries nothing yet
 	}
-	if p.Status == portActive {
-		// In use by a running pod whose KuryrPort kuryr never completed:
-		// adopted from the original kuryr (docs/migrate.md), its groups
+	if slices.Contains(p.Tags, names.AdoptedTag) {
+		// In use by a running pod whose KuryrPort kuryr never completed,
+		// adopted from the original kuryr (docs/migrate.md): its groups
 		// enforce the original's policies until kuryr's are known.
 		return nil
 	}

@@ -76,34 +76,46 @@ func TestNotReadyFailsClosed(t *testing.T) {
 	}
 }
 
-// TestAdoptedKeepsItsGroups: a port in use (ACTIVE, bound) whose
-// KuryrPort kuryr never completed, as a port adopted from the original
-// kuryr is, keeps the groups it carries while the pod's groups are not
-// ready (they enforce the original's policies), and gets kuryr's once
-// they are.
+// TestAdoptedKeepsItsGroups: a port adopted from the original kuryr
+// (tagged so by kubectl kuryr migrate prepare) whose KuryrPort kuryr has
+// not completed keeps the groups it carries while the pod's groups are not
+// ready (they enforce the original's policies), and gets kuryr's once they
+// are. A port of kuryr's own in use the same way (ACTIVE: a nested
+// subport, or a pooled port listed ACTIVE) still fails closed: the group
+// of a policy going away comes off it.
 func TestAdoptedKeepsItsGroups(t *testing.T) {
-	e := newEnv(t, kp("web", "uid-1"))
-	src := &switchable{groups: []string{"sg-policy"}, notReady: true}
-	e.r.Groups, e.r.GroupPorts = src, e.r.Neutron.(*neutron.Client)
-	id := e.fake.Add("ports", neutrontest.Object{
-		"network_id": e.fake.Get("subnets", e.subnet)["network_id"], "mac_address": "fa:16:3e:00:00:01",
-		"status": "ACTIVE", "binding:vif_type": "ovs", "binding:host_id": "node-1", "security_groups": []any{"sg-original"},
-		"fixed_ips":  []neutrontest.Object{{"subnet_id": e.subnet, "ip_address": "10.10.0.7"}},
-		"created_at": time.Now().Add(-time.Hour).UTC().Format(time.RFC3339),
-		"tags":       []string{names.ClusterTag("c1"), names.PodTag("uid-1")},
-	})
-	e.start(t)
-	if _, err := e.reconcileResult(t, "web"); err != nil {
-		t.Fatal(err)
-	}
-	if got := portGroups(t, e, id); !slices.Equal(got, []string{"sg-original"}) {
-		t.Errorf("while kuryr's groups are not ready: %v, want the original's kept", got)
-	}
-	src.notReady = false
-	if err := e.reconcile(t, "web"); err != nil {
-		t.Fatal(err)
-	}
-	if got := portGroups(t, e, id); !slices.Equal(got, []string{"sg", "sg-policy"}) {
-		t.Errorf("once ready: %v, want the base and the policy's", got)
+	for _, adopted := range []bool{true, false} {
+		e := newEnv(t, kp("web", "uid-1"))
+		src := &switchable{groups: []string{"sg-policy"}, notReady: true}
+		e.r.Groups, e.r.GroupPorts = src, e.r.Neutron.(*neutron.Client)
+		tags, carried := []string{names.ClusterTag("c1"), names.PodTag("uid-1")}, []any{"sg", "sg-old-policy", "sg-open-egress"}
+		if adopted {
+			tags, carried = append(tags, names.AdoptedTag), []any{"sg-original"}
+		}
+		id := e.fake.Add("ports", neutrontest.Object{
+			"network_id": e.fake.Get("subnets", e.subnet)["network_id"], "mac_address": "fa:16:3e:00:00:01",
+			"status": "ACTIVE", "binding:vif_type": "ovs", "binding:host_id": "node-1", "security_groups": carried,
+			"fixed_ips":  []neutrontest.Object{{"subnet_id": e.subnet, "ip_address": "10.10.0.7"}},
+			"created_at": time.Now().Add(-time.Hour).UTC().Format(time.RFC3339), "tags": tags,
+		})
+		e.start(t)
+		src.groups = []string{"sg-open-egress"} // the policy re-created: nothing admitted yet
+		if _, err := e.reconcileResult(t, "web"); err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"sg", "sg-open-egress"}
+		if adopted {
+			want = []string{"sg-original"}
+		}
+		if got := portGroups(t, e, id); !slices.Equal(got, want) {
+			t.Errorf("adopted %v, while the pod's groups are not ready: %v, want %v", adopted, got, want)
+		}
+		src.groups, src.notReady = []string{"sg-policy"}, false
+		if err := e.reconcile(t, "web"); err != nil {
+			t.Fatal(err)
+		}
+		if got := portGroups(t, e, id); !slices.Equal(got, []string{"sg", "sg-policy"}) {
+			t.Errorf("adopted %v, once ready: %v, want the base and the policy's", adopted, got)
+		}
 	}
 }

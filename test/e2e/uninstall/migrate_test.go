@@ -140,7 +140,8 @@ func checkAdopted(t *testing.T, c *framework.Cloud, k *framework.Kuryr, orig *py
 			t.Errorf("pod %s's port %s: %v", key, port, err)
 			continue
 		}
-		if !slices.Contains(p.Tags, names.ClusterTag(k.Cluster)) || !slices.Contains(p.Tags, names.PodTag(kp.Spec.PodUID)) {
+		if !slices.Contains(p.Tags, names.ClusterTag(k.Cluster)) || !slices.Contains(p.Tags, names.PodTag(kp.Spec.PodUID)) ||
+			slices.Contains(p.Tags, names.AdoptedTag) {
 			t.Errorf("pod %s's port %s tags %v", key, port, p.Tags)
 		}
 	}
