@@ -13,18 +13,14 @@ import (
 	"github.com/kuryr-k8s/kuryr/pkg/octavia"
 )
 
-// ports is the Neutron seam of migrate.
+// ports is the Neutron seam of the adopter.
 type ports interface {
 	AddTags(ctx context.Context, kind, id string, tags []string) (bool, error)
-	RemoveTag(ctx context.Context, kind, id, tag string) error
 	Rename(ctx context.Context, kind, id, name string) error
 	GetNetwork(ctx context.Context, id string) (*neutron.Network, error)
-	ListPorts(ctx context.Context, tags []string, status string) ([]neutron.Port, error)
-	DeletePort(ctx context.Context, id string) error
-	DeleteSecurityGroup(ctx context.Context, id string) error
 }
 
-// balancers is the Octavia seam of migrate.
+// balancers is the Octavia seam of the adopter.
 type balancers interface {
 	AddTags(ctx context.Context, kind, id string, tags []string) (bool, error)
 	GetLoadBalancer(ctx context.Context, id string) (*octavia.LoadBalancer, error)

@@ -62,7 +62,7 @@ func (w *ActivityWatcher) sweep(ctx context.Context) error {
 	if len(waiting) == 0 {
 		return nil
 	}
-	active, err := w.Neutron.ListPortIDs(ctx, []string{names.ClusterTag(w.Cluster)}, portActive)
+	active, err := w.Neutron.ListPortIDs(ctx, []string{names.ClusterTag(w.Cluster)}, "ACTIVE")
 	if err != nil {
 		return err
 	}
@@ -84,6 +84,3 @@ func markActive(ctx context.Context, c client.Client, ns, name string) error {
 	patch := fmt.Sprintf(`{"status":{"vifs":{%q:{"active":true}}}}`, kuryrv1.DefaultInterface)
 	return client.IgnoreNotFound(c.Status().Patch(ctx, kp, client.RawPatch(types.MergePatchType, []byte(patch))))
 }
-
-// portActive is the status Neutron gives a port once its dataplane is up.
-const portActive = "ACTIVE"
