@@ -176,10 +176,13 @@ func TestControllerKilledMidway(t *testing.T) {
 func TestNeutronErrorIsVisible(t *testing.T) {
 	c := framework.Connect(t)
 	k := c.ConnectKuryr(t)
-	k.Controller(t, "restart", "--set", "neutron_defaults.pod_subnet=00000000-0000-0000-0000-000000000000")
-	t.Cleanup(func() { k.Controller(t, "restart") })
+	// The namespace first: at cleanup the controller is restarted with the
+	// right subnet before the namespace goes, so that its pod does not
+	// wait out its CNI ADD's timeout to be deleted.
 	ns := framework.Name("e2e-err")
 	c.CreateNamespace(t, ns)
+	k.Controller(t, "restart", "--set", "neutron_defaults.pod_subnet=00000000-0000-0000-0000-000000000000")
+	t.Cleanup(func() { k.Controller(t, "restart") })
 	pod := c.CreatePods(t, ns, "p", 1)[0]
 	ctx := context.Background()
 	framework.Eventually(t, time.Minute, 300*time.Millisecond, "Ready=False on the KuryrPort", func() (bool, error) {

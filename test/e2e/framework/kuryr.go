@@ -109,6 +109,13 @@ func (c *Cloud) CreateNamespace(t testing.TB, name string) {
 // DeleteNamespace deletes a namespace and waits until it is gone.
 func (c *Cloud) DeleteNamespace(t testing.TB, name string) {
 	t.Helper()
+	c.DeleteNamespaceWithin(t, name, 3*time.Minute)
+}
+
+// DeleteNamespaceWithin deletes a namespace and waits up to timeout until
+// it is gone.
+func (c *Cloud) DeleteNamespaceWithin(t testing.TB, name string, timeout time.Duration) {
+	t.Helper()
 	ctx := context.Background()
 	err := c.Kube.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{})
 	if apierrors.IsNotFound(err) {
@@ -118,10 +125,13 @@ func (c *Cloud) DeleteNamespace(t testing.TB, name string) {
 		t.Errorf("delete namespace %s: %v", name, err)
 		return
 	}
-	Eventually(t, 3*time.Minute, 500*time.Millisecond, "namespace "+name+" gone", func() (bool, error) {
+	start := time.Now()
+	Eventually(t, timeout, 500*time.Millisecond, "namespace "+name+" gone", func() (bool, error) {
 		_, err := c.Kube.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
 		return apierrors.IsNotFound(err), err
 	})
+	// Where a test's time goes: kuryr deleting what it made for it.
+	t.Logf("namespace %s gone %s after its deletion", name, time.Since(start).Round(100*time.Millisecond))
 }
 
 // TestPod is a pod of the test image pinned to node (a VM node too), with

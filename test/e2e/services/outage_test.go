@@ -27,8 +27,8 @@ const outage = 25 * time.Second
 // answering nothing, as when every worker blocks) while pods and Services
 // are created; once they answer again, kuryr retries what waited at once
 // instead of at the end of a backoff grown during the outage: every new
-// pod's port is created in Neutron within 10 s of Neutron answering a
-// request again, every Service's load balancer in Octavia within 10 s of
+// pod's port is created in Neutron within 20 s of Neutron answering a
+// request again (its own backlog included), every Service's load balancer in Octavia within 10 s of
 // Octavia answering again, and they are Ready as fast as Neutron and
 // Octavia make them.
 func TestOpenStackOutage(t *testing.T) {
@@ -110,8 +110,11 @@ func TestOpenStackOutage(t *testing.T) {
 	// port on a busy 2-core machine), so it is logged, not bounded. Neutron
 	// stores whole seconds, truncated: never later than the real time.
 	t.Logf("the last of the 6 ports was created in Neutron %s after it answered again", lastPort.Round(time.Second))
-	if lastPort > 10*time.Second {
-		t.Errorf("the ports waiting on Neutron were created %s after it answered again, want at most 10 s", lastPort)
+	// The bound tells a retry at once from one at the end of a backoff
+	// (up to 2 min): a thawed 2-core Neutron has been seen taking 12 s to
+	// work off its backlog and make 6 ports.
+	if lastPort > 20*time.Second {
+		t.Errorf("the ports waiting on Neutron were created %s after it answered again, want at most 20 s", lastPort)
 	}
 	// Octavia's clock has whole seconds: the last load balancer was
 	// created (what takes Octavia's own time follows) within 10 s.
