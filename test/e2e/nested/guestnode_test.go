@@ -77,6 +77,11 @@ func TestPodsOnGuestNode(t *testing.T) {
 	t.Run("pod-to-pod", func(t *testing.T) { eachReachesEachOther(t, all) })
 	t.Run("clusterip-from-a-hypervisor-and-the-same-vm", func(t *testing.T) {
 		svc := service(t, c, ns)
+		t.Cleanup(func() {
+			if t.Failed() {
+				c.LogServiceState(t, k, ns, svc.Name)
+			}
+		})
 		for _, from := range []*corev1.Pod{onHV, onGuest[0]} {
 			framework.Eventually(t, 3*time.Minute, 2*time.Second, "the Service reaches its 3 backends from "+from.Name, func() (bool, error) {
 				seen := map[string]bool{}
