@@ -40,6 +40,37 @@ type KuryrLoadBalancerSpec struct {
 	// Ports become one listener and one pool each.
 	// +optional
 	Ports []LoadBalancerPort `json:"ports,omitempty"`
+	// External says where a LoadBalancer Service's floating IP comes from,
+	// as cloud-provider-openstack's annotations on the Service say.
+	// +optional
+	External *ExternalSpec `json:"external,omitempty"`
+}
+
+// ExternalSpec is what a LoadBalancer Service's annotations of
+// cloud-provider-openstack ask of its external address.
+type ExternalSpec struct {
+	// Internal: no floating IP; the VIP (the ClusterIP, reachable from the
+	// cloud's networks routed to the service subnet) is the Service's
+	// address (service.beta.kubernetes.io/openstack-internal-load-balancer).
+	// +optional
+	Internal bool `json:"internal,omitempty"`
+	// FloatingNetworkID is the external network the floating IP is
+	// allocated from instead of [neutron_defaults] external_svc_net
+	// (loadbalancer.openstack.org/floating-network-id).
+	// +optional
+	FloatingNetworkID string `json:"floatingNetworkId,omitempty"`
+	// FloatingSubnetID and FloatingSubnet (a name) choose the subnet of that
+	// network (loadbalancer.openstack.org/floating-subnet-id,
+	// loadbalancer.openstack.org/floating-subnet).
+	// +optional
+	FloatingSubnetID string `json:"floatingSubnetId,omitempty"`
+	// +optional
+	FloatingSubnet string `json:"floatingSubnet,omitempty"`
+	// KeepFloatingIP: a floating IP kuryr allocated for the Service is not
+	// released when the Service no longer needs it; it is handed over to
+	// the project, untagged (loadbalancer.openstack.org/keep-floatingip).
+	// +optional
+	KeepFloatingIP bool `json:"keepFloatingIP,omitempty"`
 }
 
 // LoadBalancerPort is one (protocol, port) of a Service with its members.

@@ -12,6 +12,7 @@ import (
 // from and what a port on it must be told (gateway, routes, DNS).
 type Subnet struct {
 	ID, NetworkID string
+	Name          string
 	CIDR          string
 	GatewayIP     string
 	HostRoutes    []Route
@@ -27,7 +28,7 @@ type Range struct{ Start, End string }
 type Route struct{ Destination, NextHop string }
 
 func subnetOf(s *subnets.Subnet) *Subnet {
-	out := &Subnet{ID: s.ID, NetworkID: s.NetworkID, CIDR: s.CIDR, GatewayIP: s.GatewayIP, DNS: s.DNSNameservers}
+	out := &Subnet{ID: s.ID, NetworkID: s.NetworkID, Name: s.Name, CIDR: s.CIDR, GatewayIP: s.GatewayIP, DNS: s.DNSNameservers}
 	for _, r := range s.HostRoutes {
 		out.HostRoutes = append(out.HostRoutes, Route{Destination: r.DestinationCIDR, NextHop: r.NextHop})
 	}

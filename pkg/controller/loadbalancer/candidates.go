@@ -23,35 +23,87 @@ type candidate struct {
 	// userOwned: the user named addr in loadBalancerIP; it is theirs,
 	// whoever allocated it.
 	userOwned bool
+	// network, subnet and subnetName say where any address (addr "") is
+	// allocated: the Service's floating network and subnet (by id, or by
+	// name), else external_svc_net and external_svc_subnet.
+	network, subnet, subnetName string
 }
 
-// matches says whether the floating IP f is what c asks for.
+// label names c in a message.
+func (c candidate) label() string {
+	if c.addr == "" {
+		return "a floating IP of network " + c.network
+	}
+	return c.addr
+}
+
+// matches says whether the floating IP f is what c asks for: for any
+// address, one kuryr allocated for the Service on c's network.
 func (c candidate) matches(f neutron.FloatingIP, uid string) bool {
 	if c.addr == "" {
-		return ours(f, uid)
+		return ours(f, uid) && (f.NetworkID == "" || f.NetworkID == c.network)
 	}
 	return f.Address == c.addr
 }
 
 // candidates are the external addresses of a spec: a LoadBalancer
-// Service's address (loadBalancerIP, else one allocated when there is an
+// Service's address (none when it asks for an internal load balancer;
+// loadBalancerIP, else one allocated on its floating network or the
 // external network), else each of its externalIPs (which kuryr may
-// allocate with that address). Pure.
-func candidates(spec kuryrv1.KuryrLoadBalancerSpec, externalNetwork bool) []candidate {
+// allocate with that address on the external network). Pure.
+func candidates(spec kuryrv1.KuryrLoadBalancerSpec, s Settings) []candidate {
 	if spec.Type == string(corev1.ServiceTypeLoadBalancer) {
+		ext := spec.External
+		if ext == nil {
+			ext = &kuryrv1.ExternalSpec{}
+		}
 		switch {
+		case ext.Internal:
+			return nil
 		case spec.LoadBalancerIP != "":
 			return []candidate{{addr: spec.LoadBalancerIP, userOwned: true}}
-		case externalNetwork:
-			return []candidate{{allocate: true}}
+		case ext.FloatingNetworkID != "":
+			return []candidate{{allocate: true, network: ext.FloatingNetworkID, subnet: ext.FloatingSubnetID, subnetName: ext.FloatingSubnet}}
+		case s.ExternalNetwork != "":
+			c := candidate{allocate: true, network: s.ExternalNetwork, subnet: ext.FloatingSubnetID, subnetName: ext.FloatingSubnet}
+			if c.subnet == "" && c.subnetName == "" {
+				c.subnet = s.ExternalSubnet
+			}
+			return []candidate{c}
 		}
 		return nil
 	}
 	var out []candidate
 	for _, a := range spec.ExternalIPs {
-		out = append(out, candidate{addr: a, allocate: externalNetwork})
+		out = append(out, candidate{addr: a, allocate: s.ExternalNetwork != ""})
 	}
 	return out
+}
+
+// floatingSubnet is the subnet c allocates any address on: c's subnet, or
+// the subnet of c's network with c's subnet name ("" and why when there is
+// none).
+func (r *Reconciler) floatingSubnet(ctx context.Context, c candidate) (string, string, error) {
+	if c.subnetName == "" {
+		return c.subnet, "", nil
+	}
+	net, err := r.Info.Network(ctx, c.network)
+	if err != nil {
+		if neutron.IsNotFound(err) {
+			return "", "floating network " + c.network + " not found", nil
+		}
+		return "", "", err
+	}
+	for _, id := range net.Subnets {
+		sub, err := r.Info.Subnet(ctx, id)
+		if err != nil {
+			return "", "", err
+		}
+		if sub.Name == c.subnetName {
+			return id, "", nil
+		}
+	}
+	return "", fmt.Sprintf("floating network %s has no subnet named %q", c.network, c.subnetName), nil
 }
 
 // externalSubnetOf finds the subnet of the external network that holds

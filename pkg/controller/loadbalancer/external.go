@@ -35,10 +35,20 @@ func (r *Reconciler) external(ctx context.Context, klb *kuryrv1.KuryrLoadBalance
 	klb.Status.FloatingIP = fip
 	r.reportNotServed(ctx, klb, notServed)
 	var ingress []corev1.LoadBalancerIngress
-	if fip != nil && klb.Spec.Type == string(corev1.ServiceTypeLoadBalancer) {
+	switch {
+	case klb.Spec.Type != string(corev1.ServiceTypeLoadBalancer):
+	case fip != nil:
 		ingress = []corev1.LoadBalancerIngress{{IP: fip.IP, IPMode: ptr.To(corev1.LoadBalancerIPModeVIP)}}
+	case internal(klb):
+		// cloud-provider-openstack's internal load balancer: its VIP.
+		ingress = []corev1.LoadBalancerIngress{{IP: klb.Spec.IP, IPMode: ptr.To(corev1.LoadBalancerIPModeVIP)}}
 	}
 	return r.publish(ctx, klb, uid, ingress, published)
+}
+
+// internal reports a LoadBalancer Service that asks for no floating IP.
+func internal(klb *kuryrv1.KuryrLoadBalancer) bool {
+	return klb.Spec.External != nil && klb.Spec.External.Internal
 }
 
 // publishedIP is the floating IP kuryr recorded, and so published.
@@ -52,7 +62,7 @@ func publishedIP(klb *kuryrv1.KuryrLoadBalancer) string {
 // floatingIP makes the VIP carry the floating IP of the first candidate
 // that can be served, and returns it with the candidates not served.
 func (r *Reconciler) floatingIP(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, lb *octavia.LoadBalancer, uid string) (*kuryrv1.FloatingIPState, []string, error) {
-	cands := candidates(klb.Spec, r.Settings.ExternalNetwork != "")
+	cands := candidates(klb.Spec, r.Settings)
 	if len(cands) == 0 {
 		return nil, nil, r.releaseFloatingIPs(ctx, klb, lb.VIPPortID, uid)
 	}
@@ -77,7 +87,7 @@ func (r *Reconciler) floatingIP(ctx context.Context, klb *kuryrv1.KuryrLoadBalan
 		if err != nil {
 			return nil, nil, err
 		}
-		notServed = append(notServed, c.addr+": "+why)
+		notServed = append(notServed, c.label()+": "+why)
 	}
 	return nil, notServed, r.dropAll(ctx, klb, onVIP, uid)
 }
@@ -95,7 +105,7 @@ func (r *Reconciler) rest(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, c
 			why = "the VIP carries one floating IP (Neutron allows one per fixed IP, the ovn provider serves one per " +
 				"load balancer), and it is " + served
 		}
-		out = append(out, c.addr+": "+why)
+		out = append(out, c.label()+": "+why)
 	}
 	return out
 }
@@ -184,13 +194,15 @@ func (r *Reconciler) settle(ctx context.Context, c candidate, f neutron.Floating
 // nothing else is on it, else unassociated (the caller moves it there
 // once the other is let go). nil and why: Neutron refused it.
 func (r *Reconciler) allocate(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, c candidate, onVIP []neutron.FloatingIP, vipPort, uid string) (*neutron.FloatingIP, string, error) {
-	subnet := r.Settings.ExternalSubnet
+	network, subnet, why, err := r.Settings.ExternalNetwork, "", "", error(nil)
 	if c.addr != "" {
-		var why string
-		var err error
-		if subnet, why, err = r.externalSubnetOf(ctx, c.addr); err != nil || why != "" {
-			return nil, why, err
-		}
+		subnet, why, err = r.externalSubnetOf(ctx, c.addr)
+	} else {
+		network = c.network
+		subnet, why, err = r.floatingSubnet(ctx, c)
+	}
+	if err != nil || why != "" {
+		return nil, why, err
 	}
 	mine, err := r.Neutron.ListFloatingIPs(ctx, neutron.FloatingIPFilter{Description: fipDescription(uid)})
 	if err != nil {
@@ -203,10 +215,13 @@ func (r *Reconciler) allocate(ctx context.Context, klb *kuryrv1.KuryrLoadBalance
 	if len(onVIP) > 0 {
 		port = ""
 	}
-	f, err := r.Neutron.CreateFloatingIP(ctx, neutron.FloatingIPSpec{Network: r.Settings.ExternalNetwork, Subnet: subnet,
+	f, err := r.Neutron.CreateFloatingIP(ctx, neutron.FloatingIPSpec{Network: network, Subnet: subnet,
 		Port: port, Project: klb.Spec.ProjectID, Address: c.addr, Description: fipDescription(uid), Tags: r.tags(uid)})
-	if why := refusedAllocation(c.addr, r.Settings.ExternalNetwork, err); why != "" {
+	if why := refusedAllocation(c.addr, network, err); why != "" {
 		return nil, why, nil
+	}
+	if c.addr == "" && (neutron.IsNotFound(err) || neutron.BadRequest(err)) {
+		return nil, "Neutron refused a floating IP of network " + network + ": " + err.Error(), nil
 	}
 	if err != nil {
 		return nil, "", err
@@ -249,7 +264,18 @@ func (r *Reconciler) dropAll(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer
 // loadBalancerIP (until its hand-over is done, it may still look kuryr's).
 func (r *Reconciler) dropFloatingIP(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, f neutron.FloatingIP, uid string) error {
 	if ours(f, uid) && f.Address != klb.Spec.LoadBalancerIP {
-		return r.Neutron.DeleteFloatingIP(ctx, f.ID)
+		if klb.Spec.External == nil || !klb.Spec.External.KeepFloatingIP {
+			return r.Neutron.DeleteFloatingIP(ctx, f.ID)
+		}
+		// keep-floatingip: the project's from now on, then let go.
+		kept := slices.DeleteFunc(slices.Clone(f.Tags), func(t string) bool {
+			return t == names.ServiceTag(uid) || t == names.ClusterTag(r.Settings.Cluster) || slices.Contains(r.Settings.ExtraTags, t)
+		})
+		if err := r.Neutron.HandOverFloatingIP(ctx, f.ID, kept); err != nil {
+			return err
+		}
+		r.event(ctx, klb, corev1.EventTypeNormal, "FloatingIPKept", "Release",
+			"floating IP %s kept in the project (keep-floatingip): name it in loadBalancerIP to use it again", f.Address)
 	}
 	if err := r.Neutron.AssociateFloatingIP(ctx, f.ID, ""); err != nil && !neutron.IsNotFound(err) {
 		return err

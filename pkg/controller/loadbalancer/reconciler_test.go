@@ -33,6 +33,8 @@ type fips struct {
 	all map[string]*neutron.FloatingIP
 	// adminOnly: choosing an address is refused (Neutron's default policy).
 	adminOnly bool
+	// subnet is the subnet each floating IP was allocated on, by id.
+	subnet map[string]string
 }
 
 func (f *fips) ListFloatingIPs(_ context.Context, q neutron.FloatingIPFilter) ([]neutron.FloatingIP, error) {
@@ -68,6 +70,10 @@ func (f *fips) CreateFloatingIP(_ context.Context, spec neutron.FloatingIPSpec) 
 	ip := &neutron.FloatingIP{ID: fmt.Sprintf("fip-%d", f.seq), Address: addr, PortID: spec.Port,
 		NetworkID: spec.Network, Description: spec.Description, Tags: spec.Tags}
 	f.all[ip.ID] = ip
+	if f.subnet == nil {
+		f.subnet = map[string]string{}
+	}
+	f.subnet[ip.ID] = spec.Subnet
 	return ip, nil
 }
 
@@ -78,17 +84,22 @@ func (f *fips) HandOverFloatingIP(_ context.Context, id string, tags []string) e
 	return nil
 }
 
-// external is the external network of the tests: public, 172.24.4.0/24.
+// external is the external network of the tests: public, 172.24.4.0/24;
+// any other network has two subnets, ID-a and ID-b (named "a" and "b").
 type external struct{}
 
 func (external) Network(_ context.Context, id string) (*neutron.Network, error) {
 	n := &neutron.Network{}
 	n.ID, n.Subnets = id, []string{"public-subnet"}
+	if id != "public" {
+		n.Subnets = []string{id + "-a", id + "-b"}
+	}
 	return n, nil
 }
 
 func (external) Subnet(_ context.Context, id string) (*neutron.Subnet, error) {
-	return &neutron.Subnet{ID: id, CIDR: "172.24.4.0/24"}, nil
+	name := id[strings.LastIndex(id, "-")+1:]
+	return &neutron.Subnet{ID: id, Name: name, CIDR: "172.24.4.0/24"}, nil
 }
 
 func (f *fips) AssociateFloatingIP(_ context.Context, id, port string) error {

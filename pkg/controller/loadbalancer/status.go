@@ -91,7 +91,8 @@ func (r *Reconciler) publish(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer
 		return nil
 	}
 	have := svc.Status.LoadBalancer.Ingress
-	if len(ingress) == 0 && (len(have) != 1 || have[0].IP != published) {
+	// kuryr published a floating IP, or the VIP (an internal load balancer).
+	if len(ingress) == 0 && (len(have) != 1 || (have[0].IP != published && have[0].IP != klb.Spec.IP)) {
 		return nil // nothing of kuryr's to clear
 	}
 	if ingressIPs(have) == ingressIPs(ingress) {

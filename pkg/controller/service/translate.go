@@ -8,7 +8,6 @@ import (
 	"net/netip"
 	"slices"
 	"strconv"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -80,6 +79,7 @@ func Desired(svc *corev1.Service, eps []discoveryv1.EndpointSlice, s Settings, s
 		spec.LoadBalancerIP = svc.Spec.LoadBalancerIP
 		spec.SourceRanges = slices.Clone(svc.Spec.LoadBalancerSourceRanges)
 		slices.Sort(spec.SourceRanges)
+		spec.External, _ = externalSpec(svc.Annotations)
 	} else if s.ExternalIPs {
 		spec.ExternalIPs = slices.Clone(svc.Spec.ExternalIPs)
 	}
@@ -207,10 +207,7 @@ func Warnings(svc *corev1.Service, s Settings) []string {
 	if p := sp.InternalTrafficPolicy; p != nil && *p == corev1.ServiceInternalTrafficPolicyLocal {
 		w = append(w, "internalTrafficPolicy Local is not enforced: pod-to-Service traffic goes through the Octavia load balancer, which cannot prefer node-local endpoints")
 	}
-	if keys := cpoAnnotations(svc.Annotations); len(keys) > 0 {
-		w = append(w, "cloud-provider-openstack's annotations "+strings.Join(keys, ", ")+" are not read by kuryr: "+
-			"[neutron_defaults] external_svc_net gives LoadBalancer Services their floating IP, loadBalancerIP names one to keep")
-	}
+	w = append(w, cpoWarnings(svc, s.Class)...)
 	for _, p := range sp.Ports {
 		if p.AppProtocol != nil {
 			w = append(w, "appProtocol "+strconv.Quote(*p.AppProtocol)+" of port "+strconv.Itoa(int(p.Port))+" is ignored: listeners are plain "+string(p.Protocol))
@@ -218,20 +215,6 @@ func Warnings(svc *corev1.Service, s Settings) []string {
 		}
 	}
 	return w
-}
-
-// cpoAnnotations are the annotations of cloud-provider-openstack's
-// load balancers a Service carries (left from when that provider served
-// it), sorted. Pure.
-func cpoAnnotations(a map[string]string) []string {
-	var out []string
-	for k := range a {
-		if strings.HasPrefix(k, "loadbalancer.openstack.org/") || k == "service.beta.kubernetes.io/openstack-internal-load-balancer" {
-			out = append(out, k)
-		}
-	}
-	slices.Sort(out)
-	return out
 }
 
 // externalLocal says what externalTrafficPolicy Local does here: node

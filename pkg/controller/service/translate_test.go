@@ -246,10 +246,23 @@ func TestWarnings(t *testing.T) {
 			s.Spec.Type = corev1.ServiceTypeLoadBalancer
 			s.Spec.ExternalIPs = []string{"1.2.3.4"}
 		}, "externalIPs"},
-		{"cloud-provider-openstack's annotations", true, func(s *corev1.Service) {
+		{"cloud-provider-openstack's annotations on a ClusterIP Service", true, func(s *corev1.Service) {
 			s.Annotations = map[string]string{"service.beta.kubernetes.io/openstack-internal-load-balancer": "true",
 				"loadbalancer.openstack.org/keep-floatingip": "true", "example.org/other": "x"}
-		}, "annotations loadbalancer.openstack.org/keep-floatingip, service.beta.kubernetes.io/openstack-internal-load-balancer are not read"},
+		}, "annotations loadbalancer.openstack.org/keep-floatingip, service.beta.kubernetes.io/openstack-internal-load-balancer are read on a LoadBalancer Service"},
+		{"cloud-provider-openstack's annotations read", true, func(s *corev1.Service) {
+			s.Spec.Type = corev1.ServiceTypeLoadBalancer
+			s.Annotations = map[string]string{"loadbalancer.openstack.org/floating-network-id": "ext",
+				"loadbalancer.openstack.org/keep-floatingip": "true"}
+		}, ""},
+		{"cloud-provider-openstack's timeouts", true, func(s *corev1.Service) {
+			s.Spec.Type = corev1.ServiceTypeLoadBalancer
+			s.Annotations = map[string]string{"loadbalancer.openstack.org/timeout-client-data": "5000"}
+		}, "annotation loadbalancer.openstack.org/timeout-client-data is not read: the ovn provider has no listener timeouts"},
+		{"cloud-provider-openstack's bad flag", true, func(s *corev1.Service) {
+			s.Spec.Type = corev1.ServiceTypeLoadBalancer
+			s.Annotations = map[string]string{"loadbalancer.openstack.org/keep-floatingip": "yes please"}
+		}, `loadbalancer.openstack.org/keep-floatingip: "yes please" is not true or false`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := settings

@@ -1,0 +1,128 @@
+package loadbalancer
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/names"
+)
+
+func (e *env) setExternal(t *testing.T, ext *kuryrv1.ExternalSpec) {
+	t.Helper()
+	klb := e.klb(t)
+	klb.Spec.External = ext
+	if err := e.cl.Update(context.Background(), klb); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// cloud-provider-openstack's annotations, as the Service reconciler puts
+// them in the spec: where the floating IP comes from, none at all, and
+// whether it outlives the Service.
+func TestCloudProviderExternal(t *testing.T) {
+	for _, tc := range []struct {
+		name            string
+		ext             *kuryrv1.ExternalSpec
+		network, subnet string // of the floating IP; "" network: none
+		notServed       string
+	}{
+		{"default", nil, "public", "", ""},
+		{"floating network", &kuryrv1.ExternalSpec{FloatingNetworkID: "ext2"}, "ext2", "", ""},
+		{"floating subnet by id", &kuryrv1.ExternalSpec{FloatingNetworkID: "ext2", FloatingSubnetID: "ext2-b"}, "ext2", "ext2-b", ""},
+		{"floating subnet by name", &kuryrv1.ExternalSpec{FloatingNetworkID: "ext2", FloatingSubnet: "b"}, "ext2", "ext2-b", ""},
+		{"subnet of the default network", &kuryrv1.ExternalSpec{FloatingSubnetID: "public-subnet"}, "public", "public-subnet", ""},
+		{"no such subnet", &kuryrv1.ExternalSpec{FloatingNetworkID: "ext2", FloatingSubnet: "c"}, "", "",
+			`a floating IP of network ext2: floating network ext2 has no subnet named "c"`},
+		{"internal", &kuryrv1.ExternalSpec{Internal: true}, "", "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, "LoadBalancer")
+			e.setExternal(t, tc.ext)
+			e.converge(t)
+			klb := e.klb(t)
+			st, in := klb.Status.FloatingIP, e.ingress(t)
+			if got := strings.Join(klb.Status.ExternalIPsNotServed, ";"); got != tc.notServed {
+				t.Fatalf("not served %q, want %q", got, tc.notServed)
+			}
+			if tc.network == "" {
+				if st != nil || len(e.fip.all) != 0 {
+					t.Fatalf("floating IP %+v (all %v), want none", st, e.fip.all)
+				}
+				if internal(klb) && (len(in) != 1 || in[0].IP != klb.Spec.IP) {
+					t.Fatalf("ingress %+v, want the VIP %s", in, klb.Spec.IP)
+				}
+				return
+			}
+			if st == nil || e.fip.all[st.ID].NetworkID != tc.network || e.fip.subnet[st.ID] != tc.subnet {
+				t.Fatalf("floating IP %+v (%+v, subnet %q), want one of network %s subnet %q", st, e.fip.all, e.fip.subnet, tc.network, tc.subnet)
+			}
+			if len(in) != 1 || in[0].IP != st.IP {
+				t.Fatalf("ingress %+v, want %s", in, st.IP)
+			}
+		})
+	}
+}
+
+// A floating network changed: a floating IP of the new network replaces
+// the old one, which goes.
+func TestFloatingNetworkChanged(t *testing.T) {
+	e := newEnv(t, "LoadBalancer")
+	e.converge(t)
+	old := e.klb(t).Status.FloatingIP
+	e.setExternal(t, &kuryrv1.ExternalSpec{FloatingNetworkID: "ext2"})
+	e.converge(t)
+	st := e.klb(t).Status.FloatingIP
+	if st == nil || st.ID == old.ID || e.fip.all[st.ID].NetworkID != "ext2" {
+		t.Fatalf("floating IP %+v after the change, was %+v", st, old)
+	}
+	if _, ok := e.fip.all[old.ID]; ok || len(e.fip.all) != 1 {
+		t.Fatalf("floating IPs %v, want only the new one", e.fip.all)
+	}
+}
+
+// keep-floatingip: the floating IP kuryr allocated outlives the Service,
+// the project's (kuryr's tags and description gone), disassociated; named
+// in a new Service's loadBalancerIP it is that Service's address.
+func TestKeepFloatingIP(t *testing.T) {
+	e := newEnv(t, "LoadBalancer")
+	e.setExternal(t, &kuryrv1.ExternalSpec{KeepFloatingIP: true})
+	e.converge(t)
+	st := e.klb(t).Status.FloatingIP
+	if st == nil || st.AllocMethod != allocPool {
+		t.Fatalf("floating IP %+v, want one kuryr allocated", st)
+	}
+	e.deleteKLB(t)
+	f, ok := e.fip.all[st.ID]
+	if !ok {
+		t.Fatal("the floating IP was released")
+	}
+	if f.PortID != "" || f.Description != "" || names.ServiceUIDOf(f.Tags) != "" || strings.Contains(strings.Join(f.Tags, ","), names.ClusterTag("c1")) {
+		t.Fatalf("kept floating IP %+v, want disassociated, untagged, undescribed", f)
+	}
+	e2 := newEnv(t, "LoadBalancer")
+	e2.fip = e.fip
+	e2.r.Neutron = e.fip
+	e2.setSpec(t, func(_, lbIP *string, _ *[]string) { *lbIP = f.Address })
+	e2.converge(t)
+	if st2 := e2.klb(t).Status.FloatingIP; st2 == nil || st2.ID != f.ID || st2.AllocMethod != allocUser {
+		t.Fatalf("floating IP of the new Service %+v, want the kept %s, the user's", st2, f.ID)
+	}
+}
+
+// An internal load balancer's Service turned ClusterIP: the VIP kuryr
+// published goes from its status.
+func TestInternalNoLongerPublished(t *testing.T) {
+	e := newEnv(t, "LoadBalancer")
+	e.setExternal(t, &kuryrv1.ExternalSpec{Internal: true})
+	e.converge(t)
+	if in := e.ingress(t); len(in) != 1 {
+		t.Fatalf("ingress %+v, want the VIP", in)
+	}
+	e.setType(t, "ClusterIP")
+	e.converge(t)
+	if in := e.ingress(t); len(in) != 0 {
+		t.Fatalf("ingress %+v after the change to ClusterIP, want none", in)
+	}
+}

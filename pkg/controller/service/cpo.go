@@ -1,0 +1,117 @@
+package service
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+)
+
+// cloud-provider-openstack's annotations on a LoadBalancer Service that
+// mean the same with kuryr, where the members are the pods and the VIP is
+// the ClusterIP (docs/services.md).
+const (
+	cpoPrefix          = "loadbalancer.openstack.org/"
+	cpoInternal        = "service.beta.kubernetes.io/openstack-internal-load-balancer"
+	cpoFloatingNetwork = cpoPrefix + "floating-network-id"
+	cpoFloatingSubnet  = cpoPrefix + "floating-subnet"
+	cpoFloatingSubnet2 = cpoPrefix + "floating-subnet-id"
+	cpoKeepFloatingIP  = cpoPrefix + "keep-floatingip"
+)
+
+// cpoRead are the annotations kuryr reads.
+var cpoRead = []string{cpoInternal, cpoFloatingNetwork, cpoFloatingSubnet, cpoFloatingSubnet2, cpoKeepFloatingIP}
+
+// cpoNotRead says why each other annotation of cloud-provider-openstack is
+// not read; those not named here get a general reason.
+var cpoNotRead = map[string]string{
+	cpoPrefix + "class": "no load balancer classes in kuryr.conf: set the floating network and subnet " +
+		"annotations on the Service instead",
+	cpoPrefix + "timeout-client-data":    "the ovn provider has no listener timeouts",
+	cpoPrefix + "timeout-member-connect": "the ovn provider has no listener timeouts",
+	cpoPrefix + "timeout-member-data":    "the ovn provider has no listener timeouts",
+	cpoPrefix + "timeout-tcp-inspect":    "the ovn provider has no listener timeouts",
+	cpoPrefix + "load-balancer-id":       "kuryr's load balancer of a Service has the ClusterIP as its VIP: it makes its own",
+	cpoPrefix + "port-id":                "the VIP is the ClusterIP on the service subnet",
+	cpoPrefix + "network-id":             "the VIP is the ClusterIP on the service subnet",
+	cpoPrefix + "subnet-id":              "the VIP is the ClusterIP on the service subnet",
+	cpoPrefix + "member-subnet-id":       "the members are the pods, on their own subnets",
+}
+
+// externalSpec is what a LoadBalancer Service's annotations of
+// cloud-provider-openstack ask of its external address (nil: nothing),
+// and what is wrong with them. Pure.
+func externalSpec(a map[string]string) (*kuryrv1.ExternalSpec, []string) {
+	var ext kuryrv1.ExternalSpec
+	var problems []string
+	flag := func(key string, to *bool) {
+		v, ok := a[key]
+		if !ok {
+			return
+		}
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			problems = append(problems, key+": "+strconv.Quote(v)+" is not true or false")
+			return
+		}
+		*to = b
+	}
+	flag(cpoInternal, &ext.Internal)
+	flag(cpoKeepFloatingIP, &ext.KeepFloatingIP)
+	ext.FloatingNetworkID = strings.TrimSpace(a[cpoFloatingNetwork])
+	ext.FloatingSubnetID = strings.TrimSpace(a[cpoFloatingSubnet2])
+	ext.FloatingSubnet = strings.TrimSpace(a[cpoFloatingSubnet])
+	if ext.FloatingSubnetID != "" && ext.FloatingSubnet != "" {
+		problems = append(problems, cpoFloatingSubnet+" is ignored: "+cpoFloatingSubnet2+" names the subnet")
+		ext.FloatingSubnet = ""
+	}
+	if ext.Internal && (ext.FloatingNetworkID != "" || ext.FloatingSubnetID != "" || ext.FloatingSubnet != "") {
+		problems = append(problems, "the floating network and subnet are ignored: "+cpoInternal+" asks for no floating IP")
+		ext.FloatingNetworkID, ext.FloatingSubnetID, ext.FloatingSubnet = "", "", ""
+	}
+	if ext == (kuryrv1.ExternalSpec{}) {
+		return nil, problems
+	}
+	return &ext, problems
+}
+
+// cpoWarnings say which of cloud-provider-openstack's annotations a
+// Service carries that kuryr does not read, and why, and what is wrong
+// with those it reads (read only on a LoadBalancer Service kuryr serves
+// the external side of). Sorted. Pure.
+func cpoWarnings(svc *corev1.Service, class string) []string {
+	var w []string
+	served := svc.Spec.Type == corev1.ServiceTypeLoadBalancer && !foreignClass(svc, class)
+	var ignored []string
+	for k := range svc.Annotations {
+		if !strings.HasPrefix(k, cpoPrefix) && k != cpoInternal {
+			continue
+		}
+		switch why, named := cpoNotRead[k]; {
+		case slices.Contains(cpoRead, k) && !served:
+			ignored = append(ignored, k)
+		case named:
+			w = append(w, "cloud-provider-openstack's annotation "+k+" is not read: "+why)
+		case !slices.Contains(cpoRead, k):
+			w = append(w, "cloud-provider-openstack's annotation "+k+" is not read by kuryr")
+		}
+	}
+	if len(ignored) > 0 {
+		slices.Sort(ignored)
+		w = append(w, "cloud-provider-openstack's annotations "+strings.Join(ignored, ", ")+
+			" are read on a LoadBalancer Service whose external side kuryr serves only")
+	}
+	if served {
+		ext, problems := externalSpec(svc.Annotations)
+		w = append(w, problems...)
+		if ext != nil && ext.Internal && svc.Spec.LoadBalancerIP != "" {
+			w = append(w, "loadBalancerIP "+svc.Spec.LoadBalancerIP+" is not served: "+cpoInternal+
+				" asks for no floating IP, and the VIP is the ClusterIP")
+		}
+	}
+	slices.Sort(w)
+	return w
+}

@@ -1,0 +1,127 @@
+//go:build e2e
+
+package services
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kuryr-k8s/kuryr/pkg/names"
+	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+	"github.com/kuryr-k8s/kuryr/test/e2e/framework"
+)
+
+// fipSubnet is a second subnet of the external network, for the floating
+// IPs of a Service that names it; the outside namespace reaches it on link.
+const fipSubnet = "198.18.77.0/24"
+
+// TestCloudProviderAnnotations: a Service moved from cloud-provider-openstack
+// keeps meaning what its annotations say. An internal load balancer
+// (service.beta.kubernetes.io/openstack-internal-load-balancer) gets no
+// floating IP and publishes its VIP; floating-network-id and floating-subnet
+// (a name) choose where the floating IP is allocated; with keep-floatingip
+// the floating IP outlives its Service, the project's, and a new Service
+// naming it in loadBalancerIP answers on the same address.
+func TestCloudProviderAnnotations(t *testing.T) {
+	c, k, ns := framework.Setup(t, "e2e-cpo")
+	createBackends(t, c, ns, "web", 0, 2)
+	subnetName := addExternalSubnet(t, c)
+
+	in := webService(ns, "internal", "web")
+	in.Spec.Type = corev1.ServiceTypeLoadBalancer
+	in.Annotations = map[string]string{"service.beta.kubernetes.io/openstack-internal-load-balancer": "true"}
+	inSvc := createService(t, c, in)
+	if klb := waitKLB(t, k, ns, "internal", 2, 2*time.Minute); klb.Status.FloatingIP != nil {
+		t.Errorf("internal load balancer: floating IP %+v, want none", klb.Status.FloatingIP)
+	}
+	if ip := ingressIP(t, c, ns, "internal"); ip != inSvc.Spec.ClusterIP {
+		t.Errorf("internal load balancer publishes %s, want its VIP %s", ip, inSvc.Spec.ClusterIP)
+	}
+
+	kept := webService(ns, "kept", "web")
+	kept.Spec.Type = corev1.ServiceTypeLoadBalancer
+	kept.Annotations = map[string]string{"loadbalancer.openstack.org/floating-network-id": c.PublicNet,
+		"loadbalancer.openstack.org/floating-subnet": subnetName, "loadbalancer.openstack.org/keep-floatingip": "true"}
+	keptSvc := createService(t, c, kept)
+	klb := waitKLB(t, k, ns, "kept", 2, 2*time.Minute)
+	fip := klb.Status.FloatingIP
+	if fip == nil || !netip.MustParsePrefix(fipSubnet).Contains(netip.MustParseAddr(fip.IP)) {
+		t.Fatalf("floating IP %+v, want one of %s (floating-subnet %s)", fip, fipSubnet, subnetName)
+	}
+	t.Cleanup(func() { _ = neutron.New(c.OS.Network).DeleteFloatingIP(context.Background(), fip.ID) })
+	outside := framework.OpenNetns(t, c.OutsideNetns)
+	askOutsideEventually(t, outside, fip.IP)
+	t.Logf("floating IP %s of subnet %s answered from outside", fip.IP, subnetName)
+
+	deleteService(t, c, ns, "kept")
+	framework.Eventually(t, 2*time.Minute, time.Second, "the kept floating IP the project's", func() (bool, error) {
+		if lbs := serviceLBs(t, c, k.Cluster, string(keptSvc.UID)); len(lbs) > 0 {
+			return false, fmt.Errorf("%d load balancers left", len(lbs))
+		}
+		got, err := neutron.New(c.OS.Network).ListFloatingIPs(context.Background(), neutron.FloatingIPFilter{Address: fip.IP})
+		if err != nil || len(got) != 1 {
+			return false, fmt.Errorf("%d floating IPs at %s (%v)", len(got), fip.IP, err)
+		}
+		f := got[0]
+		return f.PortID == "" && names.ServiceUIDOf(f.Tags) == "" && f.Description == "",
+			fmt.Errorf("floating IP %+v, want disassociated, without kuryr's tags and description", f)
+	})
+
+	again := webService(ns, "again", "web")
+	again.Spec.Type = corev1.ServiceTypeLoadBalancer
+	again.Spec.LoadBalancerIP = fip.IP
+	createService(t, c, again)
+	if st := waitKLB(t, k, ns, "again", 2, 2*time.Minute).Status.FloatingIP; st == nil || st.ID != fip.ID {
+		t.Fatalf("floating IP of the new Service %+v, want the kept %s", st, fip.ID)
+	}
+	askOutsideEventually(t, outside, fip.IP)
+	t.Logf("the kept floating IP %s answered again for a new Service naming it", fip.IP)
+}
+
+// addExternalSubnet adds fipSubnet to the external network, with a route
+// to it in the outside namespace, both removed at the end; returns its name.
+func addExternalSubnet(t *testing.T, c *framework.Cloud) string {
+	t.Helper()
+	name := framework.Name("e2e-fip")
+	s, err := subnets.Create(context.Background(), c.OS.Network, subnets.CreateOpts{NetworkID: c.PublicNet, Name: name,
+		CIDR: fipSubnet, IPVersion: 4, EnableDHCP: new(bool)}).Extract()
+	if err != nil {
+		t.Fatalf("add subnet %s to the external network: %v", fipSubnet, err)
+	}
+	t.Cleanup(func() {
+		framework.Eventually(t, time.Minute, 2*time.Second, "subnet "+name+" deleted", func() (bool, error) {
+			err := subnets.Delete(context.Background(), c.OS.Network, s.ID).ExtractErr()
+			return err == nil || neutron.IsNotFound(err), err
+		})
+	})
+	outside := framework.OpenNetns(t, c.OutsideNetns)
+	route := "ip route replace " + fipSubnet + " dev $(ip -o -4 addr show | awk '$4 ~ /^172\\.24\\.4\\./ {print $2; exit}')"
+	if out, err := framework.InNetns(context.Background(), outside.Path(), "sh", "-c", route); err != nil {
+		t.Fatalf("route to %s in the outside namespace: %v: %s", fipSubnet, err, out)
+	}
+	t.Cleanup(func() {
+		_, _ = framework.InNetns(context.Background(), outside.Path(), "ip", "route", "del", fipSubnet)
+	})
+	return name
+}
+
+func ingressIP(t *testing.T, c *framework.Cloud, ns, name string) string {
+	t.Helper()
+	var ip string
+	framework.Eventually(t, time.Minute, time.Second, name+"'s status.loadBalancer.ingress", func() (bool, error) {
+		cur, err := c.Kube.CoreV1().Services(ns).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil || len(cur.Status.LoadBalancer.Ingress) == 0 {
+			return false, err
+		}
+		ip = cur.Status.LoadBalancer.Ingress[0].IP
+		return true, nil
+	})
+	return ip
+}
