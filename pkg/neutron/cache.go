@@ -44,6 +44,13 @@ func (i *Info) Network(ctx context.Context, id string) (*Network, error) {
 	return lookup(i, i.networks, "network/"+id, id, func() (*Network, error) { return i.c.GetNetwork(ctx, id) })
 }
 
+// ForgetNetwork drops a network from memory: the next Network reads it.
+func (i *Info) ForgetNetwork(id string) {
+	i.mu.Lock()
+	delete(i.networks, id)
+	i.mu.Unlock()
+}
+
 // SubnetPoolPrefixes returns a subnet pool's prefixes, from memory when fresh.
 func (i *Info) SubnetPoolPrefixes(ctx context.Context, id string) ([]string, error) {
 	return lookup(i, i.pools, "subnetpool/"+id, id, func() ([]string, error) { return i.c.SubnetPoolPrefixes(ctx, id) })

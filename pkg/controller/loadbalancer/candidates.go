@@ -25,8 +25,9 @@ type candidate struct {
 	userOwned bool
 	// network, subnet and subnetName say where any address (addr "") is
 	// allocated: the Service's floating network and subnet (by id, or by
-	// name), else external_svc_net and external_svc_subnet.
-	network, subnet, subnetName string
+	// name), else external_svc_net and external_svc_subnet; cidr is the
+	// subnet's, once resolved.
+	network, subnet, subnetName, cidr string
 }
 
 // label names c in a message.
@@ -41,9 +42,19 @@ func (c candidate) label() string {
 // address, one kuryr allocated for the Service on c's network.
 func (c candidate) matches(f neutron.FloatingIP, uid string) bool {
 	if c.addr == "" {
-		return ours(f, uid) && (f.NetworkID == "" || f.NetworkID == c.network)
+		return ours(f, uid) && (f.NetworkID == "" || f.NetworkID == c.network) && within(f.Address, c.cidr)
 	}
 	return f.Address == c.addr
+}
+
+// within reports whether addr is in cidr ("": anywhere).
+func within(addr, cidr string) bool {
+	if cidr == "" {
+		return true
+	}
+	p, err := netip.ParsePrefix(cidr)
+	a, aerr := netip.ParseAddr(addr)
+	return err == nil && aerr == nil && p.Contains(a)
 }
 
 // candidates are the external addresses of a spec: a LoadBalancer
@@ -80,30 +91,60 @@ func candidates(spec kuryrv1.KuryrLoadBalancerSpec, s Settings) []candidate {
 	return out
 }
 
-// floatingSubnet is the subnet c allocates any address on: c's subnet, or
-// the subnet of c's network with c's subnet name ("" and why when there is
-// none).
-func (r *Reconciler) floatingSubnet(ctx context.Context, c candidate) (string, string, error) {
+// resolve finds the subnet c allocates any address on (c's subnet, or the
+// subnet of c's network with c's subnet name) and its CIDR; why says what
+// is wrong with it.
+func (r *Reconciler) resolve(ctx context.Context, c candidate) (candidate, string, error) {
+	id, why, err := r.subnetNamed(ctx, c.network, c.subnetName)
 	if c.subnetName == "" {
-		return c.subnet, "", nil
+		id = c.subnet
 	}
-	net, err := r.Info.Network(ctx, c.network)
-	if err != nil {
-		if neutron.IsNotFound(err) {
-			return "", "floating network " + c.network + " not found", nil
+	if err != nil || why != "" || id == "" {
+		return c, why, err
+	}
+	sub, err := r.Info.Subnet(ctx, id)
+	switch {
+	case neutron.IsNotFound(err):
+		return c, "floating subnet " + id + " not found", nil
+	case err != nil:
+		return c, "", err
+	case sub.NetworkID != "" && sub.NetworkID != c.network:
+		return c, fmt.Sprintf("subnet %s is not on floating network %s", id, c.network), nil
+	}
+	c.subnet, c.cidr = id, sub.CIDR
+	return c, "", nil
+}
+
+// subnetNamed is the subnet of network with that name; a subnet added
+// since the network was cached is found too.
+func (r *Reconciler) subnetNamed(ctx context.Context, network, name string) (string, string, error) {
+	if name == "" {
+		return "", "", nil
+	}
+	for fresh := false; ; fresh = true {
+		if fresh {
+			r.Info.ForgetNetwork(network)
 		}
-		return "", "", err
-	}
-	for _, id := range net.Subnets {
-		sub, err := r.Info.Subnet(ctx, id)
+		net, err := r.Info.Network(ctx, network)
+		if neutron.IsNotFound(err) {
+			return "", "floating network " + network + " not found", nil
+		}
 		if err != nil {
 			return "", "", err
 		}
-		if sub.Name == c.subnetName {
-			return id, "", nil
+		for _, id := range net.Subnets {
+			sub, err := r.Info.Subnet(ctx, id)
+			if err != nil {
+				return "", "", err
+			}
+			if sub.Name == name {
+				return id, "", nil
+			}
+		}
+		if fresh {
+			return "", fmt.Sprintf("floating network %s has no subnet named %q", network, name), nil
 		}
 	}
-	return "", fmt.Sprintf("floating network %s has no subnet named %q", c.network, c.subnetName), nil
 }
 
 // externalSubnetOf finds the subnet of the external network that holds

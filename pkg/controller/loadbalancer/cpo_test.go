@@ -65,20 +65,44 @@ func TestCloudProviderExternal(t *testing.T) {
 	}
 }
 
-// A floating network changed: a floating IP of the new network replaces
-// the old one, which goes.
+// A floating network or subnet changed: a floating IP of the new one
+// replaces the old one, which goes.
 func TestFloatingNetworkChanged(t *testing.T) {
 	e := newEnv(t, "LoadBalancer")
 	e.converge(t)
 	old := e.klb(t).Status.FloatingIP
-	e.setExternal(t, &kuryrv1.ExternalSpec{FloatingNetworkID: "ext2"})
+	for _, ext := range []*kuryrv1.ExternalSpec{{FloatingNetworkID: "ext2"}, {FloatingNetworkID: "ext2", FloatingSubnet: "b"}} {
+		e.setExternal(t, ext)
+		e.converge(t)
+		st, cidr := e.klb(t).Status.FloatingIP, ""
+		if ext.FloatingSubnet != "" {
+			cidr = "172.24.5.0/24"
+		}
+		if st == nil || st.ID == old.ID || e.fip.all[st.ID].NetworkID != "ext2" || !within(st.IP, cidr) {
+			t.Fatalf("%+v: floating IP %+v after the change, was %+v", ext, st, old)
+		}
+		if _, ok := e.fip.all[old.ID]; ok || len(e.fip.all) != 1 {
+			t.Fatalf("%+v: floating IPs %v, want only the new one", ext, e.fip.all)
+		}
+		old = st
+	}
+}
+
+// keep-floatingip on a Service that stops being a LoadBalancer (the spec
+// keeps only that): its floating IP is the project's, not released.
+func TestKeepFloatingIPTypeChanged(t *testing.T) {
+	e := newEnv(t, "LoadBalancer")
+	e.setExternal(t, &kuryrv1.ExternalSpec{KeepFloatingIP: true})
 	e.converge(t)
 	st := e.klb(t).Status.FloatingIP
-	if st == nil || st.ID == old.ID || e.fip.all[st.ID].NetworkID != "ext2" {
-		t.Fatalf("floating IP %+v after the change, was %+v", st, old)
+	klb := e.klb(t)
+	klb.Spec.Type = "ClusterIP"
+	if err := e.cl.Update(context.Background(), klb); err != nil {
+		t.Fatal(err)
 	}
-	if _, ok := e.fip.all[old.ID]; ok || len(e.fip.all) != 1 {
-		t.Fatalf("floating IPs %v, want only the new one", e.fip.all)
+	e.converge(t)
+	if f, ok := e.fip.all[st.ID]; !ok || f.PortID != "" || names.ServiceUIDOf(f.Tags) != "" {
+		t.Fatalf("floating IP %+v (kept %v), want kept, disassociated, untagged", f, ok)
 	}
 }
 

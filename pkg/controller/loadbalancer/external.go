@@ -115,6 +115,13 @@ func (r *Reconciler) rest(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, c
 // IP) only once c's exists. A refused allocation (nil and why) changes
 // nothing.
 func (r *Reconciler) serve(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, c candidate, onVIP []neutron.FloatingIP, vipPort, uid string) (*kuryrv1.FloatingIPState, string, error) {
+	if c.addr == "" {
+		var why string
+		var err error
+		if c, why, err = r.resolve(ctx, c); err != nil || why != "" {
+			return nil, why, err
+		}
+	}
 	if i := slices.IndexFunc(onVIP, func(f neutron.FloatingIP) bool { return c.matches(f, uid) }); i >= 0 {
 		if err := r.dropAll(ctx, klb, slices.Delete(slices.Clone(onVIP), i, i+1), uid); err != nil {
 			return nil, "", err
@@ -194,15 +201,14 @@ func (r *Reconciler) settle(ctx context.Context, c candidate, f neutron.Floating
 // nothing else is on it, else unassociated (the caller moves it there
 // once the other is let go). nil and why: Neutron refused it.
 func (r *Reconciler) allocate(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, c candidate, onVIP []neutron.FloatingIP, vipPort, uid string) (*neutron.FloatingIP, string, error) {
-	network, subnet, why, err := r.Settings.ExternalNetwork, "", "", error(nil)
+	network, subnet := c.network, c.subnet // resolved by serve
 	if c.addr != "" {
-		subnet, why, err = r.externalSubnetOf(ctx, c.addr)
-	} else {
-		network = c.network
-		subnet, why, err = r.floatingSubnet(ctx, c)
-	}
-	if err != nil || why != "" {
-		return nil, why, err
+		network = r.Settings.ExternalNetwork
+		var why string
+		var err error
+		if subnet, why, err = r.externalSubnetOf(ctx, c.addr); err != nil || why != "" {
+			return nil, why, err
+		}
 	}
 	mine, err := r.Neutron.ListFloatingIPs(ctx, neutron.FloatingIPFilter{Description: fipDescription(uid)})
 	if err != nil {
@@ -210,6 +216,12 @@ func (r *Reconciler) allocate(ctx context.Context, klb *kuryrv1.KuryrLoadBalance
 	}
 	if i := slices.IndexFunc(mine, func(f neutron.FloatingIP) bool { return c.matches(f, uid) }); i >= 0 {
 		return &mine[i], "", nil
+	}
+	// Others of the Service's, of a network or subnet it no longer asks for
+	// (an unanswered create before the change), go; the VIP's stays until
+	// its replacement is there.
+	if err := r.dropAll(ctx, klb, slices.DeleteFunc(mine, func(f neutron.FloatingIP) bool { return f.PortID == vipPort }), uid); err != nil {
+		return nil, "", err
 	}
 	port := vipPort
 	if len(onVIP) > 0 {
@@ -291,6 +303,12 @@ func (r *Reconciler) releaseFloatingIPs(ctx context.Context, klb *kuryrv1.KuryrL
 	if err != nil {
 		return err
 	}
+	// Those whose tagging failed are known by their description.
+	described, err := r.Neutron.ListFloatingIPs(ctx, neutron.FloatingIPFilter{Description: fipDescription(uid)})
+	if err != nil {
+		return err
+	}
+	found = append(found, described...)
 	if vipPort != "" {
 		onVIP, err := r.Neutron.ListFloatingIPs(ctx, neutron.FloatingIPFilter{PortID: vipPort})
 		if err != nil {
@@ -298,6 +316,8 @@ func (r *Reconciler) releaseFloatingIPs(ctx context.Context, klb *kuryrv1.KuryrL
 		}
 		found = append(found, onVIP...)
 	}
+	slices.SortFunc(found, func(a, b neutron.FloatingIP) int { return strings.Compare(a.ID, b.ID) })
+	found = slices.CompactFunc(found, func(a, b neutron.FloatingIP) bool { return a.ID == b.ID })
 	if err := r.dropAll(ctx, klb, found, uid); err != nil {
 		return err
 	}

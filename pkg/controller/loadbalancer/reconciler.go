@@ -63,6 +63,8 @@ type floatingIPs interface {
 type netInfo interface {
 	Network(ctx context.Context, id string) (*neutron.Network, error)
 	Subnet(ctx context.Context, id string) (*neutron.Subnet, error)
+	// ForgetNetwork drops a network from the cache (its subnets changed).
+	ForgetNetwork(id string)
 }
 
 // Settings are the parts of kuryr.conf this reconciler uses.

@@ -61,6 +61,9 @@ func (f *fips) CreateFloatingIP(_ context.Context, spec neutron.FloatingIPSpec) 
 	addr := spec.Address
 	if addr == "" {
 		addr = fmt.Sprintf("172.24.4.%d", 100+f.seq)
+		if strings.HasSuffix(spec.Subnet, "-b") { // see external
+			addr = fmt.Sprintf("172.24.5.%d", 100+f.seq)
+		}
 	}
 	for _, ip := range f.all {
 		if ip.Address == addr {
@@ -85,7 +88,8 @@ func (f *fips) HandOverFloatingIP(_ context.Context, id string, tags []string) e
 }
 
 // external is the external network of the tests: public, 172.24.4.0/24;
-// any other network has two subnets, ID-a and ID-b (named "a" and "b").
+// any other network has two subnets, ID-a and ID-b (named "a" and "b"),
+// 172.24.4.0/24 and 172.24.5.0/24.
 type external struct{}
 
 func (external) Network(_ context.Context, id string) (*neutron.Network, error) {
@@ -97,9 +101,14 @@ func (external) Network(_ context.Context, id string) (*neutron.Network, error) 
 	return n, nil
 }
 
+func (external) ForgetNetwork(string) {}
+
 func (external) Subnet(_ context.Context, id string) (*neutron.Subnet, error) {
-	name := id[strings.LastIndex(id, "-")+1:]
-	return &neutron.Subnet{ID: id, Name: name, CIDR: "172.24.4.0/24"}, nil
+	name, cidr := id[strings.LastIndex(id, "-")+1:], "172.24.4.0/24"
+	if name == "b" {
+		cidr = "172.24.5.0/24"
+	}
+	return &neutron.Subnet{ID: id, Name: name, CIDR: cidr}, nil
 }
 
 func (f *fips) AssociateFloatingIP(_ context.Context, id, port string) error {

@@ -34,7 +34,10 @@ var cpoNotRead = map[string]string{
 	cpoPrefix + "timeout-member-connect": "the ovn provider has no listener timeouts",
 	cpoPrefix + "timeout-member-data":    "the ovn provider has no listener timeouts",
 	cpoPrefix + "timeout-tcp-inspect":    "the ovn provider has no listener timeouts",
-	cpoPrefix + "load-balancer-id":       "kuryr's load balancer of a Service has the ClusterIP as its VIP: it makes its own",
+	cpoPrefix + "load-balancer-id": "cloud-provider-openstack's record of its load balancer, stale now (kuryr's has the " +
+		"ClusterIP as its VIP): remove it",
+	cpoPrefix + "load-balancer-address": "cloud-provider-openstack's record of its address, stale now: remove it",
+	cpoPrefix + "floating-subnet-tags":  "choose the subnet by floating-subnet-id or floating-subnet (its name)",
 	cpoPrefix + "port-id":                "the VIP is the ClusterIP on the service subnet",
 	cpoPrefix + "network-id":             "the VIP is the ClusterIP on the service subnet",
 	cpoPrefix + "subnet-id":              "the VIP is the ClusterIP on the service subnet",
@@ -52,18 +55,22 @@ func externalSpec(a map[string]string) (*kuryrv1.ExternalSpec, []string) {
 		if !ok {
 			return
 		}
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			problems = append(problems, key+": "+strconv.Quote(v)+" is not true or false")
-			return
+		// As cloud-provider-openstack reads it: anything else is false.
+		if v != "true" && v != "false" {
+			problems = append(problems, key+": "+strconv.Quote(v)+" is not true or false (taken as false, as "+
+				"cloud-provider-openstack does)")
 		}
-		*to = b
+		*to = v == "true"
 	}
 	flag(cpoInternal, &ext.Internal)
 	flag(cpoKeepFloatingIP, &ext.KeepFloatingIP)
 	ext.FloatingNetworkID = strings.TrimSpace(a[cpoFloatingNetwork])
 	ext.FloatingSubnetID = strings.TrimSpace(a[cpoFloatingSubnet2])
 	ext.FloatingSubnet = strings.TrimSpace(a[cpoFloatingSubnet])
+	if strings.HasPrefix(ext.FloatingSubnet, "~") || strings.HasPrefix(ext.FloatingSubnet, "!") || strings.ContainsAny(ext.FloatingSubnet, "*?[") {
+		problems = append(problems, cpoFloatingSubnet+": "+strconv.Quote(ext.FloatingSubnet)+" is taken as a subnet's "+
+			"exact name (cloud-provider-openstack's patterns are not supported)")
+	}
 	if ext.FloatingSubnetID != "" && ext.FloatingSubnet != "" {
 		problems = append(problems, cpoFloatingSubnet+" is ignored: "+cpoFloatingSubnet2+" names the subnet")
 		ext.FloatingSubnet = ""
@@ -91,7 +98,7 @@ func cpoWarnings(svc *corev1.Service, class string) []string {
 			continue
 		}
 		switch why, named := cpoNotRead[k]; {
-		case slices.Contains(cpoRead, k) && !served:
+		case slices.Contains(cpoRead, k) && !served && k != cpoKeepFloatingIP:
 			ignored = append(ignored, k)
 		case named:
 			w = append(w, "cloud-provider-openstack's annotation "+k+" is not read: "+why)
@@ -107,11 +114,23 @@ func cpoWarnings(svc *corev1.Service, class string) []string {
 	if served {
 		ext, problems := externalSpec(svc.Annotations)
 		w = append(w, problems...)
-		if ext != nil && ext.Internal && svc.Spec.LoadBalancerIP != "" {
+		switch {
+		case ext == nil || svc.Spec.LoadBalancerIP == "":
+		case ext.Internal:
 			w = append(w, "loadBalancerIP "+svc.Spec.LoadBalancerIP+" is not served: "+cpoInternal+
 				" asks for no floating IP, and the VIP is the ClusterIP")
+		case ext.FloatingNetworkID != "" || ext.FloatingSubnetID != "" || ext.FloatingSubnet != "":
+			w = append(w, "the floating network and subnet annotations are not used: loadBalancerIP "+
+				svc.Spec.LoadBalancerIP+" names the floating IP")
 		}
 	}
 	slices.Sort(w)
 	return w
+}
+
+// ownExternal reports annotations that give a LoadBalancer Service its
+// external side without external_svc_net: a floating network, or none.
+func ownExternal(a map[string]string) bool {
+	ext, _ := externalSpec(a)
+	return ext != nil && (ext.Internal || ext.FloatingNetworkID != "")
 }

@@ -25,8 +25,12 @@ func TestExternalSpec(t *testing.T) {
 		{"subnet by name", map[string]string{cpoFloatingSubnet: " b "}, &kuryrv1.ExternalSpec{FloatingSubnet: "b"}, ""},
 		{"subnet id wins", map[string]string{cpoFloatingSubnet: "b", cpoFloatingSubnet2: "sub"},
 			&kuryrv1.ExternalSpec{FloatingSubnetID: "sub"}, "floating-subnet is ignored"},
-		{"keep", map[string]string{cpoKeepFloatingIP: "1"}, &kuryrv1.ExternalSpec{KeepFloatingIP: true}, ""},
-		{"bad flag", map[string]string{cpoKeepFloatingIP: "sure"}, nil, "is not true or false"},
+		{"keep", map[string]string{cpoKeepFloatingIP: "true"}, &kuryrv1.ExternalSpec{KeepFloatingIP: true}, ""},
+		// cloud-provider-openstack takes only "true" as true.
+		{"flag not true", map[string]string{cpoInternal: "True"}, nil, "taken as false"},
+		{"bad flag", map[string]string{cpoKeepFloatingIP: "1"}, nil, "is not true or false"},
+		{"subnet pattern", map[string]string{cpoFloatingSubnet: "~pub.*"}, &kuryrv1.ExternalSpec{FloatingSubnet: "~pub.*"},
+			"patterns are not supported"},
 		{"internal with a network", map[string]string{cpoInternal: "true", cpoFloatingNetwork: "net"},
 			&kuryrv1.ExternalSpec{Internal: true}, "asks for no floating IP"},
 	} {
@@ -65,6 +69,42 @@ func TestDesiredExternal(t *testing.T) {
 		spec, _ := Desired(tc.svc, nil, settings, nil)
 		if got := spec.External != nil && spec.External.FloatingNetworkID == "net"; got != tc.want {
 			t.Errorf("%s: external %+v, want set %v", tc.name, spec.External, tc.want)
+		}
+	}
+}
+
+// keep-floatingip outlives the type: a floating IP kuryr allocated while
+// the Service was a LoadBalancer is kept when it turns ClusterIP.
+func TestDesiredKeepAnyType(t *testing.T) {
+	s := svc(func(s *corev1.Service) {
+		s.Annotations = map[string]string{cpoKeepFloatingIP: "true", cpoFloatingNetwork: "net"}
+	})
+	spec, _ := Desired(s, nil, settings, nil)
+	if spec.External == nil || !spec.External.KeepFloatingIP || spec.External.FloatingNetworkID != "" {
+		t.Fatalf("external %+v, want keep-floatingip only", spec.External)
+	}
+}
+
+func TestCPOWarnings(t *testing.T) {
+	lb := func(ip string, a map[string]string) *corev1.Service {
+		return svc(func(s *corev1.Service) {
+			s.Spec.Type, s.Spec.LoadBalancerIP, s.Annotations = corev1.ServiceTypeLoadBalancer, ip, a
+		})
+	}
+	for _, tc := range []struct {
+		name string
+		svc  *corev1.Service
+		want string
+	}{
+		{"read", lb("", map[string]string{cpoFloatingNetwork: "net", cpoKeepFloatingIP: "true"}), ""},
+		{"left by the provider", lb("", map[string]string{cpoPrefix + "load-balancer-id": "x"}), "stale now"},
+		{"internal with an address", lb("172.24.4.9", map[string]string{cpoInternal: "true"}), "loadBalancerIP 172.24.4.9 is not served"},
+		{"network with an address", lb("172.24.4.9", map[string]string{cpoFloatingNetwork: "net"}), "names the floating IP"},
+		{"keep on a ClusterIP Service", svc(func(s *corev1.Service) { s.Annotations = map[string]string{cpoKeepFloatingIP: "true"} }), ""},
+	} {
+		w := strings.Join(cpoWarnings(tc.svc, settings.Class), ";")
+		if (tc.want == "") != (w == "") || !strings.Contains(w, tc.want) {
+			t.Errorf("%s: warnings %q, want containing %q", tc.name, w, tc.want)
 		}
 	}
 }

@@ -80,8 +80,15 @@ func Desired(svc *corev1.Service, eps []discoveryv1.EndpointSlice, s Settings, s
 		spec.SourceRanges = slices.Clone(svc.Spec.LoadBalancerSourceRanges)
 		slices.Sort(spec.SourceRanges)
 		spec.External, _ = externalSpec(svc.Annotations)
-	} else if s.ExternalIPs {
-		spec.ExternalIPs = slices.Clone(svc.Spec.ExternalIPs)
+	} else {
+		if s.ExternalIPs {
+			spec.ExternalIPs = slices.Clone(svc.Spec.ExternalIPs)
+		}
+		// A floating IP kuryr allocated while it was a LoadBalancer (or
+		// for an external IP) is kept when it goes.
+		if ext, _ := externalSpec(svc.Annotations); ext != nil && ext.KeepFloatingIP {
+			spec.External = &kuryrv1.ExternalSpec{KeepFloatingIP: true}
+		}
 	}
 	spec.AffinityTimeoutSeconds = affinityTimeout(&svc.Spec)
 	family := discoveryv1.AddressTypeIPv4

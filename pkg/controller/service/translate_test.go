@@ -249,7 +249,7 @@ func TestWarnings(t *testing.T) {
 		{"cloud-provider-openstack's annotations on a ClusterIP Service", true, func(s *corev1.Service) {
 			s.Annotations = map[string]string{"service.beta.kubernetes.io/openstack-internal-load-balancer": "true",
 				"loadbalancer.openstack.org/keep-floatingip": "true", "example.org/other": "x"}
-		}, "annotations loadbalancer.openstack.org/keep-floatingip, service.beta.kubernetes.io/openstack-internal-load-balancer are read on a LoadBalancer Service"},
+		}, "annotations service.beta.kubernetes.io/openstack-internal-load-balancer are read on a LoadBalancer Service"},
 		{"cloud-provider-openstack's annotations read", true, func(s *corev1.Service) {
 			s.Spec.Type = corev1.ServiceTypeLoadBalancer
 			s.Annotations = map[string]string{"loadbalancer.openstack.org/floating-network-id": "ext",
@@ -262,7 +262,7 @@ func TestWarnings(t *testing.T) {
 		{"cloud-provider-openstack's bad flag", true, func(s *corev1.Service) {
 			s.Spec.Type = corev1.ServiceTypeLoadBalancer
 			s.Annotations = map[string]string{"loadbalancer.openstack.org/keep-floatingip": "yes please"}
-		}, `loadbalancer.openstack.org/keep-floatingip: "yes please" is not true or false`},
+		}, `loadbalancer.openstack.org/keep-floatingip: "yes please" is not true or false (taken as false`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := settings

@@ -52,10 +52,14 @@ func TestCloudProviderAnnotations(t *testing.T) {
 	keptSvc := createService(t, c, kept)
 	klb := waitKLB(t, k, ns, "kept", 2, 2*time.Minute)
 	fip := klb.Status.FloatingIP
-	if fip == nil || !netip.MustParsePrefix(fipSubnet).Contains(netip.MustParseAddr(fip.IP)) {
+	if fip == nil {
+		t.Fatal("no floating IP")
+	}
+	// Kept: deleted by the test, whatever happens below.
+	t.Cleanup(func() { _ = neutron.New(c.OS.Network).DeleteFloatingIP(context.Background(), fip.ID) })
+	if !netip.MustParsePrefix(fipSubnet).Contains(netip.MustParseAddr(fip.IP)) {
 		t.Fatalf("floating IP %+v, want one of %s (floating-subnet %s)", fip, fipSubnet, subnetName)
 	}
-	t.Cleanup(func() { _ = neutron.New(c.OS.Network).DeleteFloatingIP(context.Background(), fip.ID) })
 	outside := framework.OpenNetns(t, c.OutsideNetns)
 	askOutsideEventually(t, outside, fip.IP)
 	t.Logf("floating IP %s of subnet %s answered from outside", fip.IP, subnetName)
