@@ -28,11 +28,7 @@ func (e *env) affinities(t *testing.T) (map[string]int32, []string) {
 
 func (e *env) setAffinity(t *testing.T, timeout int32) {
 	t.Helper()
-	klb := e.klb(t)
-	klb.Spec.AffinityTimeoutSeconds = timeout
-	if err := e.cl.Update(context.Background(), klb); err != nil {
-		t.Fatal(err)
-	}
+	e.mutateSpec(t, func(s *kuryrv1.KuryrLoadBalancerSpec) { s.AffinityTimeoutSeconds = timeout })
 }
 
 // TestAffinityEnforced: a provider that implements SOURCE_IP persistence

@@ -1,7 +1,6 @@
 package loadbalancer
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -11,11 +10,7 @@ import (
 
 func (e *env) setExternal(t *testing.T, ext *kuryrv1.ExternalSpec) {
 	t.Helper()
-	klb := e.klb(t)
-	klb.Spec.External = ext
-	if err := e.cl.Update(context.Background(), klb); err != nil {
-		t.Fatal(err)
-	}
+	e.mutateSpec(t, func(s *kuryrv1.KuryrLoadBalancerSpec) { s.External = ext })
 }
 
 // cloud-provider-openstack's annotations, as the Service reconciler puts
@@ -95,11 +90,7 @@ func TestKeepFloatingIPTypeChanged(t *testing.T) {
 	e.setExternal(t, &kuryrv1.ExternalSpec{KeepFloatingIP: true})
 	e.converge(t)
 	st := e.klb(t).Status.FloatingIP
-	klb := e.klb(t)
-	klb.Spec.Type = "ClusterIP"
-	if err := e.cl.Update(context.Background(), klb); err != nil {
-		t.Fatal(err)
-	}
+	e.setType(t, "ClusterIP")
 	e.converge(t)
 	if f, ok := e.fip.all[st.ID]; !ok || f.PortID != "" || names.ServiceUIDOf(f.Tags) != "" {
 		t.Fatalf("floating IP %+v (kept %v), want kept, disassociated, untagged", f, ok)

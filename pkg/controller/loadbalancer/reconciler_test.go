@@ -410,8 +410,15 @@ func TestLoadBalancerServiceGetsFloatingIP(t *testing.T) {
 
 func (e *env) setType(t *testing.T, typ string) {
 	t.Helper()
+	e.mutateSpec(t, func(s *kuryrv1.KuryrLoadBalancerSpec) { s.Type = typ })
+}
+
+// mutateSpec changes the KuryrLoadBalancer's spec as the Service
+// reconciler would.
+func (e *env) mutateSpec(t *testing.T, mut func(*kuryrv1.KuryrLoadBalancerSpec)) {
+	t.Helper()
 	klb := e.klb(t)
-	klb.Spec.Type = typ
+	mut(&klb.Spec)
 	if err := e.cl.Update(context.Background(), klb); err != nil {
 		t.Fatal(err)
 	}

@@ -38,10 +38,10 @@ var cpoNotRead = map[string]string{
 		"ClusterIP as its VIP): remove it",
 	cpoPrefix + "load-balancer-address": "cloud-provider-openstack's record of its address, stale now: remove it",
 	cpoPrefix + "floating-subnet-tags":  "choose the subnet by floating-subnet-id or floating-subnet (its name)",
-	cpoPrefix + "port-id":                "the VIP is the ClusterIP on the service subnet",
-	cpoPrefix + "network-id":             "the VIP is the ClusterIP on the service subnet",
-	cpoPrefix + "subnet-id":              "the VIP is the ClusterIP on the service subnet",
-	cpoPrefix + "member-subnet-id":       "the members are the pods, on their own subnets",
+	cpoPrefix + "port-id":               "the VIP is the ClusterIP on the service subnet",
+	cpoPrefix + "network-id":            "the VIP is the ClusterIP on the service subnet",
+	cpoPrefix + "subnet-id":             "the VIP is the ClusterIP on the service subnet",
+	cpoPrefix + "member-subnet-id":      "the members are the pods, on their own subnets",
 }
 
 // externalSpec is what a LoadBalancer Service's annotations of
