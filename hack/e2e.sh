@@ -34,11 +34,14 @@ set +e
 go test -tags e2e -count=1 -timeout "${E2E_TIMEOUT:-40m}" -p 1 ${E2E_RUN:+-run "$E2E_RUN"} -v ./test/e2e/... \
   2>&1 | tee "$CLOUD_LOG_DIR/e2e.log" | grep --line-buffered -vE '^=== (PAUSE|CONT)'
 rc=${PIPESTATUS[0]}
-# The same tests again with their workloads on the VM nodes (and on the
-# hypervisors: KURYR_E2E_POD_NODES=vms, test/e2e/framework): the suites
-# and tests that can run there in CI's time (docs/nested.md names the
-# others and why). A run narrowed by E2E_RUN does only what E2E_VM_RUN says.
+# The long tier (KURYR_E2E_LONG=1, docs/testing.md): the fault campaigns at
+# full size, and the same tests again with their workloads on the VM nodes
+# (and on the hypervisors: KURYR_E2E_POD_NODES=vms, test/e2e/framework)
+# (docs/nested.md names the others and why). CI's run covers VM nodes with
+# the nested and faults suites. A run narrowed by E2E_RUN does only what
+# E2E_VM_RUN says.
 vm_default='^(TestRollingRestart|TestVMsAndPods|TestLoadBalancerService)$'
+[ -n "${KURYR_E2E_LONG:-}" ] || vm_default=
 if [ -n "${E2E_RUN:-}" ]; then vm_run=${E2E_VM_RUN:-}; else vm_run=${E2E_VM_RUN-$vm_default}; fi
 if [ -n "$vm_run" ] && [ -n "${KURYR_CLOUD_VM_NODES:-}" ]; then
   log "e2e: again with the workloads on the VM nodes ($KURYR_CLOUD_VM_NODES) and the hypervisors: $vm_run"

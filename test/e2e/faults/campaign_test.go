@@ -12,9 +12,17 @@ import (
 	"github.com/kuryr-k8s/kuryr/test/faultproxy"
 )
 
+// campaign is how many waves of how many pods a campaign churns: 3 of 14
+// in CI's time (a wave deleted, policies created, rewritten and deleted
+// under the faults), 4 of 20 in the long tier.
+func campaign() (waves, perWave int) {
+	if framework.Long() {
+		return 4, 20
+	}
+	return 3, 14
+}
+
 const (
-	waves   = 4
-	perWave = 20 // 80 pods churned per campaign
 	// convergeTimeout allows for Neutron's own repair: under this load
 	// ML2/OVN now and then leaves a port's OVN entry stale (ovn-controller
 	// never installs it) until its maintenance worker's inconsistency check,
@@ -37,10 +45,10 @@ func setup(t *testing.T, prefix string, flags ...string) (*framework.Cloud, *fra
 }
 
 // TestChurnUnderNeutronFaults: 10 % of the controller's Neutron calls fail
-// (5xx), are dropped, or commit without an answer, while 80 pods are
-// churned with pools on and the sweep running every 3 s, and policies are
-// created, changed and deleted and pods relabelled. Once the faults stop,
-// everything converges.
+// (5xx), are dropped, or commit without an answer, while 42 pods (80 in the
+// long tier) are churned with pools on and the sweep running every 3 s, and
+// policies are created, changed and deleted and pods relabelled. Once the
+// faults stop, everything converges.
 func TestChurnUnderNeutronFaults(t *testing.T) {
 	proxy := framework.FaultProxy(t, "NEUTRON_URL")
 	url := framework.Connect(t).ServeOnNodes(t, proxy)
@@ -50,12 +58,13 @@ func TestChurnUnderNeutronFaults(t *testing.T) {
 		"--set", fmt.Sprintf("vif_pool.ports_pool_min=%d", min), "--set", fmt.Sprintf("vif_pool.ports_pool_batch=%d", batch),
 		"--set", fmt.Sprintf("vif_pool.ports_pool_max=%d", maxFree))
 	proxy.Set(faultproxy.Faults{ErrorRate: 0.03, DropRate: 0.02, CommitDropRate: 0.03, CommitHangRate: 0.02, HangFor: 8 * time.Second})
+	waves, perWave := campaign()
 	live := churn(t, c, ns, c.Nodes, waves, perWave, func(w int) { churnPolicies(t, c, ns, w) })
 	proxy.Set(faultproxy.Faults{})
 	t.Logf("faults injected: %+v", proxy.Stats())
 	converged(t, c, k, live, max(maxFree, min-1+batch), convergeTimeout)
 	// The faults over, a controller with the cloud's own settings (Neutron
-	// direct, its 30 s bound) and pools off deletes the namespace's 50 pods
+	// direct, its 30 s bound) and pools off deletes the namespace's live pods
 	// and the unused pooled ports: with the campaign's 5 s bound a 2-core
 	// Neutron answers a burst of deletes too late, and each retry is more
 	// work for it.
@@ -65,9 +74,9 @@ func TestChurnUnderNeutronFaults(t *testing.T) {
 }
 
 // TestChurnWithCrashes: the controller and the daemons are killed (SIGKILL)
-// at random moments, 10 times, while 80 pods and their policies and
-// labels are churned; the kubelets restart their containers. Everything
-// converges.
+// at random moments, 10 times, while 42 pods (80 in the long tier) and
+// their policies and labels are churned; the kubelets restart their
+// containers. Everything converges.
 func TestChurnWithCrashes(t *testing.T) {
 	c, k, ns := setup(t, "e2e-crash")
 	victims := []string{"kuryr-controller"}
@@ -75,6 +84,7 @@ func TestChurnWithCrashes(t *testing.T) {
 		victims = append(victims, n+"-kuryr-daemon")
 	}
 	kills := 0
+	waves, perWave := campaign()
 	live := churn(t, c, ns, c.Nodes, waves, perWave, func(w int) {
 		churnPolicies(t, c, ns, w)
 		for i := 0; i < 10/waves+1 && kills < 10; i++ {

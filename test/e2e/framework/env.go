@@ -221,3 +221,7 @@ const VMNodeTaint = "kuryr.openstack.org/vm-node"
 
 // NodeNetns is the network namespace a node lives in.
 func (c *Cloud) NodeNetns(node string) string { return c.NetnsPrefix + node }
+
+// Long reports the long tier (KURYR_E2E_LONG=1, docs/testing.md): the
+// fault campaigns at full size, besides what CI runs in its time.
+func Long() bool { return os.Getenv("KURYR_E2E_LONG") != "" }
