@@ -6,6 +6,7 @@
 #  - /run/netns, which `ip netns add` turns into a mount point on first use.
 
 HOSTS_MARK="# kuryr-local-cloud"
+HOSTS_LOCK=/run/kuryr-local-cloud-hosts.lock
 SAVED_SYSCTLS=(vm.overcommit_memory kernel.panic kernel.panic_on_oops)
 
 save_host_settings() {
@@ -18,7 +19,10 @@ save_host_settings() {
   if [ ! -f "$CLOUD_STATE/netns-mount.saved" ]; then
     mountpoint -q /run/netns && echo yes >"$CLOUD_STATE/netns-mount.saved" || echo no >"$CLOUD_STATE/netns-mount.saved"
   fi
-  grep -q "$HOSTS_MARK" /etc/hosts || echo "127.0.0.1 ${NODES[*]} ${VM_NODES[*]} ${GUEST_NODES[*]} $HOSTS_MARK" >>/etc/hosts
+  (
+    flock 9
+    grep -q "$HOSTS_MARK" /etc/hosts || echo "127.0.0.1 ${NODES[*]} ${VM_NODES[*]} ${GUEST_NODES[*]} $HOSTS_MARK" >>/etc/hosts
+  ) 9>"$HOSTS_LOCK"
 }
 
 restore_host_settings() {
@@ -30,9 +34,14 @@ restore_host_settings() {
   if [ "$(cat "$CLOUD_STATE/netns-mount.saved" 2>/dev/null)" = no ] && [ -z "$(ls /run/netns 2>/dev/null)" ]; then
     umount /run/netns 2>/dev/null && rmdir /run/netns 2>/dev/null
   fi
-  if grep -q "$HOSTS_MARK" /etc/hosts; then
-    # /etc/hosts may be a bind mount: rewrite in place, never replace.
-    local tmp; tmp=$(grep -v "$HOSTS_MARK" /etc/hosts)
-    printf '%s\n' "$tmp" >/etc/hosts
-  fi
+  # /etc/hosts may be a bind mount: rewritten in place, never replaced;
+  # under a lock, as two teardowns at once (a test run's trap and a
+  # developer's make down) would read it truncated and empty it.
+  (
+    flock 9
+    if grep -q "$HOSTS_MARK" /etc/hosts; then
+      local tmp; tmp=$(grep -v "$HOSTS_MARK" /etc/hosts)
+      printf '%s\n' "$tmp" >/etc/hosts
+    fi
+  ) 9>"$HOSTS_LOCK"
 }
