@@ -30,8 +30,16 @@ for s in neutron-server octavia-api octavia-driver-agent; do
   service_logs+=("$CLOUD_LOG_DIR/$s.log" "$(stat -c %s "$CLOUD_LOG_DIR/$s.log" 2>/dev/null || echo 0)")
 done
 run_start=$(date -u +%Y-%m-%dT%H:%M:%S)
+# CI's tier leaves out the long tier's tests (KURYR_E2E_LONG=1 runs them;
+# docs/testing.md says what of each CI's run still checks): the suite has
+# to end within CI's 90 minutes on the 2-core machine CI runs on.
+long_tier='^(TestControllerKilledMidway|TestUnboundPortIsBoundAgain|TestPortPool|TestStaticPod|TestNeutronRestartDuringBurst'
+long_tier+='|TestPeersMoveBetweenKinds|TestProviderLostState|TestControllerKilledWhileCreatingServices|TestRefusalsOutliveRefusePorts'
+long_tier+='|TestSessionAffinity|TestNodePortLocal|TestSelectorlessHeadlessExternalName|TestMigrateFromPython|TestUpgradeFromPrevious)$'
+skip=()
+[ -n "${KURYR_E2E_LONG:-}" ] || [ -n "${E2E_RUN:-}" ] || skip=(-skip "$long_tier")
 set +e
-go test -tags e2e -count=1 -timeout "${E2E_TIMEOUT:-40m}" -p 1 ${E2E_RUN:+-run "$E2E_RUN"} -v ./test/e2e/... \
+go test -tags e2e -count=1 -timeout "${E2E_TIMEOUT:-40m}" -p 1 ${E2E_RUN:+-run "$E2E_RUN"} "${skip[@]}" -v ./test/e2e/... \
   2>&1 | tee "$CLOUD_LOG_DIR/e2e.log" | grep --line-buffered -vE '^=== (PAUSE|CONT)'
 rc=${PIPESTATUS[0]}
 # The long tier (KURYR_E2E_LONG=1, docs/testing.md): the fault campaigns at
@@ -57,7 +65,7 @@ fi
 # tag). E2E_RUN narrows them too when E2E_DESTRUCTIVE is set.
 if [ -z "${E2E_RUN:-}" ] || [ -n "${E2E_DESTRUCTIVE:-}" ]; then
   log "e2e: migration, uninstall and install again, upgrade"
-  go test -tags e2e,destructive -count=1 -timeout 25m -p 1 ${E2E_DESTRUCTIVE:+${E2E_RUN:+-run "$E2E_RUN"}} -v ./test/e2e/uninstall/ \
+  go test -tags e2e,destructive -count=1 -timeout 25m -p 1 ${E2E_DESTRUCTIVE:+${E2E_RUN:+-run "$E2E_RUN"}} "${skip[@]}" -v ./test/e2e/uninstall/ \
     2>&1 | tee -a "$CLOUD_LOG_DIR/e2e.log" | grep --line-buffered -vE '^=== (PAUSE|CONT)'
   un_rc=${PIPESTATUS[0]}
   [ "$un_rc" = 0 ] || rc=$un_rc

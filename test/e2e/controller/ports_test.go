@@ -142,9 +142,6 @@ func checkNamespaceNetwork(t *testing.T, k *framework.Kuryr, ns, netID string) {
 // for 20 pods and restarts it: the same end state, nothing leaked, nothing
 // duplicated.
 func TestControllerKilledMidway(t *testing.T) {
-	if !framework.Long() {
-		t.Skip("long tier (KURYR_E2E_LONG=1): in CI's time faults/TestChurnWithCrashes kills the controller mid-creation and checks one port per pod")
-	}
 	c, k, ns := framework.Setup(t, "e2e-crash")
 	pods := c.CreatePods(t, ns, "p", 20)
 	framework.Eventually(t, time.Minute, 20*time.Millisecond, "some ports created", func() (bool, error) {

@@ -108,9 +108,6 @@ func TestChurnWithCrashes(t *testing.T) {
 // TestNeutronRestartDuringBurst: neutron-server restarts while 30 pods are
 // being created. Everything converges once it is back.
 func TestNeutronRestartDuringBurst(t *testing.T) {
-	if !framework.Long() {
-		t.Skip("long tier (KURYR_E2E_LONG=1): in CI's time services/TestOpenStackOutage stops Neutron during a burst")
-	}
 	c, k, ns := setup(t, "e2e-neutron")
 	pods := c.CreatePods(t, ns, "p", 30)
 	time.Sleep(time.Second)
