@@ -95,9 +95,9 @@ func candidates(spec kuryrv1.KuryrLoadBalancerSpec, s Settings) []candidate {
 // subnet of c's network with c's subnet name) and its CIDR; why says what
 // is wrong with it.
 func (r *Reconciler) resolve(ctx context.Context, c candidate) (candidate, string, error) {
-	id, why, err := r.subnetNamed(ctx, c.network, c.subnetName)
-	if c.subnetName == "" {
-		id = c.subnet
+	id, why, err := c.subnet, "", error(nil)
+	if c.subnetName != "" {
+		id, why, err = r.subnetNamed(ctx, c.network, c.subnetName)
 	}
 	if err != nil || why != "" || id == "" {
 		return c, why, err
@@ -118,9 +118,6 @@ func (r *Reconciler) resolve(ctx context.Context, c candidate) (candidate, strin
 // subnetNamed is the subnet of network with that name; a subnet added
 // since the network was cached is found too.
 func (r *Reconciler) subnetNamed(ctx context.Context, network, name string) (string, string, error) {
-	if name == "" {
-		return "", "", nil
-	}
 	for fresh := false; ; fresh = true {
 		if fresh {
 			r.Info.ForgetNetwork(network)

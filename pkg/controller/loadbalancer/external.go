@@ -183,15 +183,21 @@ func (r *Reconciler) whyNot(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer,
 // kuryr.
 func (r *Reconciler) settle(ctx context.Context, c candidate, f neutron.FloatingIP, uid string) (*kuryrv1.FloatingIPState, string, error) {
 	if c.userOwned && names.ServiceUIDOf(f.Tags) != "" {
-		kept := slices.DeleteFunc(slices.Clone(f.Tags), func(t string) bool {
-			return t == names.ServiceTag(uid) || t == names.ClusterTag(r.Settings.Cluster)
-		})
+		kept := r.withoutOwnTags(f.Tags, uid)
 		if err := r.Neutron.HandOverFloatingIP(ctx, f.ID, kept); err != nil {
 			return nil, "", err
 		}
 		f.Tags, f.Description = kept, ""
 	}
 	return state(f, uid, c.userOwned), "", nil
+}
+
+// withoutOwnTags are a floating IP's tags less those that make it kuryr's
+// for the Service: what it keeps when handed over.
+func (r *Reconciler) withoutOwnTags(tags []string, uid string) []string {
+	return slices.DeleteFunc(slices.Clone(tags), func(t string) bool {
+		return t == names.ServiceTag(uid) || t == names.ClusterTag(r.Settings.Cluster)
+	})
 }
 
 // allocate returns a floating IP of the external network for the VIP:
@@ -280,9 +286,7 @@ func (r *Reconciler) dropFloatingIP(ctx context.Context, klb *kuryrv1.KuryrLoadB
 			return r.Neutron.DeleteFloatingIP(ctx, f.ID)
 		}
 		// keep-floatingip: the project's from now on, then let go.
-		kept := slices.DeleteFunc(slices.Clone(f.Tags), func(t string) bool {
-			return t == names.ServiceTag(uid) || t == names.ClusterTag(r.Settings.Cluster) || slices.Contains(r.Settings.ExtraTags, t)
-		})
+		kept := slices.DeleteFunc(r.withoutOwnTags(f.Tags, uid), func(t string) bool { return slices.Contains(r.Settings.ExtraTags, t) })
 		if err := r.Neutron.HandOverFloatingIP(ctx, f.ID, kept); err != nil {
 			return err
 		}

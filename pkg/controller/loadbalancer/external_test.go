@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
@@ -20,11 +21,7 @@ func (e *env) userFIP(id, addr, desc string, tags ...string) {
 
 func (e *env) setSpec(t *testing.T, mut func(typ *string, lbIP *string, externalIPs *[]string)) {
 	t.Helper()
-	klb := e.klb(t)
-	mut(&klb.Spec.Type, &klb.Spec.LoadBalancerIP, &klb.Spec.ExternalIPs)
-	if err := e.cl.Update(context.Background(), klb); err != nil {
-		t.Fatal(err)
-	}
+	e.mutateSpec(t, func(s *kuryrv1.KuryrLoadBalancerSpec) { mut(&s.Type, &s.LoadBalancerIP, &s.ExternalIPs) })
 }
 
 func (e *env) deleteKLB(t *testing.T) {
