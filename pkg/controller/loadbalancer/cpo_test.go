@@ -1,8 +1,12 @@
 package loadbalancer
 
 import (
+	"context"
 	"strings"
 	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/names"
@@ -139,5 +143,33 @@ func TestInternalNoLongerPublished(t *testing.T) {
 	e.converge(t)
 	if in := e.ingress(t); len(in) != 0 {
 		t.Fatalf("ingress %+v after the change to ClusterIP, want none", in)
+	}
+}
+
+// A LoadBalancer Service of another class whose controller published the
+// ClusterIP: kuryr (serving only its ClusterIP) leaves the status alone,
+// also when its KuryrLoadBalancer goes (TestForeignIngressLeftAlone with
+// the address kuryr would publish for an internal load balancer).
+func TestForeignVIPIngressLeftAlone(t *testing.T) {
+	e := newEnv(t, "ClusterIP")
+	var svc corev1.Service
+	if err := e.cl.Get(context.Background(), client.ObjectKey{Namespace: "demo", Name: "web"}, &svc); err != nil {
+		t.Fatal(err)
+	}
+	svc.Spec.Type = corev1.ServiceTypeLoadBalancer
+	if err := e.cl.Update(context.Background(), &svc); err != nil {
+		t.Fatal(err)
+	}
+	svc.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: e.klb(t).Spec.IP}}
+	if err := e.cl.Status().Update(context.Background(), &svc); err != nil {
+		t.Fatal(err)
+	}
+	e.converge(t)
+	if err := e.cl.Delete(context.Background(), e.klb(t)); err != nil {
+		t.Fatal(err)
+	}
+	e.converge(t)
+	if in := e.ingress(t); len(in) != 1 {
+		t.Fatalf("ingress %+v, want the other controller's left in place", in)
 	}
 }

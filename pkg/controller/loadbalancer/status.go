@@ -91,8 +91,12 @@ func (r *Reconciler) publish(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer
 		return nil
 	}
 	have := svc.Status.LoadBalancer.Ingress
-	// kuryr published a floating IP, or the VIP (an internal load balancer).
-	if len(ingress) == 0 && (len(have) != 1 || (have[0].IP != published && have[0].IP != klb.Spec.IP)) {
+	// kuryr published a floating IP, or the VIP (an internal load balancer;
+	// never on a LoadBalancer Service of another class, whose status is its
+	// controller's).
+	vip := len(have) == 1 && have[0].IP == klb.Spec.IP &&
+		(klb.Spec.Type == string(corev1.ServiceTypeLoadBalancer) || svc.Spec.Type != corev1.ServiceTypeLoadBalancer)
+	if len(ingress) == 0 && (len(have) != 1 || have[0].IP != published) && !vip {
 		return nil // nothing of kuryr's to clear
 	}
 	if ingressIPs(have) == ingressIPs(ingress) {
