@@ -49,6 +49,7 @@ func (i *Info) ForgetNetwork(id string) {
 	i.mu.Lock()
 	delete(i.networks, id)
 	i.mu.Unlock()
+	i.flight.Forget("network/" + id) // a read in flight is not joined
 }
 
 // SubnetPoolPrefixes returns a subnet pool's prefixes, from memory when fresh.

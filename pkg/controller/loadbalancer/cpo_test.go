@@ -173,3 +173,33 @@ func TestForeignVIPIngressLeftAlone(t *testing.T) {
 		t.Fatalf("ingress %+v, want the other controller's left in place", in)
 	}
 }
+
+// A floating subnet named wrongly later: the floating IP the VIP carries
+// stays (a Warning says why) instead of the Service losing its address.
+func TestBadSubnetKeepsTheAddress(t *testing.T) {
+	e := newEnv(t, "LoadBalancer")
+	e.setExternal(t, &kuryrv1.ExternalSpec{FloatingNetworkID: "ext2"})
+	e.converge(t)
+	st := e.klb(t).Status.FloatingIP
+	e.setExternal(t, &kuryrv1.ExternalSpec{FloatingNetworkID: "ext2", FloatingSubnet: "typo"})
+	e.converge(t)
+	if now := e.klb(t).Status.FloatingIP; now == nil || now.ID != st.ID || e.fip.all[st.ID] == nil {
+		t.Fatalf("floating IP %+v after the bad subnet, want %+v kept", now, st)
+	}
+}
+
+// keep-floatingip keeps the floating IP the Service used, not a stray of
+// an unanswered create (one the user never saw): that one is deleted.
+func TestKeepFloatingIPDeletesStrays(t *testing.T) {
+	e := newEnv(t, "LoadBalancer")
+	e.setExternal(t, &kuryrv1.ExternalSpec{KeepFloatingIP: true})
+	e.converge(t)
+	e.userFIP("stray", "172.24.4.250", fipDescription(svcUID))
+	e.deleteKLB(t)
+	if _, ok := e.fip.all["stray"]; ok {
+		t.Fatal("the stray floating IP was kept")
+	}
+	if len(e.fip.all) != 1 {
+		t.Fatalf("floating IPs %v, want the used one kept", e.fip.all)
+	}
+}

@@ -116,11 +116,14 @@ func (r *Reconciler) rest(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, c
 // nothing.
 func (r *Reconciler) serve(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, c candidate, onVIP []neutron.FloatingIP, vipPort, uid string) (*kuryrv1.FloatingIPState, string, error) {
 	if c.addr == "" {
-		var why string
-		var err error
-		if c, why, err = r.resolve(ctx, c); err != nil || why != "" {
-			return nil, why, err
+		resolved, why, err := r.resolve(ctx, c)
+		if err != nil {
+			return nil, "", err
 		}
+		if why != "" {
+			return r.keepOnVIP(ctx, klb, c, onVIP, uid, why)
+		}
+		c = resolved
 	}
 	if i := slices.IndexFunc(onVIP, func(f neutron.FloatingIP) bool { return c.matches(f, uid) }); i >= 0 {
 		if err := r.dropAll(ctx, klb, slices.Delete(slices.Clone(onVIP), i, i+1), uid); err != nil {
@@ -190,6 +193,20 @@ func (r *Reconciler) settle(ctx context.Context, c candidate, f neutron.Floating
 		f.Tags, f.Description = kept, ""
 	}
 	return state(f, uid, c.userOwned), "", nil
+}
+
+// keepOnVIP: the subnet c names cannot be resolved (a typo, a subnet
+// gone): the floating IP of c's network the VIP carries stays, with a
+// Warning, rather than the Service losing its address; nil and why when
+// there is none.
+func (r *Reconciler) keepOnVIP(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, c candidate, onVIP []neutron.FloatingIP, uid, why string) (*kuryrv1.FloatingIPState, string, error) {
+	i := slices.IndexFunc(onVIP, func(f neutron.FloatingIP) bool { return c.matches(f, uid) })
+	if i < 0 {
+		return nil, why, nil
+	}
+	r.event(ctx, klb, corev1.EventTypeWarning, "ExternalIPNotServed", "Associate",
+		"floating IP %s kept: %s", onVIP[i].Address, why)
+	return r.settle(ctx, c, onVIP[i], uid)
 }
 
 // withoutOwnTags are a floating IP's tags less those that make it kuryr's
@@ -282,7 +299,10 @@ func (r *Reconciler) dropAll(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer
 // loadBalancerIP (until its hand-over is done, it may still look kuryr's).
 func (r *Reconciler) dropFloatingIP(ctx context.Context, klb *kuryrv1.KuryrLoadBalancer, f neutron.FloatingIP, uid string) error {
 	if ours(f, uid) && f.Address != klb.Spec.LoadBalancerIP {
-		if klb.Spec.External == nil || !klb.Spec.External.KeepFloatingIP {
+		// Kept: the one the Service used (recorded, or associated), not a
+		// stray of an unanswered create the user never saw.
+		used := f.PortID != "" || (klb.Status.FloatingIP != nil && klb.Status.FloatingIP.ID == f.ID)
+		if klb.Spec.External == nil || !klb.Spec.External.KeepFloatingIP || !used {
 			return r.Neutron.DeleteFloatingIP(ctx, f.ID)
 		}
 		// keep-floatingip: the project's from now on, then let go.
