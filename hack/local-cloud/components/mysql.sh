@@ -46,7 +46,17 @@ start_mysql() {
 # start, a restore about a second.
 db_migrate() {
   local db=$1 name=$2; shift 2
-  local dump
+  local dump tables
+  # A cloud brought up again (make up twice) keeps its database: a restore
+  # would replace its projects, networks and load balancers with the
+  # dump's, under services that hold their ids. Its migrations are
+  # idempotent.
+  tables=$(mysql_cli -N -e "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = '$db'") \
+    || die "counting the tables of database $db"
+  if [ "$tables" -gt 0 ]; then
+    run_logged "$name" "$@"
+    return
+  fi
   dump=$CLOUD_CACHE/db/$db-$({ readlink -f "$CLOUD_ROOT"; echo "$*"; declare -f "$1" || true; } \
     | sha256sum | cut -c1-16).sql
   if [ -s "$dump" ]; then
