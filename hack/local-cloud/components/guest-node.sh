@@ -109,8 +109,9 @@ containerRuntimeEndpoint: unix:///run/containerd/containerd.sock
 cgroupDriver: cgroupfs
 $(kubelet_shared_conf)
 evictionHard: {memory.available: "1Mi", nodefs.available: "0%", imagefs.available: "0%", nodefs.inodesFree: "0%"}
-nodeStatusUpdateFrequency: 4s
-syncFrequency: 10s
+# Under emulation the kubelet's own polling is most of an idle guest's
+# load: its defaults (status every 10 s, resync every minute), not the
+# hypervisor nodes' faster ones.
 # Under emulation a CRI call takes minutes when tens of pods start at once
 # (50 on pooled ports: "context deadline exceeded" at the default 2 min).
 runtimeRequestTimeout: 10m

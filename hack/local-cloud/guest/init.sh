@@ -54,6 +54,6 @@ done
 echo "GUEST-CONTAINERD $(at)"
 
 kubelet --config /etc/kubelet/config.yaml --kubeconfig /etc/kubelet/kubeconfig \
-  --hostname-override "$NODE" --node-ip "${ADDR%/*}" --node-labels "$LABELS" --v 0 2>&1 | sed 's/^/kubelet: /' &
+  --hostname-override "$NODE" --node-ip "${ADDR%/*}" --node-labels "$LABELS" --housekeeping-interval 30s --v 0 2>&1 | sed 's/^/kubelet: /' &
 echo "GUEST-KUBELET $(at)"
 while sleep 60; do echo "GUEST-UP $(at) s, $(free -m | awk '/Mem/ {print $3}') MiB used"; done

@@ -84,10 +84,12 @@ func TestPodsOnGuestNode(t *testing.T) {
 		})
 		for _, from := range []*corev1.Pod{onHV, onGuest[0]} {
 			framework.Eventually(t, 3*time.Minute, 2*time.Second, "the Service reaches its 3 backends from "+from.Name, func() (bool, error) {
+				// 15 GETs in one exec: each exec is a runc process,
+				// seconds of the emulated guest's only vCPU.
 				seen := map[string]bool{}
-				for range 15 {
-					out, _ := framework.Exec(t, from, "sh", "-c", get(svc.Spec.ClusterIP, 80))
-					seen[strings.TrimSpace(out)] = true
+				out, _ := framework.Exec(t, from, "sh", "-c", "for i in $(seq 15); do "+get(svc.Spec.ClusterIP, 80)+"; done")
+				for _, l := range strings.Split(out, "\n") {
+					seen[strings.TrimSpace(l)] = true
 				}
 				return seen[onGuest[0].Name] && seen[onGuest[1].Name] && seen[onHV.Name], fmt.Errorf("answered by %v", seen)
 			})
@@ -272,6 +274,13 @@ func guestServer(t *testing.T, c *framework.Cloud, ns, name, node string) *corev
 	p.Labels = map[string]string{"app": "web-nested", "where": "guest"}
 	p.Spec.Containers[0].Ports = []corev1.ContainerPort{{Name: "web", ContainerPort: 8080}}
 	p.Spec.DNSPolicy = corev1.DNSClusterFirst
+	// The guest is emulated (TCG, one vCPU): its httpd may answer a probe
+	// seconds late while runc starts an exec. Probes stay real, with
+	// timeouts for that speed: a liveness kill at the default 1 s would
+	// test the emulator, not kuryr.
+	c0 := &p.Spec.Containers[0]
+	c0.ReadinessProbe.TimeoutSeconds = 5
+	c0.LivenessProbe.TimeoutSeconds, c0.LivenessProbe.FailureThreshold = 10, 6
 	created, err := c.Kube.CoreV1().Pods(ns).Create(context.Background(), p, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
