@@ -109,9 +109,11 @@ containerRuntimeEndpoint: unix:///run/containerd/containerd.sock
 cgroupDriver: cgroupfs
 $(kubelet_shared_conf)
 evictionHard: {memory.available: "1Mi", nodefs.available: "0%", imagefs.available: "0%", nodefs.inodesFree: "0%"}
-# Under emulation the kubelet's own polling is most of an idle guest's
-# load: its defaults (status every 10 s, resync every minute), not the
-# hypervisor nodes' faster ones.
+# nodeStatusUpdateFrequency and syncFrequency unset: under emulation the
+# kubelet's own polling is much of an idle guest's load, so its defaults
+# (status every 10 s, resync every minute), not the hypervisor nodes' 4 s
+# and 10 s.
+
 # Under emulation a CRI call takes minutes when tens of pods start at once
 # (50 on pooled ports: "context deadline exceeded" at the default 2 min).
 runtimeRequestTimeout: 10m
@@ -165,7 +167,7 @@ start_guest_node() {
 }
 
 guest_wait() {
-  wait_for "$1 Ready" 300 node_is_ready "$1"
+  wait_for "$1 Ready" 480 node_is_ready "$1"
   wait_for "$1's kuryr-daemon" 180 guest_daemon_ready "$1"
 }
 

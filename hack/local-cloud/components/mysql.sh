@@ -41,18 +41,25 @@ start_mysql() {
 
 # db_migrate DB LOG CMD...: DB's contents made by CMD (its migrations) the
 # first time, then restored from the dump of them (kept per root, command
-# and, for a shell function, its body): each migration run is a Python
-# process that takes 10-15 s on a busy 2-core machine while the others
-# start, a restore about a second.
+# and, for a shell function, its body) into an empty DB: each migration run
+# is a Python process that takes 10-15 s on a busy 2-core machine while the
+# others start, a restore about a second.
 db_migrate() {
   local db=$1 name=$2; shift 2
-  local dump tables
+  local dump tables mark=$MYSQL_DIR/$db.restoring
+  # A restore cut short left some tables (alembic's version among the
+  # first): the database is made again from empty.
+  if [ -e "$mark" ]; then
+    mysql_cli -e "DROP DATABASE $db; CREATE DATABASE $db" || die "emptying database $db after a partial restore"
+    rm -f "$mark"
+  fi
   # A cloud brought up again (make up twice) keeps its database: a restore
   # would replace its projects, networks and load balancers with the
   # dump's, under services that hold their ids. Its migrations are
   # idempotent.
   tables=$(mysql_cli -N -e "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = '$db'") \
     || die "counting the tables of database $db"
+  [[ $tables =~ ^[0-9]+$ ]] || die "counting the tables of database $db: got '$tables'"
   if [ "$tables" -gt 0 ]; then
     run_logged "$name" "$@"
     return
@@ -60,11 +67,13 @@ db_migrate() {
   dump=$CLOUD_CACHE/db/$db-$({ readlink -f "$CLOUD_ROOT"; echo "$*"; declare -f "$1" || true; } \
     | sha256sum | cut -c1-16).sql
   if [ -s "$dump" ]; then
+    : >"$mark"
     if mysql_cli "$db" <"$dump" 2>"$CLOUD_LOG_DIR/$name.log"; then
+      rm -f "$mark"
       echo "restored from $dump" >>"$CLOUD_LOG_DIR/$name.log"
       return 0
     fi
-    mysql_cli -e "DROP DATABASE $db; CREATE DATABASE $db"
+    mysql_cli -e "DROP DATABASE $db; CREATE DATABASE $db" && rm -f "$mark"
   fi
   run_logged "$name" "$@"
   mkdir -p "$CLOUD_CACHE/db"
