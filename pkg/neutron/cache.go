@@ -44,12 +44,23 @@ func (i *Info) Network(ctx context.Context, id string) (*Network, error) {
 	return lookup(i, i.networks, "network/"+id, id, func() (*Network, error) { return i.c.GetNetwork(ctx, id) })
 }
 
-// ForgetNetwork drops a network from memory: the next Network reads it.
+// ForgetNetwork drops a network and its subnets from memory: the next
+// Network and Subnet read them (a subnet added, renamed or tagged since).
 func (i *Info) ForgetNetwork(id string) {
+	var subnets []string
 	i.mu.Lock()
 	delete(i.networks, id)
+	for sid, e := range i.subnets {
+		if e.v != nil && e.v.NetworkID == id {
+			delete(i.subnets, sid)
+			subnets = append(subnets, sid)
+		}
+	}
 	i.mu.Unlock()
 	i.flight.Forget("network/" + id) // a read in flight is not joined
+	for _, sid := range subnets {
+		i.flight.Forget("subnet/" + sid)
+	}
 }
 
 // SubnetPoolPrefixes returns a subnet pool's prefixes, from memory when fresh.
