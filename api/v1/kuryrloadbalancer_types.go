@@ -59,13 +59,20 @@ type ExternalSpec struct {
 	// (loadbalancer.openstack.org/floating-network-id).
 	// +optional
 	FloatingNetworkID string `json:"floatingNetworkId,omitempty"`
-	// FloatingSubnetID and FloatingSubnet (a name) choose the subnet of that
-	// network (loadbalancer.openstack.org/floating-subnet-id,
-	// loadbalancer.openstack.org/floating-subnet).
+	// FloatingSubnetID chooses the subnet of that network
+	// (loadbalancer.openstack.org/floating-subnet-id); without it,
+	// FloatingSubnet and FloatingSubnetTags choose the first of its subnets
+	// that matches both (loadbalancer.openstack.org/floating-subnet: a name,
+	// a glob, or "~" and a regular expression, matching the whole name,
+	// "!" first to negate; loadbalancer.openstack.org/floating-subnet-tags:
+	// tags separated by commas, any of them, all with "&" first, none or
+	// not all with "!" first), as cloud-provider-openstack reads them.
 	// +optional
 	FloatingSubnetID string `json:"floatingSubnetId,omitempty"`
 	// +optional
 	FloatingSubnet string `json:"floatingSubnet,omitempty"`
+	// +optional
+	FloatingSubnetTags string `json:"floatingSubnetTags,omitempty"`
 	// KeepFloatingIP: a floating IP kuryr allocated for the Service is not
 	// released when the Service no longer needs it; it is handed over to
 	// the project, untagged (loadbalancer.openstack.org/keep-floatingip).

@@ -13,6 +13,7 @@ import (
 type Subnet struct {
 	ID, NetworkID string
 	Name          string
+	Tags          []string
 	CIDR          string
 	GatewayIP     string
 	HostRoutes    []Route
@@ -28,7 +29,7 @@ type Range struct{ Start, End string }
 type Route struct{ Destination, NextHop string }
 
 func subnetOf(s *subnets.Subnet) *Subnet {
-	out := &Subnet{ID: s.ID, NetworkID: s.NetworkID, Name: s.Name, CIDR: s.CIDR, GatewayIP: s.GatewayIP, DNS: s.DNSNameservers}
+	out := &Subnet{ID: s.ID, NetworkID: s.NetworkID, Name: s.Name, Tags: s.Tags, CIDR: s.CIDR, GatewayIP: s.GatewayIP, DNS: s.DNSNameservers}
 	for _, r := range s.HostRoutes {
 		out.HostRoutes = append(out.HostRoutes, Route{Destination: r.DestinationCIDR, NextHop: r.NextHop})
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"slices"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -23,11 +25,14 @@ type candidate struct {
 	// userOwned: the user named addr in loadBalancerIP; it is theirs,
 	// whoever allocated it.
 	userOwned bool
-	// network, subnet and subnetName say where any address (addr "") is
-	// allocated: the Service's floating network and subnet (by id, or by
-	// name), else external_svc_net and external_svc_subnet; cidr is the
-	// subnet's, once resolved.
-	network, subnet, subnetName, cidr string
+	// network, subnet, subnetPattern and subnetTags say where any address
+	// (addr "") is allocated: the Service's floating network and subnet (by
+	// id, else the first matching the pattern and tags: subnetMatch), else
+	// external_svc_net and external_svc_subnet; cidrs are those of every
+	// subnet it names, once resolved (a floating IP in any of them is
+	// what c asks for).
+	network, subnet, subnetPattern, subnetTags string
+	cidrs                                      []string
 }
 
 // label names c in a message.
@@ -42,7 +47,8 @@ func (c candidate) label() string {
 // address, one kuryr allocated for the Service on c's network.
 func (c candidate) matches(f neutron.FloatingIP, uid string) bool {
 	if c.addr == "" {
-		return ours(f, uid) && (f.NetworkID == "" || f.NetworkID == c.network) && within(f.Address, c.cidr)
+		return ours(f, uid) && (f.NetworkID == "" || f.NetworkID == c.network) &&
+			(len(c.cidrs) == 0 || slices.ContainsFunc(c.cidrs, func(cidr string) bool { return within(f.Address, cidr) }))
 	}
 	return f.Address == c.addr
 }
@@ -73,12 +79,14 @@ func candidates(spec kuryrv1.KuryrLoadBalancerSpec, s Settings) []candidate {
 			return nil
 		case spec.LoadBalancerIP != "":
 			return []candidate{{addr: spec.LoadBalancerIP, userOwned: true}}
-		case ext.FloatingNetworkID != "":
-			return []candidate{{allocate: true, network: ext.FloatingNetworkID, subnet: ext.FloatingSubnetID, subnetName: ext.FloatingSubnet}}
-		case s.ExternalNetwork != "":
-			c := candidate{allocate: true, network: s.ExternalNetwork, subnet: ext.FloatingSubnetID, subnetName: ext.FloatingSubnet}
-			if c.subnet == "" && c.subnetName == "" {
-				c.subnet = s.ExternalSubnet
+		case ext.FloatingNetworkID != "" || s.ExternalNetwork != "":
+			c := candidate{allocate: true, network: ext.FloatingNetworkID, subnet: ext.FloatingSubnetID,
+				subnetPattern: ext.FloatingSubnet, subnetTags: ext.FloatingSubnetTags}
+			if c.network == "" {
+				c.network = s.ExternalNetwork
+				if !c.namesSubnet() {
+					c.subnet = s.ExternalSubnet
+				}
 			}
 			return []candidate{c}
 		}
@@ -91,16 +99,29 @@ func candidates(spec kuryrv1.KuryrLoadBalancerSpec, s Settings) []candidate {
 	return out
 }
 
+// namesSubnet: the Service chooses the subnet of its floating network.
+func (c candidate) namesSubnet() bool {
+	return c.subnet != "" || c.subnetPattern != "" || c.subnetTags != ""
+}
+
 // resolve finds the subnet c allocates any address on (c's subnet, or the
-// subnet of c's network with c's subnet name) and its CIDR; why says what
-// is wrong with it.
+// first subnet of c's network its pattern and tags match) and the CIDRs
+// of those it names; why says what is wrong with them.
 func (r *Reconciler) resolve(ctx context.Context, c candidate) (candidate, string, error) {
-	id, why, err := c.subnet, "", error(nil)
-	if c.subnetName != "" {
-		id, why, err = r.subnetNamed(ctx, c.network, c.subnetName)
+	if c.subnet == "" && (c.subnetPattern != "" || c.subnetTags != "") {
+		subs, why, err := r.subnetsMatching(ctx, c)
+		if err != nil || why != "" {
+			return c, why, err
+		}
+		c.subnet = subs[0].ID
+		for _, s := range subs {
+			c.cidrs = append(c.cidrs, s.CIDR)
+		}
+		return c, "", nil
 	}
-	if err != nil || why != "" || id == "" {
-		return c, why, err
+	id := c.subnet
+	if id == "" {
+		return c, "", nil
 	}
 	sub, err := r.Info.Subnet(ctx, id)
 	switch {
@@ -111,37 +132,58 @@ func (r *Reconciler) resolve(ctx context.Context, c candidate) (candidate, strin
 	case sub.NetworkID != "" && sub.NetworkID != c.network:
 		return c, fmt.Sprintf("subnet %s is not on floating network %s", id, c.network), nil
 	}
-	c.subnet, c.cidr = id, sub.CIDR
+	c.cidrs = []string{sub.CIDR}
 	return c, "", nil
 }
 
-// subnetNamed is the subnet of network with that name; a subnet added
-// since the network was cached is found too.
-func (r *Reconciler) subnetNamed(ctx context.Context, network, name string) (string, string, error) {
+// subnetsMatching are the subnets of c's network that c's pattern and tags
+// match, in the network's order; a subnet added since the network was
+// cached is found too.
+func (r *Reconciler) subnetsMatching(ctx context.Context, c candidate) ([]neutron.Subnet, string, error) {
+	match, err := neutron.SubnetMatch(c.subnetPattern, c.subnetTags)
+	if err != nil {
+		return nil, err.Error(), nil
+	}
 	for fresh := false; ; fresh = true {
 		if fresh {
-			r.Info.ForgetNetwork(network)
+			r.Info.ForgetNetwork(c.network)
 		}
-		net, err := r.Info.Network(ctx, network)
+		net, err := r.Info.Network(ctx, c.network)
 		if neutron.IsNotFound(err) {
-			return "", "floating network " + network + " not found", nil
+			return nil, "floating network " + c.network + " not found", nil
 		}
 		if err != nil {
-			return "", "", err
+			return nil, "", err
 		}
+		var out []neutron.Subnet
 		for _, id := range net.Subnets {
 			sub, err := r.Info.Subnet(ctx, id)
 			if err != nil {
-				return "", "", err
+				return nil, "", err
 			}
-			if sub.Name == name {
-				return id, "", nil
+			if match(*sub) {
+				out = append(out, *sub)
 			}
+		}
+		if len(out) > 0 {
+			return out, "", nil
 		}
 		if fresh {
-			return "", fmt.Sprintf("floating network %s has no subnet named %q", network, name), nil
+			return nil, fmt.Sprintf("floating network %s has no subnet %s", c.network, c.subnetLabel()), nil
 		}
 	}
+}
+
+// subnetLabel names the subnets c's pattern and tags choose in a message.
+func (c candidate) subnetLabel() string {
+	var parts []string
+	if c.subnetPattern != "" {
+		parts = append(parts, "named "+strconv.Quote(c.subnetPattern))
+	}
+	if c.subnetTags != "" {
+		parts = append(parts, "tagged "+strconv.Quote(c.subnetTags))
+	}
+	return strings.Join(parts, " and ")
 }
 
 // externalSubnetOf finds the subnet of the external network that holds

@@ -104,11 +104,11 @@ func (external) Network(_ context.Context, id string) (*neutron.Network, error) 
 func (external) ForgetNetwork(string) {}
 
 func (external) Subnet(_ context.Context, id string) (*neutron.Subnet, error) {
-	name, cidr := id[strings.LastIndex(id, "-")+1:], "172.24.4.0/24"
+	name, cidr, tags := id[strings.LastIndex(id, "-")+1:], "172.24.4.0/24", []string(nil)
 	if name == "b" {
-		cidr = "172.24.5.0/24"
+		cidr, tags = "172.24.5.0/24", []string{"blue"}
 	}
-	return &neutron.Subnet{ID: id, Name: name, CIDR: cidr}, nil
+	return &neutron.Subnet{ID: id, Name: name, CIDR: cidr, Tags: tags}, nil
 }
 
 func (f *fips) AssociateFloatingIP(_ context.Context, id, port string) error {

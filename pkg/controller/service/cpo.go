@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
 
 // cloud-provider-openstack's annotations on a LoadBalancer Service that
@@ -19,11 +20,12 @@ const (
 	cpoFloatingNetwork = cpoPrefix + "floating-network-id"
 	cpoFloatingSubnet  = cpoPrefix + "floating-subnet"
 	cpoFloatingSubnet2 = cpoPrefix + "floating-subnet-id"
+	cpoFloatingTags    = cpoPrefix + "floating-subnet-tags"
 	cpoKeepFloatingIP  = cpoPrefix + "keep-floatingip"
 )
 
 // cpoRead are the annotations kuryr reads.
-var cpoRead = []string{cpoInternal, cpoFloatingNetwork, cpoFloatingSubnet, cpoFloatingSubnet2, cpoKeepFloatingIP}
+var cpoRead = []string{cpoInternal, cpoFloatingNetwork, cpoFloatingSubnet, cpoFloatingSubnet2, cpoFloatingTags, cpoKeepFloatingIP}
 
 // cpoNotRead says why each other annotation of cloud-provider-openstack is
 // not read; those not named here get a general reason.
@@ -37,7 +39,6 @@ var cpoNotRead = map[string]string{
 	cpoPrefix + "load-balancer-id": "cloud-provider-openstack's record of its load balancer, stale now (kuryr's has the " +
 		"ClusterIP as its VIP): remove it",
 	cpoPrefix + "load-balancer-address": "cloud-provider-openstack's record of its address, stale now: remove it",
-	cpoPrefix + "floating-subnet-tags":  "choose the subnet by floating-subnet-id or floating-subnet (its name)",
 	cpoPrefix + "port-id":               "the VIP is the ClusterIP on the service subnet",
 	cpoPrefix + "network-id":            "the VIP is the ClusterIP on the service subnet",
 	cpoPrefix + "subnet-id":             "the VIP is the ClusterIP on the service subnet",
@@ -67,17 +68,21 @@ func externalSpec(a map[string]string) (*kuryrv1.ExternalSpec, []string) {
 	ext.FloatingNetworkID = strings.TrimSpace(a[cpoFloatingNetwork])
 	ext.FloatingSubnetID = strings.TrimSpace(a[cpoFloatingSubnet2])
 	ext.FloatingSubnet = strings.TrimSpace(a[cpoFloatingSubnet])
-	if strings.HasPrefix(ext.FloatingSubnet, "~") || strings.HasPrefix(ext.FloatingSubnet, "!") || strings.ContainsAny(ext.FloatingSubnet, "*?[") {
-		problems = append(problems, cpoFloatingSubnet+": "+strconv.Quote(ext.FloatingSubnet)+" is taken as a subnet's "+
-			"exact name (cloud-provider-openstack's patterns are not supported)")
+	ext.FloatingSubnetTags = strings.TrimSpace(a[cpoFloatingTags])
+	if _, err := neutron.SubnetMatch(ext.FloatingSubnet, ext.FloatingSubnetTags); err != nil {
+		problems = append(problems, cpoFloatingSubnet+": "+err.Error()+" (no subnet matches it)")
 	}
-	if ext.FloatingSubnetID != "" && ext.FloatingSubnet != "" {
-		problems = append(problems, cpoFloatingSubnet+" is ignored: "+cpoFloatingSubnet2+" names the subnet")
-		ext.FloatingSubnet = ""
+	if ext.FloatingSubnetID != "" {
+		for key, v := range map[string]*string{cpoFloatingSubnet: &ext.FloatingSubnet, cpoFloatingTags: &ext.FloatingSubnetTags} {
+			if *v != "" {
+				problems = append(problems, key+" is ignored: "+cpoFloatingSubnet2+" names the subnet")
+				*v = ""
+			}
+		}
 	}
-	if ext.Internal && (ext.FloatingNetworkID != "" || ext.FloatingSubnetID != "" || ext.FloatingSubnet != "") {
+	if ext.Internal && choosesFloating(&ext) {
 		problems = append(problems, "the floating network and subnet are ignored: "+cpoInternal+" asks for no floating IP")
-		ext.FloatingNetworkID, ext.FloatingSubnetID, ext.FloatingSubnet = "", "", ""
+		ext.FloatingNetworkID, ext.FloatingSubnetID, ext.FloatingSubnet, ext.FloatingSubnetTags = "", "", "", ""
 	}
 	if ext == (kuryrv1.ExternalSpec{}) {
 		return nil, problems
@@ -119,7 +124,7 @@ func cpoWarnings(svc *corev1.Service, class string) []string {
 		case ext.Internal:
 			w = append(w, "loadBalancerIP "+svc.Spec.LoadBalancerIP+" is not served: "+cpoInternal+
 				" asks for no floating IP, and the VIP is the ClusterIP")
-		case ext.FloatingNetworkID != "" || ext.FloatingSubnetID != "" || ext.FloatingSubnet != "":
+		case choosesFloating(ext):
 			w = append(w, "the floating network and subnet annotations are not used: loadBalancerIP "+
 				svc.Spec.LoadBalancerIP+" names the floating IP")
 		}
@@ -133,4 +138,9 @@ func cpoWarnings(svc *corev1.Service, class string) []string {
 func ownExternal(a map[string]string) bool {
 	ext, _ := externalSpec(a)
 	return ext != nil && (ext.Internal || ext.FloatingNetworkID != "")
+}
+
+// choosesFloating: ext names the floating network or subnet.
+func choosesFloating(ext *kuryrv1.ExternalSpec) bool {
+	return ext.FloatingNetworkID != "" || ext.FloatingSubnetID != "" || ext.FloatingSubnet != "" || ext.FloatingSubnetTags != ""
 }

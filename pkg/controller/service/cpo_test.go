@@ -29,8 +29,14 @@ func TestExternalSpec(t *testing.T) {
 		// cloud-provider-openstack takes only "true" as true.
 		{"flag not true", map[string]string{cpoInternal: "True"}, nil, "taken as false"},
 		{"bad flag", map[string]string{cpoKeepFloatingIP: "1"}, nil, "is not true or false"},
-		{"subnet pattern", map[string]string{cpoFloatingSubnet: "~pub.*"}, &kuryrv1.ExternalSpec{FloatingSubnet: "~pub.*"},
-			"patterns are not supported"},
+		{"subnet pattern", map[string]string{cpoFloatingSubnet: "~pub.*"}, &kuryrv1.ExternalSpec{FloatingSubnet: "~pub.*"}, ""},
+		{"bad subnet pattern", map[string]string{cpoFloatingSubnet: "~pub("}, &kuryrv1.ExternalSpec{FloatingSubnet: "~pub("},
+			"no subnet matches it"},
+		{"subnet tags", map[string]string{cpoFloatingTags: "&a, b"}, &kuryrv1.ExternalSpec{FloatingSubnetTags: "&a, b"}, ""},
+		{"subnet id wins over tags", map[string]string{cpoFloatingTags: "a", cpoFloatingSubnet2: "sub"},
+			&kuryrv1.ExternalSpec{FloatingSubnetID: "sub"}, "floating-subnet-tags is ignored"},
+		{"internal with tags", map[string]string{cpoInternal: "true", cpoFloatingTags: "a"},
+			&kuryrv1.ExternalSpec{Internal: true}, "asks for no floating IP"},
 		{"internal with a network", map[string]string{cpoInternal: "true", cpoFloatingNetwork: "net"},
 			&kuryrv1.ExternalSpec{Internal: true}, "asks for no floating IP"},
 	} {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/attributestags"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,7 +27,8 @@ const fipSubnet = "198.18.77.0/24"
 // keeps meaning what its annotations say. An internal load balancer
 // (service.beta.kubernetes.io/openstack-internal-load-balancer) gets no
 // floating IP and publishes its VIP; floating-network-id and floating-subnet
-// (a name) choose where the floating IP is allocated; with keep-floatingip
+// (a name), or floating-subnet-tags and a floating-subnet pattern, choose
+// where the floating IP is allocated; with keep-floatingip
 // the floating IP outlives its Service, the project's, and a new Service
 // naming it in loadBalancerIP answers on the same address.
 func TestCloudProviderAnnotations(t *testing.T) {
@@ -64,6 +66,20 @@ func TestCloudProviderAnnotations(t *testing.T) {
 	askOutsideEventually(t, outside, fip.IP)
 	t.Logf("floating IP %s of subnet %s answered from outside", fip.IP, subnetName)
 
+	// The same subnet chosen by its tags and a name pattern, on the
+	// default external network.
+	tagged := webService(ns, "tagged", "web")
+	tagged.Spec.Type = corev1.ServiceTypeLoadBalancer
+	tagged.Annotations = map[string]string{"loadbalancer.openstack.org/floating-subnet-tags": "&e2e," + subnetName,
+		"loadbalancer.openstack.org/floating-subnet": "~e2e-.*"}
+	createService(t, c, tagged)
+	tfip := waitKLB(t, k, ns, "tagged", 2, 2*time.Minute).Status.FloatingIP
+	if tfip == nil || !netip.MustParsePrefix(fipSubnet).Contains(netip.MustParseAddr(tfip.IP)) {
+		t.Fatalf("floating IP %+v, want one of %s (its tags and name)", tfip, fipSubnet)
+	}
+	t.Logf("floating IP %s of subnet %s chosen by its tags and a pattern", tfip.IP, subnetName)
+	deleteService(t, c, ns, "tagged")
+
 	deleteService(t, c, ns, "kept")
 	framework.Eventually(t, 2*time.Minute, time.Second, "the kept floating IP the project's", func() (bool, error) {
 		if lbs := serviceLBs(t, c, k.Cluster, string(keptSvc.UID)); len(lbs) > 0 {
@@ -98,6 +114,10 @@ func addExternalSubnet(t *testing.T, c *framework.Cloud) string {
 		CIDR: fipSubnet, IPVersion: 4, EnableDHCP: new(bool)}).Extract()
 	if err != nil {
 		t.Fatalf("add subnet %s to the external network: %v", fipSubnet, err)
+	}
+	if _, err := attributestags.ReplaceAll(context.Background(), c.OS.Network, "subnets", s.ID,
+		attributestags.ReplaceAllOpts{Tags: []string{"e2e", name}}).Extract(); err != nil {
+		t.Fatalf("tag subnet %s: %v", name, err)
 	}
 	t.Cleanup(func() {
 		framework.Eventually(t, time.Minute, 2*time.Second, "subnet "+name+" deleted", func() (bool, error) {
