@@ -65,8 +65,9 @@ type ExternalSpec struct {
 	// that matches both (loadbalancer.openstack.org/floating-subnet: a name,
 	// a glob, or "~" and a regular expression, matching the whole name,
 	// "!" first to negate; loadbalancer.openstack.org/floating-subnet-tags:
-	// tags separated by commas, any of them, all with "&" first, none or
-	// not all with "!" first), as cloud-provider-openstack reads them.
+	// tags separated by commas, any of them, all with "&" first, not all
+	// with "!" first, none with "!&"), as cloud-provider-openstack reads
+	// them.
 	// +optional
 	FloatingSubnetID string `json:"floatingSubnetId,omitempty"`
 	// +optional

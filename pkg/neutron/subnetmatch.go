@@ -16,7 +16,9 @@ import (
 //     path.Match reads them), or "~" and a regular expression; "!" first
 //     negates it.
 //   - tags: tags separated by commas; a subnet with any of them, with all
-//     of them when "&" comes first; "!" first (before "&") negates that.
+//     of them when "&" comes first; with "!" first, a subnet without all
+//     of them, and with "!&", without any of them (as Neutron's not-tags
+//     and not-tags-any filters, which cloud-provider-openstack uses).
 //
 // Either may be empty (it then matches every subnet). Pure.
 func SubnetMatch(pattern, tags string) (func(Subnet) bool, error) {
@@ -67,12 +69,19 @@ func tagMatch(spec string) func([]string) bool {
 	}
 	return func(tags []string) bool {
 		has := func(t string) bool { return slices.Contains(tags, t) }
-		var ok bool
-		if all {
-			ok = !slices.ContainsFunc(want, func(t string) bool { return !has(t) })
-		} else {
-			ok = slices.ContainsFunc(want, has)
+		hasAll := !slices.ContainsFunc(want, func(t string) bool { return !has(t) })
+		hasAny := slices.ContainsFunc(want, has)
+		// cloud-provider-openstack hands these to Neutron's filters: tags
+		// (all), tags-any, and with "!" not-tags (not all: what it does,
+		// whatever its comments say) and, with "!&", not-tags-any (none).
+		switch {
+		case not && all:
+			return !hasAny
+		case not:
+			return !hasAll
+		case all:
+			return hasAll
 		}
-		return ok != not
+		return hasAny
 	}
 }

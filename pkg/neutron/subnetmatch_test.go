@@ -21,12 +21,13 @@ func TestSubnetMatch(t *testing.T) {
 		{"~blue", "", []bool{false, false, false}}, // the whole name
 		{"!~.*red", "", []bool{true, false, true}},
 		{"", "blue", []bool{true, false, false}},
-		{"", "blue, red", []bool{true, true, false}},      // any
-		{"", "&blue,v4", []bool{true, false, false}},      // all
-		{"", "&blue,red", []bool{false, false, false}},    // all
-		{"", "!blue,red", []bool{false, false, true}},     // none
-		{"", "!&blue,v4", []bool{false, true, true}},      // not all
-		{"public-*", "!blue", []bool{false, true, false}}, // both
+		{"", "blue, red", []bool{true, true, false}},   // any
+		{"", "&blue,v4", []bool{true, false, false}},   // all
+		{"", "&blue,red", []bool{false, false, false}}, // all
+		{"", "!blue,red", []bool{true, true, true}},    // not all (no subnet has both)     // none
+		{"", "!&blue,v4", []bool{false, true, true}},   // none      // not all
+		{"public-*", "!blue", []bool{false, true, false}},
+		{"", "!blue,v4", []bool{false, true, true}},       // not all // both
 		{"public-?ed", "red", []bool{false, true, false}}, // both
 		{"[^o]*", "", []bool{true, true, false}},          // a glob's class
 		{"~public-blue|other", "", []bool{true, false, true}},

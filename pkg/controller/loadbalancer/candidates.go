@@ -158,6 +158,9 @@ func (r *Reconciler) subnetsMatching(ctx context.Context, c candidate) ([]neutro
 		var out []neutron.Subnet
 		for _, id := range net.Subnets {
 			sub, err := r.Info.Subnet(ctx, id)
+			if neutron.IsNotFound(err) {
+				continue // deleted since the network was read
+			}
 			if err != nil {
 				return nil, "", err
 			}

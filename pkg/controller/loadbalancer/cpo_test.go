@@ -210,3 +210,46 @@ func TestKeepFloatingIPDeletesStrays(t *testing.T) {
 		t.Fatalf("floating IPs %v, want the used one kept", e.fip.all)
 	}
 }
+
+// A floating IP the Service has in any subnet its pattern matches is kept,
+// not only in the first one, where a new one would be allocated.
+func TestFloatingIPInAnyMatchingSubnetKept(t *testing.T) {
+	e := newEnv(t, "LoadBalancer")
+	e.setExternal(t, &kuryrv1.ExternalSpec{FloatingNetworkID: "ext2", FloatingSubnet: "b"})
+	e.converge(t)
+	before := e.klb(t).Status.FloatingIP
+	e.setExternal(t, &kuryrv1.ExternalSpec{FloatingNetworkID: "ext2", FloatingSubnet: "~[ab]"})
+	e.converge(t)
+	if after := e.klb(t).Status.FloatingIP; after == nil || after.ID != before.ID || len(e.fip.all) != 1 {
+		t.Fatalf("floating IP %+v after the pattern, was %+v (all %v): want it kept", after, before, e.fip.all)
+	}
+}
+
+// Where a LoadBalancer Service's floating IP comes from: external_svc_subnet
+// only when the Service chooses neither the network nor a subnet.
+func TestCandidateSubnet(t *testing.T) {
+	s := Settings{ExternalNetwork: "public", ExternalSubnet: "public-subnet"}
+	for _, tc := range []struct {
+		name             string
+		ext              *kuryrv1.ExternalSpec
+		network, subnet  string
+		pattern, tagSpec string
+	}{
+		{"default", nil, "public", "public-subnet", "", ""},
+		{"subnet id", &kuryrv1.ExternalSpec{FloatingSubnetID: "s"}, "public", "s", "", ""},
+		{"pattern", &kuryrv1.ExternalSpec{FloatingSubnet: "p*"}, "public", "", "p*", ""},
+		{"tags", &kuryrv1.ExternalSpec{FloatingSubnetTags: "t"}, "public", "", "", "t"},
+		{"network", &kuryrv1.ExternalSpec{FloatingNetworkID: "ext2"}, "ext2", "", "", ""},
+		{"network and tags", &kuryrv1.ExternalSpec{FloatingNetworkID: "ext2", FloatingSubnetTags: "t"}, "ext2", "", "", "t"},
+	} {
+		spec := kuryrv1.KuryrLoadBalancerSpec{Type: "LoadBalancer", External: tc.ext}
+		got := candidates(spec, s)
+		if len(got) != 1 {
+			t.Fatalf("%s: %d candidates", tc.name, len(got))
+		}
+		c := got[0]
+		if c.network != tc.network || c.subnet != tc.subnet || c.subnetPattern != tc.pattern || c.subnetTags != tc.tagSpec || !c.allocate {
+			t.Errorf("%s: %+v, want network %s subnet %q pattern %q tags %q", tc.name, c, tc.network, tc.subnet, tc.pattern, tc.tagSpec)
+		}
+	}
+}

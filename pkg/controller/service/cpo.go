@@ -69,9 +69,6 @@ func externalSpec(a map[string]string) (*kuryrv1.ExternalSpec, []string) {
 	ext.FloatingSubnetID = strings.TrimSpace(a[cpoFloatingSubnet2])
 	ext.FloatingSubnet = strings.TrimSpace(a[cpoFloatingSubnet])
 	ext.FloatingSubnetTags = strings.TrimSpace(a[cpoFloatingTags])
-	if _, err := neutron.SubnetMatch(ext.FloatingSubnet, ext.FloatingSubnetTags); err != nil {
-		problems = append(problems, cpoFloatingSubnet+": "+err.Error()+" (no subnet matches it)")
-	}
 	if ext.FloatingSubnetID != "" {
 		for key, v := range map[string]*string{cpoFloatingSubnet: &ext.FloatingSubnet, cpoFloatingTags: &ext.FloatingSubnetTags} {
 			if *v != "" {
@@ -79,6 +76,9 @@ func externalSpec(a map[string]string) (*kuryrv1.ExternalSpec, []string) {
 				*v = ""
 			}
 		}
+	}
+	if _, err := neutron.SubnetMatch(ext.FloatingSubnet, ext.FloatingSubnetTags); err != nil {
+		problems = append(problems, cpoFloatingSubnet+": "+err.Error()+" (no subnet matches it)")
 	}
 	if ext.Internal && choosesFloating(&ext) {
 		problems = append(problems, "the floating network and subnet are ignored: "+cpoInternal+" asks for no floating IP")

@@ -66,12 +66,12 @@ func TestCloudProviderAnnotations(t *testing.T) {
 	askOutsideEventually(t, outside, fip.IP)
 	t.Logf("floating IP %s of subnet %s answered from outside", fip.IP, subnetName)
 
-	// The same subnet chosen by its tags and a name pattern, on the
-	// default external network.
+	// The same subnet chosen by its tags (the pattern matches every
+	// subnet), without floating-network-id: of external_svc_net.
 	tagged := webService(ns, "tagged", "web")
 	tagged.Spec.Type = corev1.ServiceTypeLoadBalancer
 	tagged.Annotations = map[string]string{"loadbalancer.openstack.org/floating-subnet-tags": "&e2e," + subnetName,
-		"loadbalancer.openstack.org/floating-subnet": "~e2e-.*"}
+		"loadbalancer.openstack.org/floating-subnet": "~.*"}
 	createService(t, c, tagged)
 	tfip := waitKLB(t, k, ns, "tagged", 2, 2*time.Minute).Status.FloatingIP
 	if tfip == nil || !netip.MustParsePrefix(fipSubnet).Contains(netip.MustParseAddr(tfip.IP)) {
