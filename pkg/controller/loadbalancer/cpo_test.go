@@ -38,6 +38,7 @@ func TestCloudProviderExternal(t *testing.T) {
 			`a floating IP of network ext2: floating network ext2 has no subnet named "a" and tagged "blue"`},
 		{"bad pattern", &kuryrv1.ExternalSpec{FloatingNetworkID: "ext2", FloatingSubnet: "~("}, "", "",
 			"a floating IP of network ext2: floating subnet pattern \"~(\": error parsing regexp: missing closing ): `(`"},
+		{"a listed subnet deleted since", &kuryrv1.ExternalSpec{FloatingNetworkID: "stale", FloatingSubnetTags: "blue"}, "stale", "stale-b", ""},
 		{"subnet of the default network", &kuryrv1.ExternalSpec{FloatingSubnetID: "public-subnet"}, "public", "public-subnet", ""},
 		{"no such subnet", &kuryrv1.ExternalSpec{FloatingNetworkID: "ext2", FloatingSubnet: "c"}, "", "",
 			`a floating IP of network ext2: floating network ext2 has no subnet named "c"`},

@@ -3,6 +3,7 @@ package loadbalancer
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -98,12 +99,18 @@ func (external) Network(_ context.Context, id string) (*neutron.Network, error) 
 	if id != "public" {
 		n.Subnets = []string{id + "-a", id + "-b"}
 	}
+	if id == "stale" { // lists a subnet deleted since
+		n.Subnets = []string{"stale-gone", "stale-b"}
+	}
 	return n, nil
 }
 
 func (external) ForgetNetwork(string) {}
 
 func (external) Subnet(_ context.Context, id string) (*neutron.Subnet, error) {
+	if strings.HasSuffix(id, "-gone") {
+		return nil, gophercloud.ErrUnexpectedResponseCode{Actual: http.StatusNotFound}
+	}
 	name, cidr, tags := id[strings.LastIndex(id, "-")+1:], "172.24.4.0/24", []string(nil)
 	if name == "b" {
 		cidr, tags = "172.24.5.0/24", []string{"blue"}
