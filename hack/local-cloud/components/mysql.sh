@@ -39,6 +39,10 @@ start_mysql() {
     GRANT ALL ON *.* TO 'cloud'@'127.0.0.1';"
 }
 
+# empty_db DB: DB dropped and made again, empty (a partial restore's
+# marker gone with its tables).
+empty_db() { mysql_cli -e "DROP DATABASE $1; CREATE DATABASE $1" && rm -f "$MYSQL_DIR/$1.restoring"; }
+
 # db_migrate DB LOG CMD...: DB's contents made by CMD (its migrations) the
 # first time, then restored from the dump of them (kept per root, command
 # and, for a shell function, its body) into an empty DB: each migration run
@@ -50,8 +54,7 @@ db_migrate() {
   # A restore cut short left some tables (alembic's version among the
   # first): the database is made again from empty.
   if [ -e "$mark" ]; then
-    mysql_cli -e "DROP DATABASE $db; CREATE DATABASE $db" || die "emptying database $db after a partial restore"
-    rm -f "$mark"
+    empty_db "$db" || die "emptying database $db after a partial restore"
   fi
   # A cloud brought up again (make up twice) keeps its database: a restore
   # would replace its projects, networks and load balancers with the
@@ -73,7 +76,7 @@ db_migrate() {
       echo "restored from $dump" >>"$CLOUD_LOG_DIR/$name.log"
       return 0
     fi
-    mysql_cli -e "DROP DATABASE $db; CREATE DATABASE $db" && rm -f "$mark"
+    empty_db "$db" || true # the marker stays: the next make up empties it
   fi
   run_logged "$name" "$@"
   mkdir -p "$CLOUD_CACHE/db"

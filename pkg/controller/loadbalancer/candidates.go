@@ -84,7 +84,7 @@ func candidates(spec kuryrv1.KuryrLoadBalancerSpec, s Settings) []candidate {
 				subnetPattern: ext.FloatingSubnet, subnetTags: ext.FloatingSubnetTags}
 			if c.network == "" {
 				c.network = s.ExternalNetwork
-				if !c.namesSubnet() {
+				if c.subnet == "" && !c.byMatch() {
 					c.subnet = s.ExternalSubnet
 				}
 			}
@@ -99,16 +99,16 @@ func candidates(spec kuryrv1.KuryrLoadBalancerSpec, s Settings) []candidate {
 	return out
 }
 
-// namesSubnet: the Service chooses the subnet of its floating network.
-func (c candidate) namesSubnet() bool {
-	return c.subnet != "" || c.subnetPattern != "" || c.subnetTags != ""
+// byMatch: c's subnet is the first its pattern and tags match (no id).
+func (c candidate) byMatch() bool {
+	return c.subnet == "" && (c.subnetPattern != "" || c.subnetTags != "")
 }
 
 // resolve finds the subnet c allocates any address on (c's subnet, or the
 // first subnet of c's network its pattern and tags match) and the CIDRs
 // of those it names; why says what is wrong with them.
 func (r *Reconciler) resolve(ctx context.Context, c candidate) (candidate, string, error) {
-	if c.subnet == "" && (c.subnetPattern != "" || c.subnetTags != "") {
+	if c.byMatch() {
 		subs, why, err := r.subnetsMatching(ctx, c)
 		if err != nil || why != "" {
 			return c, why, err
