@@ -42,7 +42,12 @@ func nameMatch(pattern string) (func(string) bool, error) {
 		if _, err := regexp.Compile(expr); err != nil {
 			return nil, fmt.Errorf("floating subnet pattern %q: %w", "~"+expr, err)
 		}
-		match = regexp.MustCompile("^(?:" + expr + ")$").MatchString // the whole name
+		// The whole name; wrapped, a pattern at the nesting limit fails.
+		re, err := regexp.Compile("^(?:" + expr + ")$")
+		if err != nil {
+			return nil, fmt.Errorf("floating subnet pattern %q: %w", "~"+expr, err)
+		}
+		match = re.MatchString
 	} else {
 		if _, err := path.Match(pattern, ""); err != nil {
 			return nil, fmt.Errorf("floating subnet pattern %q: %w", pattern, err)

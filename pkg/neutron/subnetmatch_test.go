@@ -1,6 +1,9 @@
 package neutron
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // The floating-subnet and floating-subnet-tags annotations as
 // cloud-provider-openstack reads them.
@@ -42,7 +45,8 @@ func TestSubnetMatch(t *testing.T) {
 			}
 		}
 	}
-	for _, bad := range []string{"~(", "[", "!~a[", "a[b"} {
+	deep := "~" + strings.Repeat("(", 999) + strings.Repeat(")", 999) // valid alone, not once anchored
+	for _, bad := range []string{"~(", "[", "!~a[", "a[b", deep} {
 		if _, err := SubnetMatch(bad, ""); err == nil {
 			t.Errorf("pattern %q: no error", bad)
 		}
