@@ -79,6 +79,13 @@ type ExternalSpec struct {
 	// the project, untagged (loadbalancer.openstack.org/keep-floatingip).
 	// +optional
 	KeepFloatingIP bool `json:"keepFloatingIP,omitempty"`
+	// UnknownClass is the loadbalancer.openstack.org/class the Service
+	// names that kuryr.conf has no [LoadBalancerClass] section for: no
+	// floating IP is allocated for it, and the one its VIP carries stays,
+	// until the class is added or the annotation fixed. (A class kuryr.conf
+	// has is resolved into the fields above.)
+	// +optional
+	UnknownClass string `json:"unknownClass,omitempty"`
 }
 
 // LoadBalancerPort is one (protocol, port) of a Service with its members.

@@ -31,6 +31,9 @@ func wireServices(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients, 
 			"set [octavia] endpoint_override or register Octavia in the catalog")
 	}
 	od, nd := cfg.OctaviaDefaults, cfg.NeutronDefaults
+	if err := service.CheckClasses(cfg.LoadBalancerClasses); err != nil {
+		return err
+	}
 	var unrestricted []string
 	if cfg.NetworkPolicy.Enabled {
 		unrestricted = cfg.NetworkPolicy.UnrestrictedIngress
@@ -41,7 +44,7 @@ func wireServices(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients, 
 		Settings: service.Settings{Provider: od.Provider, Algorithm: od.EffectiveAlgorithm(), SubnetID: nd.ServiceSubnet,
 			ProjectID: nd.Project, Class: od.LoadBalancerClass, External: nd.ExternalSvcNet != "",
 			RequireSubnet: od.Provider == "ovn", Exposure: exposure, NodePorts: cfg.Kubernetes.ServeNodePorts,
-			ExternalIPs: cfg.Kubernetes.ServeExternalIPs},
+			ExternalIPs: cfg.Kubernetes.ServeExternalIPs, Classes: cfg.LoadBalancerClasses},
 		Modes: &nested.Modes{Nodes: mgr.GetClient(), Default: cfg.Kubernetes.PodVIFDriver}}
 	if err := svc.SetupWithManager(mgr, 4); err != nil {
 		return err

@@ -32,6 +32,9 @@ type Config struct {
 	NetworkPolicy      NetworkPolicy
 	PodVIFNested       PodVIFNested
 	Binding            Binding
+	// LoadBalancerClasses are the [LoadBalancerClass "name"] sections, by
+	// name (lbclass.go).
+	LoadBalancerClasses map[string]LoadBalancerClass
 }
 
 // Pod VIF drivers ([kubernetes] pod_vif_driver): ports bound to the node
@@ -298,7 +301,10 @@ func Load(file string, overrides []string) (*Config, []string, error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("read %s: %w", file, err)
 		}
-		w, err := apply(opts, iniValues(f), file)
+		var w []string
+		cfg.LoadBalancerClasses, w = readClasses(f, file)
+		warnings = append(warnings, w...)
+		w, err = apply(opts, iniValues(f), file)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -131,5 +131,20 @@ func Describe() string {
 		}
 		b.WriteString("\n")
 	}
+	b.WriteString(classHelp)
 	return b.String()
 }
+
+// classHelp documents the [LoadBalancerClass "name"] sections (lbclass.go).
+const classHelp = `# Classes of cloud-provider-openstack's cloud.conf, copied as they are: a
+# LoadBalancer Service annotated loadbalancer.openstack.org/class: NAME gets
+# its floating IP where the class says, before its own annotations
+# (network-id, subnet-id and member-subnet-id are not read: the VIP is the
+# ClusterIP, the members are the pods). A Service naming a class not here
+# gets a Warning and keeps the floating IP it has; none is allocated.
+#[LoadBalancerClass "NAME"]
+#floating-network-id = <external network id; empty: the annotation's, else external_svc_net>
+#floating-subnet-id = <subnet id>
+#floating-subnet = <a name, a glob, or ~ and a regular expression; ! negates>
+#floating-subnet-tags = <tags: any of them; & all; ! not all; !& none>
+`

@@ -44,6 +44,11 @@ enabled = true
 [namespace_subnet]
 pod_router = $BS_ROUTER
 pod_subnet_pool = $BS_POD_POOL
+
+# A class of cloud-provider-openstack's kind, for Services annotated
+# loadbalancer.openstack.org/class: e2e (test/e2e/services adds the subnet).
+[LoadBalancerClass "e2e"]
+floating-subnet-tags = e2e-class
 EOF
   # VM nodes (vm-node.sh): their ports are on the worker subnet.
   if [ -n "${BS_WORKER_SUBNET:-}" ]; then

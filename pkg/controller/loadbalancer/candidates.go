@@ -33,10 +33,17 @@ type candidate struct {
 	// what c asks for).
 	network, subnet, subnetPattern, subnetTags string
 	cidrs                                      []string
+	// unknownClass is the class the Service names that kuryr.conf does not
+	// have: c cannot be resolved, and the floating IP kuryr allocated for
+	// the Service that the VIP carries, on any network, stays.
+	unknownClass string
 }
 
 // label names c in a message.
 func (c candidate) label() string {
+	if c.unknownClass != "" {
+		return "a floating IP of class " + strconv.Quote(c.unknownClass)
+	}
 	if c.addr == "" {
 		return "a floating IP of network " + c.network
 	}
@@ -47,7 +54,7 @@ func (c candidate) label() string {
 // address, one kuryr allocated for the Service on c's network.
 func (c candidate) matches(f neutron.FloatingIP, uid string) bool {
 	if c.addr == "" {
-		return ours(f, uid) && (f.NetworkID == "" || f.NetworkID == c.network) &&
+		return ours(f, uid) && (f.NetworkID == "" || c.unknownClass != "" || f.NetworkID == c.network) &&
 			(len(c.cidrs) == 0 || slices.ContainsFunc(c.cidrs, func(cidr string) bool { return within(f.Address, cidr) }))
 	}
 	return f.Address == c.addr
@@ -79,6 +86,8 @@ func candidates(spec kuryrv1.KuryrLoadBalancerSpec, s Settings) []candidate {
 			return nil
 		case spec.LoadBalancerIP != "":
 			return []candidate{{addr: spec.LoadBalancerIP, userOwned: true}}
+		case ext.UnknownClass != "":
+			return []candidate{{unknownClass: ext.UnknownClass}}
 		case ext.FloatingNetworkID != "" || s.ExternalNetwork != "":
 			c := candidate{allocate: true, network: ext.FloatingNetworkID, subnet: ext.FloatingSubnetID,
 				subnetPattern: ext.FloatingSubnet, subnetTags: ext.FloatingSubnetTags}
@@ -108,6 +117,9 @@ func (c candidate) byMatch() bool {
 // first subnet of c's network its pattern and tags match) and the CIDRs
 // of those it names; why says what is wrong with them.
 func (r *Reconciler) resolve(ctx context.Context, c candidate) (candidate, string, error) {
+	if c.unknownClass != "" {
+		return c, "kuryr.conf has no [LoadBalancerClass " + strconv.Quote(c.unknownClass) + "] section", nil
+	}
 	if c.byMatch() {
 		subs, why, err := r.subnetsMatching(ctx, c)
 		if err != nil || why != "" {

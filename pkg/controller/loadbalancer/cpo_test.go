@@ -43,6 +43,8 @@ func TestCloudProviderExternal(t *testing.T) {
 		{"no such subnet", &kuryrv1.ExternalSpec{FloatingNetworkID: "ext2", FloatingSubnet: "c"}, "", "",
 			`a floating IP of network ext2: floating network ext2 has no subnet named "c"`},
 		{"internal", &kuryrv1.ExternalSpec{Internal: true}, "", "", ""},
+		{"unknown class", &kuryrv1.ExternalSpec{UnknownClass: "nope"}, "", "",
+			`a floating IP of class "nope": kuryr.conf has no [LoadBalancerClass "nope"] section`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, "LoadBalancer")
@@ -193,6 +195,24 @@ func TestBadSubnetKeepsTheAddress(t *testing.T) {
 	e.converge(t)
 	if now := e.klb(t).Status.FloatingIP; now == nil || now.ID != st.ID || e.fip.all[st.ID] == nil {
 		t.Fatalf("floating IP %+v after the bad subnet, want %+v kept", now, st)
+	}
+}
+
+// A class kuryr.conf does not have (a typo in the annotation, a section
+// not yet added): the floating IP the VIP carries stays, whatever its
+// network, and nothing is allocated.
+func TestUnknownClassKeepsTheAddress(t *testing.T) {
+	e := newEnv(t, "LoadBalancer")
+	e.setExternal(t, &kuryrv1.ExternalSpec{FloatingNetworkID: "ext2"})
+	e.converge(t)
+	st := e.klb(t).Status.FloatingIP
+	e.setExternal(t, &kuryrv1.ExternalSpec{UnknownClass: "typo"})
+	e.converge(t)
+	if now := e.klb(t).Status.FloatingIP; now == nil || now.ID != st.ID || len(e.fip.all) != 1 {
+		t.Fatalf("floating IP %+v (all %v) with an unknown class, want %+v kept alone", now, e.fip.all, st)
+	}
+	if in := e.ingress(t); len(in) != 1 || in[0].IP != st.IP {
+		t.Fatalf("ingress %+v, want %s still published", in, st.IP)
 	}
 }
 

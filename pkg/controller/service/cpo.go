@@ -1,6 +1,8 @@
 package service
 
 import (
+	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -8,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/config"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
 
@@ -22,16 +25,15 @@ const (
 	cpoFloatingSubnet2 = cpoPrefix + "floating-subnet-id"
 	cpoFloatingTags    = cpoPrefix + "floating-subnet-tags"
 	cpoKeepFloatingIP  = cpoPrefix + "keep-floatingip"
+	cpoClass           = cpoPrefix + "class"
 )
 
 // cpoRead are the annotations kuryr reads.
-var cpoRead = []string{cpoInternal, cpoFloatingNetwork, cpoFloatingSubnet, cpoFloatingSubnet2, cpoFloatingTags, cpoKeepFloatingIP}
+var cpoRead = []string{cpoInternal, cpoFloatingNetwork, cpoFloatingSubnet, cpoFloatingSubnet2, cpoFloatingTags, cpoKeepFloatingIP, cpoClass}
 
 // cpoNotRead says why each other annotation of cloud-provider-openstack is
 // not read; those not named here get a general reason.
 var cpoNotRead = map[string]string{
-	cpoPrefix + "class": "no load balancer classes in kuryr.conf: set the floating network and subnet " +
-		"annotations on the Service instead",
 	cpoPrefix + "timeout-client-data":    "the ovn provider has no listener timeouts",
 	cpoPrefix + "timeout-member-connect": "the ovn provider has no listener timeouts",
 	cpoPrefix + "timeout-member-data":    "the ovn provider has no listener timeouts",
@@ -46,9 +48,9 @@ var cpoNotRead = map[string]string{
 }
 
 // externalSpec is what a LoadBalancer Service's annotations of
-// cloud-provider-openstack ask of its external address (nil: nothing),
-// and what is wrong with them. Pure.
-func externalSpec(a map[string]string) (*kuryrv1.ExternalSpec, []string) {
+// cloud-provider-openstack, and the class one names, ask of its external
+// address (nil: nothing), and what is wrong with them. Pure.
+func externalSpec(a map[string]string, classes map[string]config.LoadBalancerClass) (*kuryrv1.ExternalSpec, []string) {
 	var ext kuryrv1.ExternalSpec
 	var problems []string
 	flag := func(key string, to *bool) {
@@ -69,6 +71,7 @@ func externalSpec(a map[string]string) (*kuryrv1.ExternalSpec, []string) {
 	ext.FloatingSubnetID = strings.TrimSpace(a[cpoFloatingSubnet2])
 	ext.FloatingSubnet = strings.TrimSpace(a[cpoFloatingSubnet])
 	ext.FloatingSubnetTags = strings.TrimSpace(a[cpoFloatingTags])
+	problems = append(problems, applyClass(&ext, strings.TrimSpace(a[cpoClass]), classes)...)
 	if ext.FloatingSubnetID != "" {
 		for key, v := range map[string]*string{cpoFloatingSubnet: &ext.FloatingSubnet, cpoFloatingTags: &ext.FloatingSubnetTags} {
 			if *v != "" {
@@ -90,13 +93,67 @@ func externalSpec(a map[string]string) (*kuryrv1.ExternalSpec, []string) {
 	return &ext, problems
 }
 
+// applyClass puts what the class (of kuryr.conf) named by
+// loadbalancer.openstack.org/class chooses in place of the annotations, as
+// cloud-provider-openstack does: its floating network, else the
+// annotation's; its floating subnet (by id, or by pattern and tags), else
+// the annotations'. A class kuryr.conf does not have is recorded, so that
+// nothing is allocated or released until it has it. It says what the
+// class overrides.
+func applyClass(ext *kuryrv1.ExternalSpec, name string, classes map[string]config.LoadBalancerClass) []string {
+	if name == "" {
+		return nil
+	}
+	if ext.Internal {
+		return []string{cpoClass + " is ignored: " + cpoInternal + " asks for no floating IP"}
+	}
+	c, ok := classes[name]
+	if !ok {
+		ext.UnknownClass = name
+		ext.FloatingNetworkID, ext.FloatingSubnetID, ext.FloatingSubnet, ext.FloatingSubnetTags = "", "", "", ""
+		return []string{cpoClass + " " + strconv.Quote(name) + ": kuryr.conf has no [LoadBalancerClass " +
+			strconv.Quote(name) + "] section; no floating IP is allocated or released until it has"}
+	}
+	var problems []string
+	override := func(key, value string) {
+		if value != "" {
+			problems = append(problems, key+" is ignored: class "+strconv.Quote(name)+" chooses it")
+		}
+	}
+	if c.FloatingNetworkID != "" {
+		override(cpoFloatingNetwork, ext.FloatingNetworkID)
+		ext.FloatingNetworkID = c.FloatingNetworkID
+	}
+	if c.SubnetChosen() {
+		override(cpoFloatingSubnet2, ext.FloatingSubnetID)
+		override(cpoFloatingSubnet, ext.FloatingSubnet)
+		override(cpoFloatingTags, ext.FloatingSubnetTags)
+		ext.FloatingSubnetID, ext.FloatingSubnet, ext.FloatingSubnetTags = c.FloatingSubnetID, c.FloatingSubnet, c.FloatingSubnetTags
+	}
+	return problems
+}
+
+// CheckClasses says which class of kuryr.conf has a floating-subnet
+// pattern that does not compile (an error at start, naming the section,
+// rather than a Warning on every Service of the class).
+func CheckClasses(classes map[string]config.LoadBalancerClass) error {
+	var errs []error
+	for name, c := range classes {
+		if _, err := neutron.SubnetMatch(c.FloatingSubnet, c.FloatingSubnetTags); err != nil {
+			errs = append(errs, fmt.Errorf("[LoadBalancerClass %q] floating-subnet: %w", name, err))
+		}
+	}
+	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
+	return errors.Join(errs...)
+}
+
 // cpoWarnings say which of cloud-provider-openstack's annotations a
 // Service carries that kuryr does not read, and why, and what is wrong
 // with those it reads (read only on a LoadBalancer Service kuryr serves
 // the external side of). Sorted. Pure.
-func cpoWarnings(svc *corev1.Service, class string) []string {
+func cpoWarnings(svc *corev1.Service, s Settings) []string {
 	var w []string
-	served := svc.Spec.Type == corev1.ServiceTypeLoadBalancer && !foreignClass(svc, class)
+	served := svc.Spec.Type == corev1.ServiceTypeLoadBalancer && !foreignClass(svc, s.Class)
 	var ignored []string
 	for k := range svc.Annotations {
 		if !strings.HasPrefix(k, cpoPrefix) && k != cpoInternal {
@@ -117,7 +174,7 @@ func cpoWarnings(svc *corev1.Service, class string) []string {
 			" are read on a LoadBalancer Service whose external side kuryr serves only")
 	}
 	if served {
-		ext, problems := externalSpec(svc.Annotations)
+		ext, problems := externalSpec(svc.Annotations, s.Classes)
 		w = append(w, problems...)
 		switch {
 		case ext == nil || svc.Spec.LoadBalancerIP == "":
@@ -134,10 +191,11 @@ func cpoWarnings(svc *corev1.Service, class string) []string {
 }
 
 // ownExternal reports annotations that give a LoadBalancer Service its
-// external side without external_svc_net: a floating network, or none.
-func ownExternal(a map[string]string) bool {
-	ext, _ := externalSpec(a)
-	return ext != nil && (ext.Internal || ext.FloatingNetworkID != "")
+// external side without external_svc_net: a floating network (its own or
+// its class's), none, or a class kuryr.conf does not have.
+func ownExternal(a map[string]string, classes map[string]config.LoadBalancerClass) bool {
+	ext, _ := externalSpec(a, classes)
+	return ext != nil && (ext.Internal || ext.FloatingNetworkID != "" || ext.UnknownClass != "")
 }
 
 // choosesFloating: ext names the floating network or subnet.

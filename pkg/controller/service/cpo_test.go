@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/config"
 )
 
 func TestExternalSpec(t *testing.T) {
@@ -39,9 +40,23 @@ func TestExternalSpec(t *testing.T) {
 			&kuryrv1.ExternalSpec{Internal: true}, "asks for no floating IP"},
 		{"internal with a network", map[string]string{cpoInternal: "true", cpoFloatingNetwork: "net"},
 			&kuryrv1.ExternalSpec{Internal: true}, "asks for no floating IP"},
+		// Classes, as cloud-provider-openstack applies them: what the class
+		// names wins, what it does not name comes from the annotations.
+		{"class", map[string]string{cpoClass: "internet"},
+			&kuryrv1.ExternalSpec{FloatingNetworkID: "pub", FloatingSubnetID: "pub-v4"}, ""},
+		{"class over annotations", map[string]string{cpoClass: "internet", cpoFloatingNetwork: "net", cpoFloatingTags: "a"},
+			&kuryrv1.ExternalSpec{FloatingNetworkID: "pub", FloatingSubnetID: "pub-v4"}, "floating-network-id is ignored: class"},
+		{"class with a subnet only", map[string]string{cpoClass: "office", cpoFloatingNetwork: "net", cpoFloatingSubnet2: "sub"},
+			&kuryrv1.ExternalSpec{FloatingNetworkID: "net", FloatingSubnetTags: "&office"}, "floating-subnet-id is ignored: class"},
+		{"class with a network only", map[string]string{cpoClass: "dmz", cpoFloatingSubnet: "dmz-*"},
+			&kuryrv1.ExternalSpec{FloatingNetworkID: "dmz", FloatingSubnet: "dmz-*"}, ""},
+		{"unknown class", map[string]string{cpoClass: "nope", cpoFloatingNetwork: "net"},
+			&kuryrv1.ExternalSpec{UnknownClass: "nope"}, `no [LoadBalancerClass "nope"] section`},
+		{"class of an internal one", map[string]string{cpoClass: "internet", cpoInternal: "true"},
+			&kuryrv1.ExternalSpec{Internal: true}, "class is ignored"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, problems := externalSpec(tc.a)
+			got, problems := externalSpec(tc.a, classes)
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Fatalf("spec %+v, want %+v", got, tc.want)
 			}
@@ -51,6 +66,12 @@ func TestExternalSpec(t *testing.T) {
 			}
 		})
 	}
+}
+
+var classes = map[string]config.LoadBalancerClass{
+	"internet": {FloatingNetworkID: "pub", FloatingSubnetID: "pub-v4"},
+	"office":   {FloatingSubnetTags: "&office"},
+	"dmz":      {FloatingNetworkID: "dmz"},
 }
 
 // Only a LoadBalancer Service whose external side kuryr serves gets the
@@ -107,10 +128,22 @@ func TestCPOWarnings(t *testing.T) {
 		{"internal with an address", lb("172.24.4.9", map[string]string{cpoInternal: "true"}), "loadBalancerIP 172.24.4.9 is not served"},
 		{"network with an address", lb("172.24.4.9", map[string]string{cpoFloatingNetwork: "net"}), "names the floating IP"},
 		{"keep on a ClusterIP Service", svc(func(s *corev1.Service) { s.Annotations = map[string]string{cpoKeepFloatingIP: "true"} }), ""},
+		{"unknown class", lb("", map[string]string{cpoClass: "x"}), "kuryr.conf has no [LoadBalancerClass"},
+		{"class on a ClusterIP Service", svc(func(s *corev1.Service) { s.Annotations = map[string]string{cpoClass: "x"} }), "are read on a LoadBalancer Service"},
 	} {
-		w := strings.Join(cpoWarnings(tc.svc, settings.Class), ";")
+		w := strings.Join(cpoWarnings(tc.svc, settings), ";")
 		if (tc.want == "") != (w == "") || !strings.Contains(w, tc.want) {
 			t.Errorf("%s: warnings %q, want containing %q", tc.name, w, tc.want)
 		}
+	}
+}
+
+func TestCheckClasses(t *testing.T) {
+	if err := CheckClasses(classes); err != nil {
+		t.Fatalf("good classes: %v", err)
+	}
+	err := CheckClasses(map[string]config.LoadBalancerClass{"ok": {FloatingSubnet: "pub-*"}, "bad": {FloatingSubnet: "~pub("}})
+	if err == nil || !strings.Contains(err.Error(), `[LoadBalancerClass "bad"] floating-subnet: `) || strings.Contains(err.Error(), `"ok"`) {
+		t.Fatalf("error %v, want one naming the bad class alone", err)
 	}
 }

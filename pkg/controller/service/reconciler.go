@@ -181,7 +181,7 @@ func (r *Reconciler) remove(ctx context.Context, ns, name, keepUID string) error
 // warn tells the user what the Service asks for that is not enforced.
 func (r *Reconciler) warn(svc *corev1.Service) {
 	ws := Warnings(svc, r.Settings)
-	if svc.Spec.Type == corev1.ServiceTypeLoadBalancer && !r.Settings.External && !ownExternal(svc.Annotations) {
+	if svc.Spec.Type == corev1.ServiceTypeLoadBalancer && !r.Settings.External && !ownExternal(svc.Annotations, r.Settings.Classes) {
 		ws = append(ws, "type LoadBalancer: no [neutron_defaults] external_svc_net is configured, so no external IP is allocated (loadBalancerIP must name an existing floating IP)")
 	}
 	if len(svc.Spec.LoadBalancerSourceRanges) > 0 && svc.Spec.Type == corev1.ServiceTypeLoadBalancer && r.Settings.Exposure != "" {

@@ -13,6 +13,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
+	"github.com/kuryr-k8s/kuryr/pkg/config"
 	"github.com/kuryr-k8s/kuryr/pkg/endpoints"
 )
 
@@ -40,6 +41,9 @@ type Settings struct {
 	// ExternalIPs: the Services' externalIPs are served ([kubernetes]
 	// serve_external_ips).
 	ExternalIPs bool
+	// Classes are kuryr.conf's [LoadBalancerClass "name"] sections, which
+	// loadbalancer.openstack.org/class names.
+	Classes map[string]config.LoadBalancerClass
 }
 
 // SubnetFunc names the Neutron subnet an endpoint address is on ("" when
@@ -79,14 +83,14 @@ func Desired(svc *corev1.Service, eps []discoveryv1.EndpointSlice, s Settings, s
 		spec.LoadBalancerIP = svc.Spec.LoadBalancerIP
 		spec.SourceRanges = slices.Clone(svc.Spec.LoadBalancerSourceRanges)
 		slices.Sort(spec.SourceRanges)
-		spec.External, _ = externalSpec(svc.Annotations)
+		spec.External, _ = externalSpec(svc.Annotations, s.Classes)
 	} else {
 		if s.ExternalIPs {
 			spec.ExternalIPs = slices.Clone(svc.Spec.ExternalIPs)
 		}
 		// A floating IP kuryr allocated while it was a LoadBalancer (or
 		// for an external IP) is kept when it goes.
-		if ext, _ := externalSpec(svc.Annotations); ext != nil && ext.KeepFloatingIP {
+		if ext, _ := externalSpec(svc.Annotations, s.Classes); ext != nil && ext.KeepFloatingIP {
 			spec.External = &kuryrv1.ExternalSpec{KeepFloatingIP: true}
 		}
 	}
@@ -214,7 +218,7 @@ func Warnings(svc *corev1.Service, s Settings) []string {
 	if p := sp.InternalTrafficPolicy; p != nil && *p == corev1.ServiceInternalTrafficPolicyLocal {
 		w = append(w, "internalTrafficPolicy Local is not enforced: pod-to-Service traffic goes through the Octavia load balancer, which cannot prefer node-local endpoints")
 	}
-	w = append(w, cpoWarnings(svc, s.Class)...)
+	w = append(w, cpoWarnings(svc, s)...)
 	for _, p := range sp.Ports {
 		if p.AppProtocol != nil {
 			w = append(w, "appProtocol "+strconv.Quote(*p.AppProtocol)+" of port "+strconv.Itoa(int(p.Port))+" is ignored: listeners are plain "+string(p.Protocol))

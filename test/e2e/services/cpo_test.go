@@ -6,14 +6,19 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/attributestags"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/subnets"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 	"github.com/kuryr-k8s/kuryr/test/e2e/framework"
@@ -79,6 +84,7 @@ func TestCloudProviderAnnotations(t *testing.T) {
 	}
 	t.Logf("floating IP %s of subnet %s chosen by its tags and a pattern", tfip.IP, subnetName)
 	deleteService(t, c, ns, "tagged")
+	classes(t, c, k, ns)
 
 	deleteService(t, c, ns, "kept")
 	framework.Eventually(t, 2*time.Minute, time.Second, "the kept floating IP the project's", func() (bool, error) {
@@ -105,6 +111,60 @@ func TestCloudProviderAnnotations(t *testing.T) {
 	t.Logf("the kept floating IP %s answered again for a new Service naming it", fip.IP)
 }
 
+// classes: loadbalancer.openstack.org/class names a [LoadBalancerClass]
+// section of kuryr.conf (the local cloud's "e2e" chooses subnets tagged
+// e2e-class), whose choice wins over the Service's own annotations; a class
+// kuryr.conf does not have is a Warning, and the floating IP stays.
+func classes(t *testing.T, c *framework.Cloud, k *framework.Kuryr, ns string) {
+	classy := webService(ns, "classy", "web")
+	classy.Spec.Type = corev1.ServiceTypeLoadBalancer
+	classy.Annotations = map[string]string{"loadbalancer.openstack.org/class": "e2e",
+		"loadbalancer.openstack.org/floating-subnet-tags": "not-a-tag"}
+	createService(t, c, classy)
+	fip := waitKLB(t, k, ns, "classy", 2, 2*time.Minute).Status.FloatingIP
+	if fip == nil || !netip.MustParsePrefix(fipSubnet).Contains(netip.MustParseAddr(fip.IP)) {
+		t.Fatalf("floating IP %+v, want one of %s (class e2e)", fip, fipSubnet)
+	}
+	askOutsideEventually(t, framework.OpenNetns(t, c.OutsideNetns), fip.IP)
+	t.Logf("floating IP %s chosen by class e2e answered from outside", fip.IP)
+
+	patch := `{"metadata":{"annotations":{"loadbalancer.openstack.org/class":"e2e-typo"}}}`
+	if _, err := c.Kube.CoreV1().Services(ns).Patch(context.Background(), "classy", types.MergePatchType,
+		[]byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatalf("patch the class: %v", err)
+	}
+	framework.Eventually(t, time.Minute, time.Second, "a Warning about the unknown class", func() (bool, error) {
+		evs, err := c.Kube.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{
+			FieldSelector: "involvedObject.name=classy,type=Warning"})
+		if err != nil {
+			return false, err
+		}
+		for _, e := range evs.Items {
+			if strings.Contains(e.Message, `kuryr.conf has no [LoadBalancerClass "e2e-typo"] section`) {
+				return true, nil
+			}
+		}
+		return false, fmt.Errorf("%d Warnings, none about the class", len(evs.Items))
+	})
+	framework.Eventually(t, time.Minute, time.Second, "the unknown class reconciled", func() (bool, error) {
+		var klb kuryrv1.KuryrLoadBalancer
+		if err := k.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "classy"}, &klb); err != nil {
+			return false, err
+		}
+		ready := meta.FindStatusCondition(klb.Status.Conditions, kuryrv1.ConditionReady)
+		ext := klb.Spec.External
+		if ext == nil || ext.UnknownClass != "e2e-typo" || ready == nil || ready.ObservedGeneration != klb.Generation {
+			return false, fmt.Errorf("external %+v, Ready %+v (generation %d)", ext, ready, klb.Generation)
+		}
+		if now := klb.Status.FloatingIP; now == nil || now.ID != fip.ID {
+			t.Fatalf("floating IP %+v with an unknown class, want %s kept", now, fip.IP)
+		}
+		return true, nil
+	})
+	t.Logf("floating IP %s kept while the class is unknown", fip.IP)
+	deleteService(t, c, ns, "classy")
+}
+
 // addExternalSubnet adds fipSubnet to the external network, with a route
 // to it in the outside namespace, both removed at the end; returns its name.
 func addExternalSubnet(t *testing.T, c *framework.Cloud) string {
@@ -116,7 +176,7 @@ func addExternalSubnet(t *testing.T, c *framework.Cloud) string {
 		t.Fatalf("add subnet %s to the external network: %v", fipSubnet, err)
 	}
 	if _, err := attributestags.ReplaceAll(context.Background(), c.OS.Network, "subnets", s.ID,
-		attributestags.ReplaceAllOpts{Tags: []string{"e2e", name}}).Extract(); err != nil {
+		attributestags.ReplaceAllOpts{Tags: []string{"e2e", name, "e2e-class"}}).Extract(); err != nil {
 		t.Fatalf("tag subnet %s: %v", name, err)
 	}
 	t.Cleanup(func() {
