@@ -35,7 +35,7 @@ run_start=$(date -u +%Y-%m-%dT%H:%M:%S)
 # to end within CI's 90 minutes on the 2-core machine CI runs on.
 long_tier='^(TestControllerKilledMidway|TestUnboundPortIsBoundAgain|TestPortPool|TestStaticPod|TestNeutronRestartDuringBurst'
 long_tier+='|TestPeersMoveBetweenKinds|TestProviderLostState|TestControllerKilledWhileCreatingServices|TestRefusalsOutliveRefusePorts'
-long_tier+='|TestSessionAffinity|TestNodePortLocal|TestSelectorlessHeadlessExternalName|TestMigrateFromPython|TestUpgradeFromPrevious'
+long_tier+='|TestSessionAffinity|TestNodePortLocal|TestSelectorlessHeadlessExternalName|TestUpgradeFromPrevious'
 long_tier+='|TestPodsOnGuestNode)$'
 skip=()
 [ -n "${KURYR_E2E_LONG:-}" ] || [ -n "${E2E_RUN:-}" ] || skip=(-skip "$long_tier")
