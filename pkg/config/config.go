@@ -296,15 +296,14 @@ func Load(file string, overrides []string) (*Config, []string, error) {
 		}
 	}
 	var warnings []string
+	cls := &classes{byName: map[string]LoadBalancerClass{}}
 	if file != "" {
 		f, err := ini.LoadSources(ini.LoadOptions{Insensitive: false, AllowBooleanKeys: true}, file)
 		if err != nil {
 			return nil, nil, fmt.Errorf("read %s: %w", file, err)
 		}
-		var w []string
-		cfg.LoadBalancerClasses, w = readClasses(f, file)
-		warnings = append(warnings, w...)
-		w, err = apply(opts, iniValues(f), file)
+		cls.readFile(f, file)
+		w, err := apply(opts, iniValues(f), file)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -316,12 +315,16 @@ func Load(file string, overrides []string) (*Config, []string, error) {
 		if !ok || !strings.Contains(k, ".") {
 			return nil, nil, fmt.Errorf("override %q: want section.option=value", kv)
 		}
-		values[k] = v
+		if !cls.override(k, v) {
+			values[k] = v
+		}
 	}
 	w, err := apply(opts, values, "command line")
 	if err != nil {
 		return nil, nil, err
 	}
+	warnings = append(warnings, w...)
+	cfg.LoadBalancerClasses, w = cls.done()
 	warnings = append(warnings, w...)
 	return cfg, warnings, nil
 }

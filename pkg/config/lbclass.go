@@ -2,7 +2,9 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 
 	"gopkg.in/ini.v1"
@@ -26,7 +28,12 @@ func (c LoadBalancerClass) SubnetChosen() bool {
 	return c.FloatingSubnetID != "" || c.FloatingSubnet != "" || c.FloatingSubnetTags != ""
 }
 
-var classSectionRE = regexp.MustCompile(`^LoadBalancerClass\s+"([^"]+)"$`)
+// Section and option names are case-insensitive, as cloud-provider-openstack
+// (gcfg) reads them.
+var (
+	classSectionRE = regexp.MustCompile(`(?i)^LoadBalancerClass\s+"([^"]+)"$`)
+	classPrefixRE  = regexp.MustCompile(`(?i)^LoadBalancerClass\b`)
+)
 
 // classNotRead says why the options of cloud-provider-openstack's classes
 // that choose the VIP's and the members' subnets are not read.
@@ -36,51 +43,87 @@ var classNotRead = map[string]string{
 	"member-subnet-id": "the members are the pods, on their own subnets",
 }
 
-// readClasses takes the [LoadBalancerClass "name"] sections out of f and
-// returns them, with what in them is not read.
-func readClasses(f *ini.File, source string) (map[string]LoadBalancerClass, []string) {
-	classes := map[string]LoadBalancerClass{}
-	var warnings []string
-	for _, s := range f.Sections() {
-		m := classSectionRE.FindStringSubmatch(strings.TrimSpace(s.Name()))
-		if m == nil {
-			if strings.HasPrefix(s.Name(), "LoadBalancerClass") {
-				warnings = append(warnings, fmt.Sprintf("%s: [%s] is not a class section (want [LoadBalancerClass \"name\"]); ignored", source, s.Name()))
-				f.DeleteSection(s.Name())
-			}
-			continue
-		}
-		c, w := readClass(s, source)
-		classes[m[1]] = c
-		warnings = append(warnings, w...)
-		f.DeleteSection(s.Name())
-	}
-	return classes, warnings
+// classes collects [LoadBalancerClass "name"] sections from the file and
+// from --set overrides, and what in them is not read.
+type classes struct {
+	byName   map[string]LoadBalancerClass
+	warnings []string
 }
 
-// readClass reads one class section.
-func readClass(s *ini.Section, source string) (LoadBalancerClass, []string) {
-	var c LoadBalancerClass
+// section reports whether section is a class's (or meant to be one) and
+// records what is wrong with its name.
+func (cs *classes) section(section, source string) (string, bool) {
+	section = strings.TrimSpace(section)
+	if m := classSectionRE.FindStringSubmatch(section); m != nil {
+		return m[1], true
+	}
+	if classPrefixRE.MatchString(section) {
+		cs.warnings = append(cs.warnings, fmt.Sprintf("%s: [%s] is not a class section (want [LoadBalancerClass \"name\"]); ignored", source, section))
+		return "", true
+	}
+	return "", false
+}
+
+// set sets one option of a class; a later value of the same option (a
+// section given twice, an override) wins.
+func (cs *classes) set(name, option, value, source string) {
+	c := cs.byName[name]
 	fields := map[string]*string{
 		"floating-network-id": &c.FloatingNetworkID, "floating-subnet-id": &c.FloatingSubnetID,
 		"floating-subnet": &c.FloatingSubnet, "floating-subnet-tags": &c.FloatingSubnetTags,
 	}
-	var warnings []string
-	for _, k := range s.Keys() {
-		p, ok := fields[k.Name()]
-		switch why, named := classNotRead[k.Name()]; {
-		case ok:
-			*p = strings.TrimSpace(k.Value())
-		case named:
-			warnings = append(warnings, fmt.Sprintf("%s: [%s] %s is not read: %s", source, s.Name(), k.Name(), why))
-		default:
-			warnings = append(warnings, fmt.Sprintf("%s: unknown option [%s] %s; ignored", source, s.Name(), k.Name()))
+	where := fmt.Sprintf("[LoadBalancerClass %q] %s", name, option)
+	option = strings.ToLower(option)
+	switch p, ok := fields[option]; {
+	case ok:
+		*p = strings.TrimSpace(value)
+		cs.byName[name] = c
+	case classNotRead[option] != "":
+		cs.warnings = append(cs.warnings, fmt.Sprintf("%s: %s is not read: %s", source, where, classNotRead[option]))
+	default:
+		cs.warnings = append(cs.warnings, fmt.Sprintf("%s: unknown option %s; ignored", source, where))
+	}
+}
+
+// readFile takes the class sections out of f.
+func (cs *classes) readFile(f *ini.File, source string) {
+	for _, s := range f.Sections() {
+		name, ok := cs.section(s.Name(), source)
+		if !ok {
+			continue
+		}
+		for _, k := range s.Keys() {
+			if name != "" {
+				cs.set(name, k.Name(), k.Value(), source)
+			}
+		}
+		f.DeleteSection(s.Name())
+	}
+}
+
+// override applies a --set section.option=value whose section is a
+// class's, and reports whether it was.
+func (cs *classes) override(key, value string) bool {
+	// A class's name may hold dots: the option is after the last one.
+	i := strings.LastIndex(key, ".")
+	name, ok := cs.section(key[:max(i, 0)], "command line")
+	if ok && name != "" {
+		cs.set(name, key[i+1:], value, "command line")
+	}
+	return ok
+}
+
+// done drops what a class's subnet id makes moot, as
+// cloud-provider-openstack does, with a warning.
+func (cs *classes) done() (map[string]LoadBalancerClass, []string) {
+	for _, name := range slices.Sorted(maps.Keys(cs.byName)) {
+		c := cs.byName[name]
+		if c.FloatingSubnetID != "" && (c.FloatingSubnet != "" || c.FloatingSubnetTags != "") {
+			cs.warnings = append(cs.warnings, fmt.Sprintf("[LoadBalancerClass %q] floating-subnet and floating-subnet-tags "+
+				"are ignored: floating-subnet-id names the subnet", name))
+			c.FloatingSubnet, c.FloatingSubnetTags = "", ""
+			cs.byName[name] = c
 		}
 	}
-	if c.FloatingSubnetID != "" && (c.FloatingSubnet != "" || c.FloatingSubnetTags != "") {
-		warnings = append(warnings, fmt.Sprintf("%s: [%s] floating-subnet and floating-subnet-tags are ignored: "+
-			"floating-subnet-id names the subnet", source, s.Name()))
-		c.FloatingSubnet, c.FloatingSubnetTags = "", ""
-	}
-	return c, warnings
+	return cs.byName, cs.warnings
 }

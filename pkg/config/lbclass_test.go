@@ -18,16 +18,29 @@ subnet-id = fa6a4e6c-6ae4-4dde-ae86-3e2f452c1f03
 flavor = small
 [LoadBalancerClass office]
 floating-subnet = x
+[loadbalancerclass  "dmz.v4"]
+Floating-Network-ID = dmz
+[LoadBalancerClass "dmz.v4"]
+floating-subnet = dmz-*
+[LoadBalancerClass "re"]
+floating-subnet = ~^pub\.v4$
 `
 
 func TestLoadBalancerClasses(t *testing.T) {
-	cfg, warnings, err := Load(write(t, classesConf), nil)
+	cfg, warnings, err := Load(write(t, classesConf), []string{`LoadBalancerClass "dmz.v4".floating-subnet=dmz-v4`,
+		`LoadBalancerClass "cli".floating-subnet-id=s1`, `LoadBalancerClass cli.floating-subnet-id=s2`})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]LoadBalancerClass{
 		"internet": {FloatingNetworkID: "c57af0a0-da92-49be-a98a-345ceca004b3", FloatingSubnetID: "f90d2440-d3c6-417a-a696-04e55eeb9279"},
 		"office":   {FloatingSubnetTags: "&office,v4"},
+		// Case-insensitive as cloud-provider-openstack reads it, a section
+		// given twice merged, the command line last.
+		"dmz.v4": {FloatingNetworkID: "dmz", FloatingSubnet: "dmz-v4"},
+		"cli":    {FloatingSubnetID: "s1"},
+		// A regular expression unquoted, read as written (docs/configuration.md).
+		"re": {FloatingSubnet: `~^pub\.v4$`},
 	}
 	if len(cfg.LoadBalancerClasses) != len(want) {
 		t.Errorf("classes %+v, want %+v", cfg.LoadBalancerClasses, want)
@@ -43,6 +56,7 @@ func TestLoadBalancerClasses(t *testing.T) {
 		`[LoadBalancerClass "office"] subnet-id is not read: the VIP is the ClusterIP`,
 		`unknown option [LoadBalancerClass "office"] flavor`,
 		`[LoadBalancerClass office] is not a class section`,
+		`command line: [LoadBalancerClass cli] is not a class section`,
 	} {
 		if !strings.Contains(all, w) {
 			t.Errorf("no warning %q in:\n%s", w, all)

@@ -216,6 +216,23 @@ func TestUnknownClassKeepsTheAddress(t *testing.T) {
 	}
 }
 
+// An unknown class releases nothing: a floating IP on the VIP that is not
+// kuryr's (the user's former loadBalancerIP) stays associated.
+func TestUnknownClassDisassociatesNothing(t *testing.T) {
+	e := newEnv(t, "LoadBalancer")
+	e.userFIP("named", "172.24.4.50", "")
+	e.setSpec(t, func(_, lbIP *string, _ *[]string) { *lbIP = "172.24.4.50" })
+	e.converge(t)
+	vip := e.fip.all["named"].PortID
+	e.mutateSpec(t, func(s *kuryrv1.KuryrLoadBalancerSpec) {
+		s.LoadBalancerIP, s.External = "", &kuryrv1.ExternalSpec{UnknownClass: "typo"}
+	})
+	e.converge(t)
+	if f := e.fip.all["named"]; f == nil || vip == "" || f.PortID != vip || len(e.fip.all) != 1 {
+		t.Fatalf("floating IPs %v with an unknown class, want the user's alone, still on the VIP %q", e.fip.all, vip)
+	}
+}
+
 // keep-floatingip keeps the floating IP the Service used, not a stray of
 // an unanswered create (one the user never saw): that one is deleted.
 func TestKeepFloatingIPDeletesStrays(t *testing.T) {

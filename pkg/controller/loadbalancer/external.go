@@ -89,6 +89,9 @@ func (r *Reconciler) floatingIP(ctx context.Context, klb *kuryrv1.KuryrLoadBalan
 		}
 		notServed = append(notServed, c.label()+": "+why)
 	}
+	if cands[0].unknownClass != "" {
+		return nil, notServed, nil // nothing released until the class is known
+	}
 	return nil, notServed, r.dropAll(ctx, klb, onVIP, uid)
 }
 

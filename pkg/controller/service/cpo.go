@@ -111,8 +111,7 @@ func applyClass(ext *kuryrv1.ExternalSpec, name string, classes map[string]confi
 	if !ok {
 		ext.UnknownClass = name
 		ext.FloatingNetworkID, ext.FloatingSubnetID, ext.FloatingSubnet, ext.FloatingSubnetTags = "", "", "", ""
-		return []string{cpoClass + " " + strconv.Quote(name) + ": kuryr.conf has no [LoadBalancerClass " +
-			strconv.Quote(name) + "] section; no floating IP is allocated or released until it has"}
+		return nil // said by unknownClass, which knows loadBalancerIP
 	}
 	var problems []string
 	override := func(key, value string) {
@@ -176,6 +175,9 @@ func cpoWarnings(svc *corev1.Service, s Settings) []string {
 	if served {
 		ext, problems := externalSpec(svc.Annotations, s.Classes)
 		w = append(w, problems...)
+		if ext != nil && ext.UnknownClass != "" {
+			w = append(w, unknownClass(ext.UnknownClass, svc.Spec.LoadBalancerIP))
+		}
 		switch {
 		case ext == nil || svc.Spec.LoadBalancerIP == "":
 		case ext.Internal:
@@ -188,6 +190,16 @@ func cpoWarnings(svc *corev1.Service, s Settings) []string {
 	}
 	slices.Sort(w)
 	return w
+}
+
+// unknownClass says what a class kuryr.conf does not have means for the
+// Service's floating IP.
+func unknownClass(name, lbIP string) string {
+	w := cpoClass + " " + strconv.Quote(name) + ": kuryr.conf has no [LoadBalancerClass " + strconv.Quote(name) + "] section"
+	if lbIP != "" {
+		return w + "; not needed: loadBalancerIP " + lbIP + " names the floating IP"
+	}
+	return w + "; no floating IP is allocated or released until it has (the load balancer itself is kept up to date)"
 }
 
 // ownExternal reports annotations that give a LoadBalancer Service its

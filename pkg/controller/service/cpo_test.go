@@ -51,7 +51,7 @@ func TestExternalSpec(t *testing.T) {
 		{"class with a network only", map[string]string{cpoClass: "dmz", cpoFloatingSubnet: "dmz-*"},
 			&kuryrv1.ExternalSpec{FloatingNetworkID: "dmz", FloatingSubnet: "dmz-*"}, ""},
 		{"unknown class", map[string]string{cpoClass: "nope", cpoFloatingNetwork: "net"},
-			&kuryrv1.ExternalSpec{UnknownClass: "nope"}, `no [LoadBalancerClass "nope"] section`},
+			&kuryrv1.ExternalSpec{UnknownClass: "nope"}, ""},
 		{"class of an internal one", map[string]string{cpoClass: "internet", cpoInternal: "true"},
 			&kuryrv1.ExternalSpec{Internal: true}, "class is ignored"},
 	} {
@@ -128,10 +128,14 @@ func TestCPOWarnings(t *testing.T) {
 		{"internal with an address", lb("172.24.4.9", map[string]string{cpoInternal: "true"}), "loadBalancerIP 172.24.4.9 is not served"},
 		{"network with an address", lb("172.24.4.9", map[string]string{cpoFloatingNetwork: "net"}), "names the floating IP"},
 		{"keep on a ClusterIP Service", svc(func(s *corev1.Service) { s.Annotations = map[string]string{cpoKeepFloatingIP: "true"} }), ""},
-		{"unknown class", lb("", map[string]string{cpoClass: "x"}), "kuryr.conf has no [LoadBalancerClass"},
+		{"unknown class", lb("", map[string]string{cpoClass: "x"}), `kuryr.conf has no [LoadBalancerClass "x"] section; no floating IP is allocated or released`},
+		{"unknown class with an address", lb("172.24.4.9", map[string]string{cpoClass: "x"}), "not needed: loadBalancerIP 172.24.4.9"},
+		{"class overriding an annotation", lb("", map[string]string{cpoClass: "dmz", cpoFloatingNetwork: "net"}), "floating-network-id is ignored: class"},
 		{"class on a ClusterIP Service", svc(func(s *corev1.Service) { s.Annotations = map[string]string{cpoClass: "x"} }), "are read on a LoadBalancer Service"},
 	} {
-		w := strings.Join(cpoWarnings(tc.svc, settings), ";")
+		s := settings
+		s.Classes = classes
+		w := strings.Join(cpoWarnings(tc.svc, s), ";")
 		if (tc.want == "") != (w == "") || !strings.Contains(w, tc.want) {
 			t.Errorf("%s: warnings %q, want containing %q", tc.name, w, tc.want)
 		}
@@ -145,5 +149,32 @@ func TestCheckClasses(t *testing.T) {
 	err := CheckClasses(map[string]config.LoadBalancerClass{"ok": {FloatingSubnet: "pub-*"}, "bad": {FloatingSubnet: "~pub("}})
 	if err == nil || !strings.Contains(err.Error(), `[LoadBalancerClass "bad"] floating-subnet: `) || strings.Contains(err.Error(), `"ok"`) {
 		t.Fatalf("error %v, want one naming the bad class alone", err)
+	}
+}
+
+// A class reaches the spec through Desired, and makes the Service's
+// external side its own (no warning about external_svc_net).
+func TestDesiredClass(t *testing.T) {
+	s := settings
+	s.Classes = classes
+	for _, tc := range []struct {
+		class string
+		want  kuryrv1.ExternalSpec
+		own   bool
+	}{
+		{"internet", kuryrv1.ExternalSpec{FloatingNetworkID: "pub", FloatingSubnetID: "pub-v4"}, true},
+		{"office", kuryrv1.ExternalSpec{FloatingSubnetTags: "&office"}, false},
+		{"nope", kuryrv1.ExternalSpec{UnknownClass: "nope"}, true},
+	} {
+		lb := svc(func(sv *corev1.Service) {
+			sv.Spec.Type, sv.Annotations = corev1.ServiceTypeLoadBalancer, map[string]string{cpoClass: tc.class}
+		})
+		spec, _ := Desired(lb, nil, s, nil)
+		if spec.External == nil || *spec.External != tc.want {
+			t.Errorf("class %s: external %+v, want %+v", tc.class, spec.External, tc.want)
+		}
+		if got := ownExternal(lb.Annotations, s.Classes); got != tc.own {
+			t.Errorf("class %s: own external side %v, want %v", tc.class, got, tc.own)
+		}
 	}
 }

@@ -120,49 +120,76 @@ func classes(t *testing.T, c *framework.Cloud, k *framework.Kuryr, ns string) {
 	classy.Spec.Type = corev1.ServiceTypeLoadBalancer
 	classy.Annotations = map[string]string{"loadbalancer.openstack.org/class": "e2e",
 		"loadbalancer.openstack.org/floating-subnet-tags": "not-a-tag"}
-	createService(t, c, classy)
+	created := createService(t, c, classy)
 	fip := waitKLB(t, k, ns, "classy", 2, 2*time.Minute).Status.FloatingIP
 	if fip == nil || !netip.MustParsePrefix(fipSubnet).Contains(netip.MustParseAddr(fip.IP)) {
 		t.Fatalf("floating IP %+v, want one of %s (class e2e)", fip, fipSubnet)
 	}
-	askOutsideEventually(t, framework.OpenNetns(t, c.OutsideNetns), fip.IP)
+	outside := framework.OpenNetns(t, c.OutsideNetns)
+	askOutsideEventually(t, outside, fip.IP)
 	t.Logf("floating IP %s chosen by class e2e answered from outside", fip.IP)
 
-	patch := `{"metadata":{"annotations":{"loadbalancer.openstack.org/class":"e2e-typo"}}}`
-	if _, err := c.Kube.CoreV1().Services(ns).Patch(context.Background(), "classy", types.MergePatchType,
-		[]byte(patch), metav1.PatchOptions{}); err != nil {
-		t.Fatalf("patch the class: %v", err)
-	}
-	framework.Eventually(t, time.Minute, time.Second, "a Warning about the unknown class", func() (bool, error) {
+	setClass(t, c, ns, "e2e-typo")
+	framework.Eventually(t, time.Minute, time.Second, "the translator's Warning about the unknown class", func() (bool, error) {
 		evs, err := c.Kube.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{
-			FieldSelector: "involvedObject.name=classy,type=Warning"})
+			FieldSelector: "involvedObject.name=classy,reason=NotEnforced"})
 		if err != nil {
 			return false, err
 		}
 		for _, e := range evs.Items {
-			if strings.Contains(e.Message, `kuryr.conf has no [LoadBalancerClass "e2e-typo"] section`) {
+			if strings.Contains(e.Message, `kuryr.conf has no [LoadBalancerClass "e2e-typo"] section; no floating IP is allocated or released`) {
 				return true, nil
 			}
 		}
-		return false, fmt.Errorf("%d Warnings, none about the class", len(evs.Items))
+		return false, fmt.Errorf("%d NotEnforced Warnings, none about the class", len(evs.Items))
 	})
-	framework.Eventually(t, time.Minute, time.Second, "the unknown class reconciled", func() (bool, error) {
-		var klb kuryrv1.KuryrLoadBalancer
+	if now := classReconciled(t, k, ns, "e2e-typo").Status.FloatingIP; now == nil || now.ID != fip.ID {
+		t.Fatalf("floating IP %+v with an unknown class, want %s kept", now, fip.IP)
+	}
+	// In Neutron: the Service's one floating IP, still on its VIP.
+	mine, err := neutron.New(c.OS.Network).ListFloatingIPs(context.Background(),
+		neutron.FloatingIPFilter{Description: "kuryr_lb " + string(created.UID)})
+	if err != nil || len(mine) != 1 || mine[0].ID != fip.ID || mine[0].PortID == "" {
+		t.Fatalf("the Service's floating IPs %+v (%v), want %s alone, associated", mine, err, fip.ID)
+	}
+	askOutsideEventually(t, outside, fip.IP)
+	t.Logf("floating IP %s kept, and answering, while the class is unknown", fip.IP)
+
+	setClass(t, c, ns, "e2e")
+	if now := classReconciled(t, k, ns, "").Status.FloatingIP; now == nil || now.ID != fip.ID {
+		t.Fatalf("floating IP %+v once the class is fixed, want %s kept", now, fip.IP)
+	}
+	t.Logf("floating IP %s kept once the class is fixed", fip.IP)
+	deleteService(t, c, ns, "classy")
+}
+
+// classReconciled waits until the load balancer reconciler has seen the
+// spec of classy with unknown as its unknown class ("": none).
+func classReconciled(t *testing.T, k *framework.Kuryr, ns, unknown string) *kuryrv1.KuryrLoadBalancer {
+	t.Helper()
+	var klb kuryrv1.KuryrLoadBalancer
+	framework.Eventually(t, time.Minute, time.Second, "the class "+unknown+" reconciled", func() (bool, error) {
 		if err := k.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "classy"}, &klb); err != nil {
 			return false, err
 		}
 		ready := meta.FindStatusCondition(klb.Status.Conditions, kuryrv1.ConditionReady)
 		ext := klb.Spec.External
-		if ext == nil || ext.UnknownClass != "e2e-typo" || ready == nil || ready.ObservedGeneration != klb.Generation {
+		if ext == nil || ext.UnknownClass != unknown || ready == nil || ready.ObservedGeneration != klb.Generation {
 			return false, fmt.Errorf("external %+v, Ready %+v (generation %d)", ext, ready, klb.Generation)
-		}
-		if now := klb.Status.FloatingIP; now == nil || now.ID != fip.ID {
-			t.Fatalf("floating IP %+v with an unknown class, want %s kept", now, fip.IP)
 		}
 		return true, nil
 	})
-	t.Logf("floating IP %s kept while the class is unknown", fip.IP)
-	deleteService(t, c, ns, "classy")
+	return &klb
+}
+
+// setClass annotates the Service classy with a class.
+func setClass(t *testing.T, c *framework.Cloud, ns, class string) {
+	t.Helper()
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{"loadbalancer.openstack.org/class":%q}}}`, class)
+	if _, err := c.Kube.CoreV1().Services(ns).Patch(context.Background(), "classy", types.MergePatchType,
+		[]byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatalf("set the class %s: %v", class, err)
+	}
 }
 
 // addExternalSubnet adds fipSubnet to the external network, with a route
