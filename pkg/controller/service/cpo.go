@@ -158,7 +158,11 @@ func cpoWarnings(svc *corev1.Service, s Settings) []string {
 		if !strings.HasPrefix(k, cpoPrefix) && k != cpoInternal {
 			continue
 		}
-		switch why, named := cpoNotRead[k]; {
+		why, named := cpoNotRead[k]
+		if strings.HasPrefix(k, cpoPrefix+"timeout-") && s.Provider != "ovn" {
+			why = "kuryr sets no listener timeouts: the " + s.Provider + " provider's defaults apply"
+		}
+		switch {
 		case slices.Contains(cpoRead, k) && !served && k != cpoKeepFloatingIP:
 			ignored = append(ignored, k)
 		case named:

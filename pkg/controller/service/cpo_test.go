@@ -128,6 +128,7 @@ func TestCPOWarnings(t *testing.T) {
 		{"internal with an address", lb("172.24.4.9", map[string]string{cpoInternal: "true"}), "loadBalancerIP 172.24.4.9 is not served"},
 		{"network with an address", lb("172.24.4.9", map[string]string{cpoFloatingNetwork: "net"}), "names the floating IP"},
 		{"keep on a ClusterIP Service", svc(func(s *corev1.Service) { s.Annotations = map[string]string{cpoKeepFloatingIP: "true"} }), ""},
+		{"a timeout", lb("", map[string]string{cpoPrefix + "timeout-client-data": "5000"}), "the ovn provider has no listener timeouts"},
 		{"unknown class", lb("", map[string]string{cpoClass: "x"}), `kuryr.conf has no [LoadBalancerClass "x"] section; no floating IP is allocated or released`},
 		{"unknown class with an address", lb("172.24.4.9", map[string]string{cpoClass: "x"}), "not needed: loadBalancerIP 172.24.4.9"},
 		{"class overriding an annotation", lb("", map[string]string{cpoClass: "dmz", cpoFloatingNetwork: "net"}), "floating-network-id is ignored: class"},
@@ -138,6 +139,10 @@ func TestCPOWarnings(t *testing.T) {
 		w := strings.Join(cpoWarnings(tc.svc, s), ";")
 		if (tc.want == "") != (w == "") || !strings.Contains(w, tc.want) {
 			t.Errorf("%s: warnings %q, want containing %q", tc.name, w, tc.want)
+		}
+		s.Provider = "amphora"
+		if w := strings.Join(cpoWarnings(tc.svc, s), ";"); tc.name == "a timeout" && !strings.Contains(w, "the amphora provider's defaults apply") {
+			t.Errorf("%s with amphora: warnings %q", tc.name, w)
 		}
 	}
 }
