@@ -10,7 +10,7 @@ STATICCHECK := $(CACHE)/bin/staticcheck-$(STATICCHECK_VERSION)
 CONTROLLER_GEN_VERSION := v0.23.0
 CONTROLLER_GEN := $(CACHE)/bin/controller-gen-$(CONTROLLER_GEN_VERSION)
 
-.PHONY: up down status deps test lint layout unit e2e generate verify-generated build image bench release
+.PHONY: up down status deps test lint layout unit e2e generate verify-generated build image bench bench-scale release
 
 up:
 	@bash $(CLOUD)/up.sh
@@ -85,3 +85,7 @@ e2e:
 # Benchmarks print figures against their targets; they need `make up` first.
 bench: build
 	@bash hack/bench.sh
+
+# The scale tier: pods by the thousand on simulated nodes (hack/bench-scale.sh).
+bench-scale: build
+	@bash hack/bench-scale.sh

@@ -3,6 +3,7 @@
 //
 //	kuryr-bench ports [-pods 50]   pod burst -> Neutron port -> KuryrPort status
 //	kuryr-bench pods  [-pods 50] [-timeline]   Deployment -> all pods Running, CNI ADD by stage
+//	kuryr-bench scale [-pods 1000] [-subnet ID]   Deployment on simulated nodes (hack/bench-scale.sh) -> all KuryrPorts with port data
 //	kuryr-bench services [-services 20] [-backends 3]   Services -> VIPs answer (Octavia as yardstick), endpoint change, restart, clean-up
 //	kuryr-bench policy [-pods 200] [-namespaces 10] [-policies 50] [-samples 20] [-direct 10]
 //	                   NetworkPolicy and pod label changes -> probe flips (direct Neutron changes as yardstick), Neutron rules and peer memberships
@@ -56,13 +57,14 @@ func connect() (*env, error) {
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: kuryr-bench ports|pods [-pods N] | vmpods [-pods N] [-node NODE] [-mode M] [-pool-wait N] | services [-services N] [-backends N] |\n"+
+		fmt.Fprintln(os.Stderr, "usage: kuryr-bench ports|pods|scale [-pods N] | vmpods [-pods N] [-node NODE] [-mode M] [-pool-wait N] | services [-services N] [-backends N] |\n"+
 			"       policy [-pods N] [-namespaces N] [-policies N] [-samples N] [-direct N]")
 		os.Exit(2)
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
 	pods := fs.Int("pods", 50, "pods in the burst (policy: pods in all, default 200)")
 	services := fs.Int("services", 20, "services: Services created at once")
+	subnet := fs.String("subnet", "", "scale: the pods' subnet (the controller's pod_subnet for the run)")
 	backends := fs.Int("backends", 3, "services: backend pods (endpoints of every Service)")
 	var policy policySizes
 	fs.IntVar(&policy.namespaces, "namespaces", 10, "policy: namespaces the pods and policies are spread over")
@@ -96,6 +98,8 @@ func main() {
 		err = benchPorts(ctx, e, *pods)
 	case "pods":
 		err = benchPods(ctx, e, *pods)
+	case "scale":
+		err = benchScale(ctx, e, *pods, *subnet)
 	case "vmpods":
 		err = benchVMPods(ctx, e, *pods, vm)
 	case "services":

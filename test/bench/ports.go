@@ -158,60 +158,81 @@ func report(n int, bulk time.Duration, created, ready map[string]time.Time, befo
 // prepare measures the yardstick (Neutron's bulk creation of n ports) and
 // creates the namespace the benchmark runs in.
 func prepare(ctx context.Context, e *env, n int) (time.Duration, string, error) {
+	return prepareChunks(ctx, e, n, n, 1)
+}
+
+// prepareChunks is prepare with the yardstick's ports created in bulk
+// POSTs of batch ports, workers at a time.
+func prepareChunks(ctx context.Context, e *env, n, batch, workers int) (time.Duration, string, error) {
 	settleNeutron(ctx, e)
-	bulk, err := neutronBulk(ctx, e, n)
+	bulk, err := neutronBulkChunks(ctx, e, n, batch, workers)
 	if err != nil {
 		return 0, "", fmt.Errorf("neutron bulk baseline: %w", err)
 	}
 	// Neutron digests the deletions of the yardstick's ports (OVN updates
 	// in every worker) for seconds after answering them.
 	settleNeutron(ctx, e)
-	fmt.Printf("Neutron alone: one bulk POST of %d bound ports           %s\n", n, secs(bulk))
+	if batch >= n {
+		fmt.Printf("Neutron alone: one bulk POST of %d bound ports           %s\n", n, secs(bulk))
+	} else {
+		fmt.Printf("Neutron alone: %d bound ports in bulk POSTs of %d, %d at a time %s\n", n, batch, workers, secs(bulk))
+	}
 	ns := fmt.Sprintf("%s-%d", names.Bench, time.Now().Unix())
 	_, err = e.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
 	return bulk, ns, err
 }
 
-// neutronBulk times one bulk POST of n bound, tagged ports, as the yardstick,
-// and deletes them.
-func neutronBulk(ctx context.Context, e *env, n int) (time.Duration, error) {
-	var req struct {
-		Ports []map[string]any `json:"ports"`
-	}
+// neutronBulkChunks times the creation of n bound, tagged ports in bulk
+// POSTs of batch ports, workers of them at a time (one POST of all: the
+// pods' yardstick; kuryr's own shape, [controller] port_batch_size and
+// port_workers: the scale tier's), and deletes them.
+func neutronBulkChunks(ctx context.Context, e *env, n, batch, workers int) (time.Duration, error) {
+	var chunks [][]map[string]any
 	for i := 0; i < n; i++ {
-		req.Ports = append(req.Ports, map[string]any{
+		if i%batch == 0 {
+			chunks = append(chunks, nil)
+		}
+		chunks[len(chunks)-1] = append(chunks[len(chunks)-1], map[string]any{
 			"network_id": e.PodNet, "project_id": e.ProjectID, "binding:host_id": e.Nodes[i%len(e.Nodes)],
 			"device_owner": "compute:kuryr-bench", "security_groups": []string{e.PodSG},
 			"fixed_ips": []map[string]string{{"subnet_id": e.PodSubnet}}, "tags": []string{names.Bench},
 		})
 	}
-	var resp struct {
-		Ports []struct {
-			ID string `json:"id"`
-		} `json:"ports"`
-	}
 	net := e.OS.Network
+	var mu sync.Mutex
+	var ids []string
 	start := time.Now()
-	if _, err := net.Post(ctx, net.ServiceURL("ports"), req, &resp, nil); err != nil {
-		return 0, err
-	}
+	err := inParallel(len(chunks), workers, func(i int) error {
+		req := map[string]any{"ports": chunks[i]}
+		var resp struct {
+			Ports []struct {
+				ID string `json:"id"`
+			} `json:"ports"`
+		}
+		if _, err := net.Post(ctx, net.ServiceURL("ports"), req, &resp, nil); err != nil {
+			return err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for _, p := range resp.Ports {
+			ids = append(ids, p.ID)
+		}
+		return nil
+	})
 	took := time.Since(start)
-	nc := neutron.New(net)
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 4)
-	for _, p := range resp.Ports {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(id string) {
-			defer wg.Done()
-			defer func() { <-sem }()
-			if err := nc.DeletePort(ctx, id); err != nil {
-				fmt.Println("cleanup:", err)
-			}
-		}(p.ID)
-	}
-	wg.Wait()
-	return took, nil
+	deletePortIDs(ctx, e, ids)
+	return took, err
+}
+
+// deletePortIDs deletes ports, four at a time.
+func deletePortIDs(ctx context.Context, e *env, ids []string) {
+	nc := neutron.New(e.OS.Network)
+	_ = inParallel(len(ids), 4, func(i int) error {
+		if err := nc.DeletePort(ctx, ids[i]); err != nil {
+			fmt.Println("cleanup:", err)
+		}
+		return nil
+	})
 }
 
 // settleNeutron waits (up to 30 s) until Neutron answers a cheap read in

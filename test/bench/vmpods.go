@@ -120,7 +120,7 @@ func benchVMPods(ctx context.Context, e *env, n int, vm vmRun) error {
 		return err
 	}
 	if relabel != "" && mode == nested.ModeVLAN {
-		allPorts, err := waitAllPorts(ctx, e, ns, n, start)
+		allPorts, err := waitAllPorts(ctx, e, ns, n, start, 5*time.Minute)
 		if err != nil {
 			return err
 		}
@@ -212,17 +212,18 @@ func deletePorts(ctx context.Context, nc *neutron.Client, created []neutron.Port
 	}
 }
 
-// waitAllPorts polls until every KuryrPort of ns has its port data.
-func waitAllPorts(ctx context.Context, e *env, ns string, n int, start time.Time) (time.Duration, error) {
+// waitAllPorts polls until every KuryrPort of ns has its port data, for
+// up to timeout.
+func waitAllPorts(ctx context.Context, e *env, ns string, n int, start time.Time, timeout time.Duration) (time.Duration, error) {
 	var took time.Duration
-	err := poll(5*time.Minute, 100*time.Millisecond, func() (bool, error) {
+	err := poll(timeout, 100*time.Millisecond, func() (bool, error) {
 		var kps kuryrv1.KuryrPortList
 		if err := e.kuryr.List(ctx, &kps, client.InNamespace(ns)); err != nil {
 			return false, framework.Stop(err)
 		}
 		took = time.Since(start)
 		return withData(kps.Items) == n, nil
-	}, func() error { return fmt.Errorf("not all %d KuryrPorts with port data after 5 minutes", n) })
+	}, func() error { return fmt.Errorf("not all %d KuryrPorts with port data after %s", n, timeout) })
 	return took, err
 }
 

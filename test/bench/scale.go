@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kuryr-k8s/kuryr/pkg/neutron"
+)
+
+// simulatedLabel marks the simulated nodes (hack/bench-scale.sh: kwok
+// plays their kubelets; each is an OVN chassis Neutron binds ports to).
+const simulatedLabel = "kuryr.openstack.org/simulated-node"
+
+// benchScale: n pods at once on the simulated nodes. The control plane,
+// kuryr-controller, Neutron and OVN are real; only the nodes' kubelets
+// (kwok) and their ovn-controllers (a chassis record kept alive) are
+// simulated, so what is measured is the controller's side: Neutron's bulk
+// creation of n ports bound to those nodes as the yardstick, then a
+// Deployment of n replicas until every KuryrPort has its port data; the
+// controller's OpenStack requests per pod, its memory, and its requests
+// while nothing changes.
+func benchScale(ctx context.Context, e *env, n int, subnet string) error {
+	nodes, err := simulatedNodes(ctx, e)
+	if err != nil {
+		return err
+	}
+	if subnet != "" { // the pods' subnet of the run, the yardstick's too
+		sub, err := neutron.New(e.OS.Network).GetSubnet(ctx, subnet)
+		if err != nil {
+			return fmt.Errorf("subnet %s: %w", subnet, err)
+		}
+		e.PodNet, e.PodSubnet = sub.NetworkID, sub.ID
+	}
+	fmt.Printf("kuryr-bench scale: a %d-replica Deployment over %d simulated nodes\n\n", n, len(nodes))
+	e.Nodes = nodes // the yardstick's ports are bound to them too
+	// The yardstick as kuryr asks: bulk POSTs of [controller]
+	// port_batch_size (50), port_workers (2) at a time.
+	bulk, ns, err := prepareChunks(ctx, e, n, 50, 2)
+	if err != nil {
+		return err
+	}
+	defer deleteNamespace(e, ns)
+	before, err := scrape(e)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	d := deployment(e, n)
+	d.Spec.Template.Spec.NodeSelector = map[string]string{simulatedLabel: "true"}
+	d.Spec.Template.Spec.Tolerations = []corev1.Toleration{{Key: simulatedLabel, Operator: corev1.TolerationOpExists}}
+	if _, err := e.Kube.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	took, err := waitAllPorts(ctx, e, ns, n, start, 20*time.Minute)
+	if err != nil {
+		return err
+	}
+	after, err := scrape(e)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("kuryr: Deployment created -> all %d KuryrPorts with port data %s (%.2f x Neutron's)\n", n, secs(took), took.Seconds()/bulk.Seconds())
+	fmt.Printf("target: <= 1.3 x Neutron's time (%s): %s\n", secs(bulk*13/10), verdict(took <= bulk*13/10))
+	printRequests(before, after, n)
+	fmt.Printf("controller: resident memory %.0f MiB, CPU %.1f s for the burst\n",
+		gauge(after, "process_resident_memory_bytes")/(1<<20), gauge(after, "process_cpu_seconds_total")-gauge(before, "process_cpu_seconds_total"))
+	return idleRequests(e, n, time.Minute)
+}
+
+// simulatedNodes are the nodes hack/bench-scale.sh made.
+func simulatedNodes(ctx context.Context, e *env) ([]string, error) {
+	list, err := e.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: simulatedLabel + "=true"})
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, n := range list.Items {
+		out = append(out, n.Name)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no node labelled %s=true: run make bench-scale (hack/bench-scale.sh)", simulatedLabel)
+	}
+	return out, nil
+}
+
+// printRequests prints the controller's Neutron requests between two
+// scrapes, per pod.
+func printRequests(before, after map[string]*dto.MetricFamily, n int) {
+	r0, w0 := requestCounts(before, "network")
+	r1, w1 := requestCounts(after, "network")
+	fmt.Printf("kuryr: Neutron requests per pod: %.2f reads, %.2f writes (reads: %s)\n",
+		(r1-r0)/float64(n), (w1-w0)/float64(n), readsByResource(before, after, "network", n))
+}
+
+// idleRequests measures the controller's OpenStack requests while nothing
+// changes, with the n pods standing.
+func idleRequests(e *env, n int, over time.Duration) error {
+	before, err := scrape(e)
+	if err != nil {
+		return err
+	}
+	time.Sleep(over)
+	after, err := scrape(e)
+	if err != nil {
+		return err
+	}
+	var rate [2]float64
+	for i, svc := range []string{"network", "load-balancer"} {
+		r0, w0 := requestCounts(before, svc)
+		r1, w1 := requestCounts(after, svc)
+		rate[i] = (r1 - r0 + w1 - w0) / over.Seconds()
+	}
+	fmt.Printf("kuryr: idle with %d pods, over %s: Neutron %.2f requests/s (reads/s: %s), Octavia %.2f requests/s\n",
+		n, over, rate[0], readsByResource(before, after, "network", int(over.Seconds())), rate[1])
+	return nil
+}
+
+// gauge is the value of an unlabelled gauge or counter (0 when absent).
+func gauge(mf map[string]*dto.MetricFamily, name string) float64 {
+	ms := mf[name].GetMetric()
+	if len(ms) == 0 {
+		return 0
+	}
+	if g := ms[0].GetGauge(); g != nil {
+		return g.GetValue()
+	}
+	return ms[0].GetCounter().GetValue()
+}
