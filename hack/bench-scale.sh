@@ -15,7 +15,8 @@
 #     ports bound there are claimed (Port_Binding chassis and up), so that
 #     Neutron sets them ACTIVE as it would.
 # SCALE_NODES simulated nodes (default 10), SCALE_PODS pods per run
-# (default "1000"; e.g. "1000 3000"). Everything is removed at the end.
+# (default "1000"; e.g. "1000 3000"); SCALE_YARDSTICK=false skips Neutron's
+# own time (a quicker look at kuryr alone). Everything is removed at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . _output/local-cloud.env
@@ -135,5 +136,5 @@ log "bench-scale: $nodes simulated nodes Ready (kwok $KWOK_VERSION, a live OVN c
 
 for n in ${SCALE_PODS:-1000}; do
   echo
-  bin/kuryr-bench scale -pods "$n" -subnet "$scale_subnet"
+  bin/kuryr-bench scale -pods "$n" -subnet "$scale_subnet" -yardstick="${SCALE_YARDSTICK:-true}"
 done

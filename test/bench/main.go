@@ -64,6 +64,7 @@ func main() {
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
 	pods := fs.Int("pods", 50, "pods in the burst (policy: pods in all, default 200)")
 	services := fs.Int("services", 20, "services: Services created at once")
+	yardstick := fs.Bool("yardstick", true, "scale: measure Neutron's own time first (false: kuryr alone, for a quicker look)")
 	subnet := fs.String("subnet", "", "scale: the pods' subnet (the controller's pod_subnet for the run)")
 	backends := fs.Int("backends", 3, "services: backend pods (endpoints of every Service)")
 	var policy policySizes
@@ -99,7 +100,7 @@ func main() {
 	case "pods":
 		err = benchPods(ctx, e, *pods)
 	case "scale":
-		err = benchScale(ctx, e, *pods, *subnet)
+		err = benchScale(ctx, e, *pods, *subnet, *yardstick)
 	case "vmpods":
 		err = benchVMPods(ctx, e, *pods, vm)
 	case "services":

@@ -163,6 +163,7 @@ func prepare(ctx context.Context, e *env, n int) (time.Duration, string, error) 
 
 // prepareChunks is prepare with the yardstick's ports created in bulk
 // POSTs of batch ports, workers at a time.
+// n = 0: no yardstick.
 func prepareChunks(ctx context.Context, e *env, n, batch, workers int) (time.Duration, string, error) {
 	settleNeutron(ctx, e)
 	bulk, err := neutronBulkChunks(ctx, e, n, batch, workers)
@@ -172,9 +173,11 @@ func prepareChunks(ctx context.Context, e *env, n, batch, workers int) (time.Dur
 	// Neutron digests the deletions of the yardstick's ports (OVN updates
 	// in every worker) for seconds after answering them.
 	settleNeutron(ctx, e)
-	if batch >= n {
+	switch {
+	case n == 0:
+	case batch >= n:
 		fmt.Printf("Neutron alone: one bulk POST of %d bound ports           %s\n", n, secs(bulk))
-	} else {
+	default:
 		fmt.Printf("Neutron alone: %d bound ports in bulk POSTs of %d, %d at a time %s\n", n, batch, workers, secs(bulk))
 	}
 	ns := fmt.Sprintf("%s-%d", names.Bench, time.Now().Unix())
