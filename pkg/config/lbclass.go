@@ -93,9 +93,10 @@ func (cs *classes) readFile(f *ini.File, source string) {
 			continue
 		}
 		for _, k := range s.Keys() {
-			if name != "" {
-				cs.set(name, k.Name(), k.Value(), source)
+			if name == "" {
+				break // not a class: said by section
 			}
+			cs.set(name, k.Name(), k.Value(), source)
 		}
 		f.DeleteSection(s.Name())
 	}

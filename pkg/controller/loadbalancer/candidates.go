@@ -117,9 +117,6 @@ func (c candidate) byMatch() bool {
 // first subnet of c's network its pattern and tags match) and the CIDRs
 // of those it names; why says what is wrong with them.
 func (r *Reconciler) resolve(ctx context.Context, c candidate) (candidate, string, error) {
-	if c.unknownClass != "" {
-		return c, "kuryr.conf has no [LoadBalancerClass " + strconv.Quote(c.unknownClass) + "] section", nil
-	}
 	if c.byMatch() {
 		subs, why, err := r.subnetsMatching(ctx, c)
 		if err != nil || why != "" {

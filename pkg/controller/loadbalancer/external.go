@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -73,6 +74,15 @@ func (r *Reconciler) floatingIP(ctx context.Context, klb *kuryrv1.KuryrLoadBalan
 	if err != nil {
 		return nil, nil, err
 	}
+	if c := cands[0]; c.unknownClass != "" {
+		// Nothing allocated or released until the class is known: the
+		// Service's own floating IP on the VIP stays.
+		st, why, err := r.keepOnVIP(ctx, klb, c, onVIP, uid, "kuryr.conf has no [LoadBalancerClass "+strconv.Quote(c.unknownClass)+"] section")
+		if st != nil || err != nil {
+			return st, nil, err
+		}
+		return nil, []string{c.label() + ": " + why}, nil
+	}
 	var notServed []string
 	for i, c := range cands {
 		// Nothing changes before c is known to be servable: the floating
@@ -88,9 +98,6 @@ func (r *Reconciler) floatingIP(ctx context.Context, klb *kuryrv1.KuryrLoadBalan
 			return nil, nil, err
 		}
 		notServed = append(notServed, c.label()+": "+why)
-	}
-	if cands[0].unknownClass != "" {
-		return nil, notServed, nil // nothing released until the class is known
 	}
 	return nil, notServed, r.dropAll(ctx, klb, onVIP, uid)
 }
