@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -223,6 +224,20 @@ func neutronBulkChunks(ctx context.Context, e *env, n, batch, workers int) (time
 		return nil
 	})
 	took := time.Since(start)
+	if err != nil {
+		// A POST that went unanswered may have created its ports all the
+		// same: found by the yardstick's tag, once Neutron is idle again.
+		settleNeutron(ctx, e)
+		tagged, lerr := neutron.New(net).ListPortIDs(ctx, []string{names.Bench}, "")
+		if lerr != nil {
+			fmt.Println("cleanup: the yardstick's ports not listed:", lerr)
+		}
+		for id := range tagged {
+			if !slices.Contains(ids, id) {
+				ids = append(ids, id)
+			}
+		}
+	}
 	deletePortIDs(ctx, e, ids)
 	return took, err
 }
