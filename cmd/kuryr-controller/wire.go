@@ -164,7 +164,7 @@ func wire(mgr ctrl.Manager, cfg *config.Config, osc *openstack.Clients, hs *heal
 		&quota.Watcher{Neutron: nc, Project: cfg.NeutronDefaults.Project}}
 	if cfg.Controller.ActivePoll > 0 {
 		runnables = append(runnables, &kuryrport.ActivityWatcher{
-			Client: mgr.GetClient(), Neutron: nc, Cluster: cluster, Interval: cfg.Controller.ActivePoll})
+			Client: mgr.GetClient(), Neutron: nc, Interval: cfg.Controller.ActivePoll})
 	}
 	for _, r := range runnables {
 		if err := mgr.Add(r); err != nil {

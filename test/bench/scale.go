@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os/exec"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
@@ -79,7 +80,35 @@ func benchScale(ctx context.Context, e *env, n int, subnet string, yardstick boo
 	printRequests(before, after, n)
 	fmt.Printf("controller: resident memory %.0f MiB, CPU %.1f s for the burst\n",
 		gauge(after, "process_resident_memory_bytes")/(1<<20), gauge(after, "process_cpu_seconds_total")-gauge(before, "process_cpu_seconds_total"))
-	return idleRequests(e, n, time.Minute)
+	if err := idleRequests(e, n, time.Minute); err != nil {
+		return err
+	}
+	return restartAtScale(ctx, e, n, subnet)
+}
+
+// restartAtScale restarts kuryr-controller with the run's pod subnet, and
+// reports its start-up (process start -> leader ready) and its Neutron
+// requests over the 30 s after it is ready: with nothing changed it must
+// write nothing.
+func restartAtScale(ctx context.Context, e *env, n int, subnet string) error {
+	args := []string{e.ctl, "controller", "restart"}
+	if subnet != "" {
+		args = append(args, "--set", "neutron_defaults.pod_subnet="+subnet)
+	}
+	if out, err := exec.CommandContext(ctx, "bash", args...).CombinedOutput(); err != nil {
+		return fmt.Errorf("controller restart: %v: %s", err, out)
+	}
+	time.Sleep(30 * time.Second)
+	mf, err := scrape(e)
+	if err != nil {
+		return err
+	}
+	reads, writes := requestCounts(mf, "network")
+	ready := gauge(mf, "kuryr_controller_startup_seconds")
+	fmt.Printf("kuryr: controller restarted with %d pods: process start -> ready leader %.1f s; Neutron from its start to 30 s after ready: %.0f reads, %.0f writes\n",
+		n, ready, reads, writes)
+	fmt.Printf("target: ready <= 10 s: %s; 0 writes: %s\n", verdict(ready > 0 && ready <= 10), verdict(writes == 0))
+	return nil
 }
 
 // reportProgress prints, every interval until stopped, how many pods and

@@ -3,6 +3,8 @@ package kuryrport
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -10,67 +12,85 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
-	"github.com/kuryr-k8s/kuryr/pkg/names"
 	"github.com/kuryr-k8s/kuryr/pkg/retry"
 )
 
 // activeLister is the one Neutron query the activity watcher makes.
 type activeLister interface {
-	ListPortIDs(ctx context.Context, tags []string, status string) (map[string]bool, error)
+	ActivePorts(ctx context.Context, ids []string) (map[string]bool, error)
 }
 
 // ActivityWatcher marks KuryrPorts active when Neutron reports their ports
 // ACTIVE: it is the only writer of that field (the node daemons write
 // nothing to KuryrPorts). Neutron has no event stream for clients, so it
-// asks, but with one query for the whole cluster per interval and only while
-// some port is still inactive: never a request per pod.
+// asks, and only while some port is still inactive, and only about those
+// ports (a query per 100 of them, whose cost follows the ports asked about
+// rather than the cluster's size). It asks again Interval after a round,
+// or Spacing times the round's own length when Neutron is slow to answer,
+// so that polling never takes more than a share of Neutron while a burst
+// of pods keeps it busy creating their ports.
 type ActivityWatcher struct {
 	Client   client.Client
 	Neutron  activeLister
-	Cluster  string
 	Interval time.Duration
+	Spacing  int // 0: 4
 }
 
 // Start runs until ctx ends (a manager Runnable).
 func (w *ActivityWatcher) Start(ctx context.Context) error {
-	t := time.NewTicker(w.Interval)
+	t := time.NewTimer(w.Interval)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
+			start := time.Now()
 			if err := w.sweep(ctx); err != nil && !retry.Stopping(ctx, err) {
 				log.FromContext(ctx).Error(err, "checking which ports became ACTIVE")
 			}
+			t.Reset(w.next(time.Since(start)))
 		}
 	}
 }
 
+// next is the wait before the next round after one that took took.
+func (w *ActivityWatcher) next(took time.Duration) time.Duration {
+	spacing := w.Spacing
+	if spacing <= 0 {
+		spacing = 4
+	}
+	return max(w.Interval, time.Duration(spacing)*took)
+}
+
 func (w *ActivityWatcher) sweep(ctx context.Context) error {
 	var kps kuryrv1.KuryrPortList
-	if err := w.Client.List(ctx, &kps); err != nil {
+	// Read-only use of the cache's objects: no copy of every KuryrPort
+	// each round.
+	if err := w.Client.List(ctx, &kps, client.UnsafeDisableDeepCopy); err != nil {
 		return err
 	}
-	var waiting []kuryrv1.KuryrPort
+	waiting := map[string]types.NamespacedName{} // port id -> its KuryrPort
 	for _, kp := range kps.Items {
-		if v, ok := kp.Status.VIFs[kuryrv1.DefaultInterface]; ok && !v.Active && kp.DeletionTimestamp.IsZero() &&
+		if v, ok := kp.Status.VIFs[kuryrv1.DefaultInterface]; ok && !v.Active && v.PortID != "" && kp.DeletionTimestamp.IsZero() &&
 			(v.Nested == nil || v.Nested.Mode != kuryrv1.NestedMacvlan) { // never bound, never ACTIVE
-			waiting = append(waiting, kp)
+			waiting[v.PortID] = types.NamespacedName{Namespace: kp.Namespace, Name: kp.Name}
 		}
 	}
 	if len(waiting) == 0 {
 		return nil
 	}
-	active, err := w.Neutron.ListPortIDs(ctx, []string{names.ClusterTag(w.Cluster)}, "ACTIVE")
+	active, err := w.Neutron.ActivePorts(ctx, slices.Sorted(maps.Keys(waiting)))
 	if err != nil {
 		return err
 	}
-	for _, kp := range waiting {
-		if active[kp.Status.VIFs[kuryrv1.DefaultInterface].PortID] {
-			if err := markActive(ctx, w.Client, kp.Namespace, kp.Name); err != nil {
-				log.FromContext(ctx).Error(err, "marking port active", "kuryrport", kp.Namespace+"/"+kp.Name)
-			}
+	for id := range active {
+		kp, ok := waiting[id]
+		if !ok {
+			continue // not asked about: never trust the answer beyond the question
+		}
+		if err := markActive(ctx, w.Client, kp.Namespace, kp.Name); err != nil {
+			log.FromContext(ctx).Error(err, "marking port active", "kuryrport", kp.String())
 		}
 	}
 	return nil

@@ -24,8 +24,20 @@ var poolFree = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 	Help: "Ready ports in each node's pool (vif_pool_driver = neutron).",
 }, []string{"node"})
 
+// startupSeconds is how long a controller took to be ready to lead: from
+// its process's start (package initialisation) to start-up completing
+// (caches synced, leadership won, the cluster's ports read from Neutron).
+var startupSeconds = prometheus.NewGauge(prometheus.GaugeOpts{
+	Name: "kuryr_controller_startup_seconds",
+	Help: "Seconds from the process's start to its start-up as leader completing (0 until then).",
+})
+
+// processStart stands for the process's start: package variables are set
+// before main runs.
+var processStart = time.Now()
+
 // MustRegister adds this package's metrics to a registry.
-func MustRegister(r prometheus.Registerer) { r.MustRegister(stageSeconds, poolFree) }
+func MustRegister(r prometheus.Registerer) { r.MustRegister(stageSeconds, poolFree, startupSeconds) }
 
 // stopwatch remembers when each KuryrPort was first seen.
 type stopwatch struct{ seen sync.Map }

@@ -87,6 +87,8 @@ func (s *Startup) Start(ctx context.Context) error {
 		}
 	}
 	close(s.done)
+	startupSeconds.Set(time.Since(processStart).Seconds())
+	logger.Info("start-up complete", "sinceProcessStart", time.Since(processStart).Round(time.Millisecond).String())
 	if s.Pool != nil {
 		return s.Pool.Start(ctx)
 	}

@@ -27,7 +27,8 @@ func (f *Fake) list(w http.ResponseWriter, r *http.Request, collection string) {
 }
 
 // matches applies Neutron's filters: tags (tags, tags-any, not-tags,
-// not-tags-any), and exact field values.
+// not-tags-any), and exact field values (a field given several times
+// matches any of them: id=A&id=B).
 func matches(o Object, q map[string][]string) bool {
 	for k, vs := range q {
 		if slices.Contains(listParams, k) {
@@ -53,7 +54,7 @@ func matches(o Object, q map[string][]string) bool {
 			}
 			continue
 		}
-		if fmt.Sprint(o[k]) != vs[0] {
+		if !slices.Contains(vs, fmt.Sprint(o[k])) { // a field given several times: any of them
 			return false
 		}
 	}
