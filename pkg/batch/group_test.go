@@ -187,30 +187,85 @@ func TestGroupDropsCancelledCallers(t *testing.T) {
 // A paced Group sizes its calls by the server's shown pace: slow answers
 // shrink the next calls at once, fast ones grow them back gradually.
 func TestPacedLimit(t *testing.T) {
-	g := New(1, 50, func(context.Context, []int) ([]int, error) { return nil, nil },
-		func(context.Context, int) (int, error) { return 0, nil }, func(error) bool { return false }).
-		Paced(10*time.Second, 200*time.Millisecond)
 	steps := []struct {
 		took  time.Duration
 		items int // negative: the call timed out
 		want  int
 	}{
 		{0, 0, 50},                 // 10 s / 0.2 s = 50, capped at maxBatch 50
-		{20 * time.Second, 10, 6},  // 2 s per item, believed at once (weight 3/4): 1.55 s -> 6
-		{10 * time.Second, 10, 6},  // faster (1 s), weight 1/8: 1.48 s -> 6
-		{1 * time.Second, 10, 7},   // much faster (0.1 s): 1.31 s -> 7, grown back slowly
-		{5 * time.Second, -10, 7},  // a timeout at 0.5 s per item: less than shown, no change
-		{40 * time.Second, -10, 3}, // a timeout at 4 s per item: at least that, 3.33 s -> 3
+		{20 * time.Second, 10, 5},  // 2 s per item, believed at once: 5
+		{10 * time.Second, 10, 5},  // faster (1 s), weighs less: 5
+		{1 * time.Second, 10, 7},   // much faster (0.1 s): grown back slowly
+		{5 * time.Second, -10, 7},  // a timeout, at 0.5 s per item less than shown: no change
+		{40 * time.Second, -10, 3}, // a timeout at 4 s per item: at least that
 	}
+	g := pacedGroup(10*time.Second, 200*time.Millisecond)
 	for i, s := range steps {
-		switch {
-		case s.items > 0:
-			g.pace.observe(s.took, s.items)
-		case s.items < 0:
-			g.pace.atLeast(s.took, -s.items)
-		}
+		record(g, s.took, s.items)
 		if got := g.Limit(); got != s.want {
-			t.Errorf("step %d: limit %d, want %d (pace %s per item)", i, got, s.want, g.pace.PerItem())
+			fixed, per := g.pace.Line()
+			t.Errorf("step %d: limit %d, want %d (line %s + %s per item)", i, got, s.want, fixed, per)
 		}
+	}
+}
+
+// A busy server's calls take a fixed time plus a time per item. Calls of
+// varied sizes separate the two, and the calls grow to fill the budget
+// (no further than twice the biggest seen within it), where an average
+// per item would keep them small.
+func TestPacedLineSeparatesFixedTime(t *testing.T) {
+	g := pacedGroup(15*time.Second, 300*time.Millisecond)
+	took := func(n int) time.Duration { return 6*time.Second + time.Duration(n)*900*time.Millisecond }
+	for range 3 {
+		for _, n := range []int{4, 2, 6, 3, 5} {
+			record(g, took(n), n)
+		}
+	}
+	// (15 s - 6 s) / 0.9 s = 10, a little less: calls slower than the line
+	// weigh more.
+	if got := g.Limit(); got != 9 {
+		fixed, per := g.pace.Line()
+		t.Errorf("limit %d, want 9 (line %s + %s per item)", got, fixed, per)
+	}
+	for _, n := range []int{9, 8, 9} {
+		record(g, took(n), n)
+	}
+	if got := g.Limit(); got != 9 {
+		t.Errorf("limit %d after calls of 9 within 15 s, want 9", got)
+	}
+	// Past twice the biggest call seen within the budget, the line is not
+	// trusted: a server whose time per item seems tiny gets calls that
+	// double, not a jump to maxBatch.
+	k := pacedGroup(15*time.Second, 300*time.Millisecond)
+	for _, n := range []int{2, 3, 2, 3} {
+		record(k, 5*time.Second+time.Duration(n)*10*time.Millisecond, n)
+	}
+	if got := k.Limit(); got != 6 {
+		fixed, per := k.pace.Line()
+		t.Errorf("limit %d, want 6: twice the biggest call (line %s + %s per item)", got, fixed, per)
+	}
+	// The same calls, each of one size: nothing to separate, and the
+	// average per item (2.4 s at 4) allows 6.
+	h := pacedGroup(15*time.Second, 300*time.Millisecond)
+	for range 10 {
+		record(h, took(4), 4)
+	}
+	if got := h.Limit(); got != 6 {
+		t.Errorf("calls of one size: limit %d, want 6", got)
+	}
+}
+
+func pacedGroup(budget, perItem time.Duration) *Group[int, int] {
+	return New(1, 50, func(context.Context, []int) ([]int, error) { return nil, nil },
+		func(context.Context, int) (int, error) { return 0, nil }, func(error) bool { return false }).
+		Paced(budget, perItem)
+}
+
+func record(g *Group[int, int], took time.Duration, items int) {
+	switch {
+	case items > 0:
+		g.pace.observe(took, items)
+	case items < 0:
+		g.pace.atLeast(took, -items)
 	}
 }
