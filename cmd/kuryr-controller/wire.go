@@ -40,7 +40,9 @@ func newManager(restCfg *rest.Config, scheme *runtime.Scheme, cfg *config.Config
 		Metrics: metricsauth.ServerOptions(cfg),
 		// /livez and /readyz are served by package health from the start.
 		HealthProbeBindAddress: "0",
-		Cache:                  cache.Options{SyncPeriod: &resync},
+		// No reconciler reads managedFields (an update without them keeps
+		// the server's): not kept for every cached pod.
+		Cache: cache.Options{SyncPeriod: &resync, DefaultTransform: cache.TransformStripManagedFields()},
 		// With controller_ha, standbys keep their caches warm and take over
 		// within the lease duration; every reconciler and background task
 		// (start-up, sweep, ACTIVE poll) runs only on the leader.
