@@ -75,6 +75,7 @@ func newManager(restCfg *rest.Config, scheme *runtime.Scheme, cfg *config.Config
 	kuryrport.MustRegister(metrics.Registry)
 	version.MustRegister(metrics.Registry)
 	quota.MustRegister(metrics.Registry)
+	cleanup.MustRegister(metrics.Registry)
 	return mgr, nil
 }
 

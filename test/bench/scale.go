@@ -108,6 +108,12 @@ func restartAtScale(ctx context.Context, e *env, n int, subnet string) error {
 	fmt.Printf("kuryr: controller restarted with %d pods: process start -> ready leader %.1f s; Neutron from its start to 30 s after ready: %.0f reads, %.0f writes\n",
 		n, ready, reads, writes)
 	fmt.Printf("target: ready <= 10 s: %s; 0 writes: %s\n", verdict(ready > 0 && ready <= 10), verdict(writes == 0))
+	for _, m := range mf["kuryr_cleanup_sweep_seconds"].GetMetric() {
+		if h := m.GetHistogram(); h.GetSampleCount() > 0 {
+			fmt.Printf("kuryr: sweeps of the restarted controller (%s): %d, %.2f s each on average, with %d pods' ports\n",
+				label(m, "result"), h.GetSampleCount(), h.GetSampleSum()/float64(h.GetSampleCount()), n)
+		}
+	}
 	return nil
 }
 

@@ -141,6 +141,7 @@ func (s *Sweeper) Start(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return nil
 		}
+		sweepSeconds.WithLabelValues(result(err)).Observe(time.Since(started).Seconds())
 		if !started.Before(planned) {
 			next := s.Period
 			if len(waits) > 0 {
@@ -168,6 +169,13 @@ func (s *Sweeper) Start(ctx context.Context) error {
 		case <-time.After(wait):
 		}
 	}
+}
+
+func result(err error) string {
+	if err != nil {
+		return "failed"
+	}
+	return "ok"
 }
 
 // Sweep deletes what belongs to no live pod, namespace or node (networks
