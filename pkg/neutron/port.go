@@ -209,6 +209,26 @@ func (c *Client) ListPortIDs(ctx context.Context, tags []string, status string) 
 	return ids, nil
 }
 
+// ListPortIDsByOwner lists the ids of the ports carrying all of tags whose
+// device_owner is one of owners: one query for a kind of port cluster-wide
+// (the nodes' ports), instead of a request per port.
+func (c *Client) ListPortIDsByOwner(ctx context.Context, tags, owners []string) (map[string]bool, error) {
+	var body struct {
+		Ports []struct {
+			ID string `json:"id"`
+		} `json:"ports"`
+	}
+	q := url.Values{"fields": {"id"}, "tags": {strings.Join(tags, ",")}, "device_owner": owners}
+	if _, err := c.sc.Get(ctx, c.sc.ServiceURL("ports")+"?"+q.Encode(), &body, nil); err != nil {
+		return nil, fmt.Errorf("list port ids of %v tagged %v: %w", owners, tags, err)
+	}
+	ids := make(map[string]bool, len(body.Ports))
+	for _, p := range body.Ports {
+		ids[p.ID] = true
+	}
+	return ids, nil
+}
+
 // idsPerQuery is how many ids one ActivePorts request carries: 100 ids
 // make a request line of about 4 KB, well inside the 8 KB that Neutron's
 // WSGI servers and proxies in front of them accept.

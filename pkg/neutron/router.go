@@ -3,6 +3,7 @@ package neutron
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -66,22 +67,28 @@ func (c *Client) RouterSubnets(ctx context.Context, router string) ([]string, er
 	return slices.Compact(out), nil
 }
 
-// RouterOf is the router with an interface on subnet ("" when none).
+// routerInterfaceOwners are the device owners of a router's interfaces:
+// legacy, distributed and HA routers.
+var routerInterfaceOwners = []string{"network:router_interface", "network:router_interface_distributed",
+	"network:ha_router_replicated_interface"}
+
+// RouterOf is the router with an interface on subnet ("" when none). It
+// asks for the router interfaces only: the subnet's other ports (every
+// pod's) would make it cost as much as a listing of the pods.
 func (c *Client) RouterOf(ctx context.Context, subnet string) (string, error) {
-	pages, err := ports.List(c.sc, ports.ListOpts{FixedIPs: []ports.FixedIPOpts{{SubnetID: subnet}}}).AllPages(ctx)
-	if err != nil {
-		return "", fmt.Errorf("list ports of subnet %s: %w", subnet, err)
+	var body struct {
+		Ports []struct {
+			DeviceID string `json:"device_id"`
+		} `json:"ports"`
 	}
-	all, err := ports.ExtractPorts(pages)
-	if err != nil {
-		return "", fmt.Errorf("decode ports: %w", err)
+	q := url.Values{"fixed_ips": {"subnet_id=" + subnet}, "device_owner": routerInterfaceOwners, "fields": {"device_id"}}
+	if _, err := c.sc.Get(ctx, c.sc.ServiceURL("ports")+"?"+q.Encode(), &body, nil); err != nil {
+		return "", fmt.Errorf("list router interfaces on subnet %s: %w", subnet, err)
 	}
-	for _, p := range all {
-		if strings.HasPrefix(p.DeviceOwner, "network:router_interface") || p.DeviceOwner == "network:ha_router_replicated_interface" {
-			return p.DeviceID, nil
-		}
+	if len(body.Ports) == 0 {
+		return "", nil
 	}
-	return "", nil
+	return body.Ports[0].DeviceID, nil
 }
 
 // RouterExists reports whether router exists (a read, for diagnostics).

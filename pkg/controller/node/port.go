@@ -14,9 +14,6 @@ import (
 	"github.com/kuryr-k8s/kuryr/pkg/openstack"
 )
 
-// verifyPeriod is how often a node's annotated port is checked in Neutron.
-const verifyPeriod = 5 * time.Minute
-
 // exists reports whether Neutron still has the port.
 func (r *Reconciler) exists(ctx context.Context, id string) (bool, error) {
 	_, err := r.Neutron.GetPort(ctx, id)

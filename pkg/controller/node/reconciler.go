@@ -39,6 +39,7 @@ type portAPI interface {
 	CreatePort(ctx context.Context, s neutron.PortSpec) (*neutron.Port, error)
 	GetPort(ctx context.Context, id string) (*neutron.Port, error)
 	ListPorts(ctx context.Context, tags []string, status string) ([]neutron.Port, error)
+	ListPortIDsByOwner(ctx context.Context, tags, owners []string) (map[string]bool, error)
 	DeletePort(ctx context.Context, id string) error
 }
 
@@ -138,9 +139,9 @@ func (r *Reconciler) converge(ctx context.Context, k kind, node *corev1.Node) (c
 			return res, err
 		}
 	}
-	// The port is checked again now and then: one deleted behind kuryr's
-	// back is replaced.
-	return soonest(ctrl.Result{RequeueAfter: verifyPeriod}, wait), r.annotate(ctx, k, node, np, sub)
+	// The port is checked again now and then (verify.go): one deleted
+	// behind kuryr's back is replaced.
+	return soonest(ctrl.Result{}, wait), r.annotate(ctx, k, node, np, sub)
 }
 
 // annotate writes what the node must configure, if it changed.

@@ -12,9 +12,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kuryrv1 "github.com/kuryr-k8s/kuryr/api/v1"
 	"github.com/kuryr-k8s/kuryr/pkg/clusternet"
@@ -168,17 +170,35 @@ func TestNodePortUnclearCreateWaits(t *testing.T) {
 	}
 }
 
-// A port deleted behind kuryr's back is replaced when it is checked.
+// A port deleted behind kuryr's back is replaced when it is checked: one
+// listing of the nodes' ports names the node whose port is gone, and its
+// reconcile replaces it. No request per node.
 func TestNodePortDeletedIsReplaced(t *testing.T) {
-	e := newEnv(t, node("n1"))
+	e := newEnv(t, node("n1"), node("n2"))
 	e.reconcile(t, "n1")
+	if res := e.reconcile(t, "n2"); res.RequeueAfter != 0 {
+		t.Errorf("requeue %+v: the ports are checked by one listing, not a requeue per node", res)
+	}
 	np, _ := e.annotation(t, "n1")
 	if err := e.r.Neutron.DeletePort(context.Background(), np.PortID); err != nil {
 		t.Fatal(err)
 	}
-	if res := e.reconcile(t, "n1"); res.RequeueAfter != verifyPeriod {
-		t.Errorf("requeue %+v, want a check every %s", res, verifyPeriod)
+	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
+	defer q.ShutDown()
+	gets := e.fake.Requests["GET ports"]
+	if err := e.r.verify(context.Background(), q); err != nil {
+		t.Fatal(err)
 	}
+	if got := e.fake.Requests["GET ports"] - gets; got != 1 {
+		t.Errorf("%d Neutron requests to check 2 nodes, want 1", got)
+	}
+	if q.Len() != 1 {
+		t.Fatalf("%d nodes enqueued, want n1 only", q.Len())
+	}
+	if req, _ := q.Get(); req.Name != "n1" {
+		t.Fatalf("enqueued %s, want n1", req.Name)
+	}
+	e.reconcile(t, "n1")
 	if got, ok := e.annotation(t, "n1"); !ok || got.PortID == np.PortID || e.fake.Get("ports", got.PortID) == nil {
 		t.Errorf("annotation %+v after its port was deleted", got)
 	}

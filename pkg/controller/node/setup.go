@@ -13,7 +13,8 @@ import (
 )
 
 // SetupWithManager watches nodes appearing and going, changes of the
-// annotations and of readiness (not their other status updates).
+// annotations and of readiness (not their other status updates), and the
+// nodes' ports disappearing from Neutron (verify.go).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	annotation := predicate.Funcs{
 		UpdateFunc: func(e event.UpdateEvent) bool {
@@ -30,7 +31,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	return kit.Controller(ctrl.NewControllerManagedBy(mgr).
 		Named("node").
-		For(&corev1.Node{}, builder.WithPredicates(annotation)), 2).
+		For(&corev1.Node{}, builder.WithPredicates(annotation)).
+		WatchesRawSource(r.verifySource(verifyPeriod)), 2).
 		Complete(kit.RetryConflicts(r))
 }
 
