@@ -216,7 +216,11 @@ func deletePorts(ctx context.Context, nc *neutron.Client, created []neutron.Port
 // up to timeout.
 func waitAllPorts(ctx context.Context, e *env, ns string, n int, start time.Time, timeout time.Duration) (time.Duration, error) {
 	var took time.Duration
-	err := poll(timeout, 100*time.Millisecond, func() (bool, error) {
+	// Every 100 ms, and 1 ms a pod past 100: listing a thousand KuryrPorts
+	// ten times a second took a third of a core from the API server and
+	// Neutron on this machine, for a resolution nobody reads.
+	every := max(100*time.Millisecond, time.Duration(n)*time.Millisecond)
+	err := poll(timeout, every, func() (bool, error) {
 		var kps kuryrv1.KuryrPortList
 		if err := e.kuryr.List(ctx, &kps, client.InNamespace(ns)); err != nil {
 			return false, framework.Stop(err)
