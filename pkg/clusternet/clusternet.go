@@ -45,9 +45,10 @@ type Source struct {
 	Pools []string
 	TTL   time.Duration
 
-	mu     sync.Mutex
-	known  Networks
-	readAt time.Time
+	reading sync.Mutex // one read at a time: callers that find it stale together share it
+	mu      sync.Mutex
+	known   Networks
+	readAt  time.Time
 }
 
 // Networks are the cluster's networks as last read.
@@ -77,10 +78,13 @@ func (n Networks) Prefixes() []netip.Prefix {
 // Read returns the networks, read again once TTL has passed. A failed
 // read serves the last one when there is one.
 func (s *Source) Read(ctx context.Context) (Networks, error) {
-	s.mu.Lock()
-	known, at := s.known, s.readAt
-	s.mu.Unlock()
-	if known.Subnets != nil && time.Since(at) < s.TTL {
+	if known, fresh := s.last(); fresh {
+		return known, nil
+	}
+	s.reading.Lock()
+	defer s.reading.Unlock()
+	known, young := s.last() // read meanwhile by another caller
+	if young {
 		return known, nil
 	}
 	fresh, err := s.read(ctx)
@@ -94,6 +98,13 @@ func (s *Source) Read(ctx context.Context) (Networks, error) {
 	s.known, s.readAt = fresh, time.Now()
 	s.mu.Unlock()
 	return fresh, nil
+}
+
+// last is the networks last read, and whether they are younger than TTL.
+func (s *Source) last() (Networks, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.known, s.known.Subnets != nil && time.Since(s.readAt) < s.TTL
 }
 
 func (s *Source) read(ctx context.Context) (Networks, error) {
