@@ -36,6 +36,55 @@ type ActivityWatcher struct {
 	Neutron  activeLister
 	Interval time.Duration
 	Spacing  int // 0: 4
+
+	// A port inactive for longer than stuckAfter (a node that never
+	// plugs it, a binding that failed) is asked about every stuckEvery
+	// only: ports that never become ACTIVE cost a query now and then, not
+	// one every Interval for ever. Only the watcher's goroutine uses these.
+	since   map[string]time.Time // port id -> first seen inactive
+	stuckAt time.Time            // when the stuck ports were last asked about
+	timeNow func() time.Time     // time.Now unless a test sets it
+}
+
+const (
+	stuckAfter = time.Minute
+	stuckEvery = 30 * time.Second
+)
+
+// askable drops from waiting the ports waiting longer than stuckAfter,
+// unless they are due (every stuckEvery), and forgets ports no longer
+// waiting.
+func (w *ActivityWatcher) askable(waiting map[string]types.NamespacedName) {
+	now := time.Now()
+	if w.timeNow != nil {
+		now = w.timeNow()
+	}
+	if w.since == nil {
+		w.since = map[string]time.Time{}
+	}
+	for id := range w.since {
+		if _, ok := waiting[id]; !ok {
+			delete(w.since, id)
+		}
+	}
+	due := now.Sub(w.stuckAt) >= stuckEvery
+	stuck := false
+	for id := range waiting {
+		first, ok := w.since[id]
+		if !ok {
+			w.since[id] = now
+			continue
+		}
+		if now.Sub(first) > stuckAfter {
+			stuck = true
+			if !due {
+				delete(waiting, id)
+			}
+		}
+	}
+	if stuck && due {
+		w.stuckAt = now
+	}
 }
 
 // Start runs until ctx ends (a manager Runnable).
@@ -84,6 +133,7 @@ func (w *ActivityWatcher) sweep(ctx context.Context) (time.Duration, error) {
 			waiting[v.PortID] = types.NamespacedName{Namespace: kp.Namespace, Name: kp.Name}
 		}
 	}
+	w.askable(waiting)
 	if len(waiting) == 0 {
 		return 0, nil
 	}

@@ -154,3 +154,31 @@ func TestActivityPartialAnswers(t *testing.T) {
 		}
 	}
 }
+
+// A port that stays inactive past a minute is asked about every 30 s, not
+// every round: ports that never become ACTIVE cost a query now and then.
+func TestActivityStuckPortsAskedLessOften(t *testing.T) {
+	fn := neutrontest.New(t)
+	k := kp("stuck", "uid-stuck")
+	k.Status.VIFs = map[string]kuryrv1.VIF{kuryrv1.DefaultInterface: {PortID: fn.Add("ports", neutrontest.Object{"status": "DOWN"})}}
+	scheme := runtime.NewScheme()
+	if err := kuryrv1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(k).WithStatusSubresource(&kuryrv1.KuryrPort{}).Build()
+	now := time.Now()
+	w := &ActivityWatcher{Client: c, Neutron: neutron.New(fn.Client(t)), Interval: time.Second, timeNow: func() time.Time { return now }}
+	queries := 0
+	for range 150 { // 150 rounds a second apart
+		before := fn.Requests["GET ports"]
+		if _, err := w.sweep(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		queries += fn.Requests["GET ports"] - before
+		now = now.Add(time.Second)
+	}
+	// 61 in its first minute (0 s to 60 s), then at 61, 91 and 121 s.
+	if queries != 64 {
+		t.Errorf("%d queries in 150 s about a port that never becomes ACTIVE, want 64", queries)
+	}
+}
