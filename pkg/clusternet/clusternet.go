@@ -49,7 +49,15 @@ type Source struct {
 	mu      sync.Mutex
 	known   Networks
 	readAt  time.Time
+	// failed is the last read's error, if it failed, and failedAt when:
+	// for failAgain after it, callers get it (or what was known) without
+	// a read, so that they do not queue up behind failing reads one by one.
+	failed   error
+	failedAt time.Time
 }
+
+// failAgain is how long a failed read stands for the next ones.
+const failAgain = 5 * time.Second
 
 // Networks are the cluster's networks as last read.
 type Networks struct {
@@ -87,17 +95,38 @@ func (s *Source) Read(ctx context.Context) (Networks, error) {
 	if young {
 		return known, nil
 	}
-	fresh, err := s.read(ctx)
-	if err != nil {
-		if known.Subnets != nil {
-			return known, nil
+	err := s.recentFailure()
+	var fresh Networks
+	if err == nil {
+		if fresh, err = s.read(ctx); err != nil {
+			err = fmt.Errorf("the cluster's networks: %w", err)
 		}
-		return Networks{}, fmt.Errorf("the cluster's networks: %w", err)
+		s.mu.Lock()
+		if err == nil {
+			s.known, s.readAt, s.failed = fresh, time.Now(), nil
+		} else {
+			s.failed, s.failedAt = err, time.Now()
+		}
+		s.mu.Unlock()
 	}
+	switch {
+	case err == nil:
+		return fresh, nil
+	case known.Subnets != nil:
+		return known, nil
+	default:
+		return Networks{}, err
+	}
+}
+
+// recentFailure is the last read's error if it failed within failAgain.
+func (s *Source) recentFailure() error {
 	s.mu.Lock()
-	s.known, s.readAt = fresh, time.Now()
-	s.mu.Unlock()
-	return fresh, nil
+	defer s.mu.Unlock()
+	if s.failed != nil && time.Since(s.failedAt) < failAgain {
+		return s.failed
+	}
+	return nil
 }
 
 // last is the networks last read, and whether they are younger than TTL.

@@ -2,6 +2,7 @@ package clusternet
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -10,11 +11,17 @@ import (
 	"github.com/kuryr-k8s/kuryr/pkg/neutron"
 )
 
-type slowNeutron struct{ routerOf atomic.Int32 }
+type slowNeutron struct {
+	routerOf atomic.Int32
+	fail     atomic.Bool
+}
 
 func (n *slowNeutron) RouterOf(context.Context, string) (string, error) {
 	n.routerOf.Add(1)
 	time.Sleep(20 * time.Millisecond) // a listing takes a while
+	if n.fail.Load() {
+		return "", errors.New("503")
+	}
 	return "r1", nil
 }
 
@@ -46,5 +53,27 @@ func TestReadOncePerTTL(t *testing.T) {
 	wg.Wait()
 	if got := n.routerOf.Load(); got != 1 {
 		t.Errorf("%d router lookups for 20 concurrent readers, want 1", got)
+	}
+}
+
+// A failed read stands for the callers behind it for a while: they do not
+// each wait for a failing read of their own.
+func TestFailedReadIsShared(t *testing.T) {
+	n := &slowNeutron{}
+	n.fail.Store(true)
+	s := &Source{Neutron: n, Info: n, Subnets: []string{"s1"}, TTL: time.Minute}
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := s.Read(context.Background()); err == nil {
+				t.Error("no error from a failed read")
+			}
+		}()
+	}
+	wg.Wait()
+	if got := n.routerOf.Load(); got != 1 {
+		t.Errorf("%d router lookups for 20 concurrent readers of a failing Neutron, want 1", got)
 	}
 }

@@ -62,6 +62,7 @@ type Reconciler struct {
 	warned   sync.Map             // node/what already told it does not get what (NotOnVMNode)
 	downSeen sync.Map             // node -> when this controller first saw it not Ready
 	now      func() time.Time     // time.Now unless a test sets it
+	listed   listing              // the last listing of the node ports (verify.go)
 }
 
 // notOnVM tells a VM node, once per controller run, that it does not get
@@ -127,7 +128,7 @@ func (r *Reconciler) converge(ctx context.Context, k kind, node *corev1.Node) (c
 		return ctrl.Result{}, r.fail(ctx, k, node, "FindSubnet", err)
 	}
 	np, ok := recorded(node.Annotations, k.annotation)
-	if ok {
+	if ok && !r.listed.shows(np.PortID) { // shown by the last listing of the node ports (verify.go): not read again
 		ok, err = r.exists(ctx, np.PortID)
 		if err != nil {
 			return ctrl.Result{}, r.fail(ctx, k, node, "GetPort", err)

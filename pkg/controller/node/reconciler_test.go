@@ -3,7 +3,9 @@ package node
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -171,8 +173,8 @@ func TestNodePortUnclearCreateWaits(t *testing.T) {
 }
 
 // A port deleted behind kuryr's back is replaced when it is checked: one
-// listing of the nodes' ports names the node whose port is gone, and its
-// reconcile replaces it. No request per node.
+// listing of the nodes' ports, then every node reconciled (its routes
+// refreshed), reading by id only the port the listing did not show.
 func TestNodePortDeletedIsReplaced(t *testing.T) {
 	e := newEnv(t, node("n1"), node("n2"))
 	e.reconcile(t, "n1")
@@ -183,25 +185,57 @@ func TestNodePortDeletedIsReplaced(t *testing.T) {
 	if err := e.r.Neutron.DeletePort(context.Background(), np.PortID); err != nil {
 		t.Fatal(err)
 	}
-	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
-	defer q.ShutDown()
-	gets := e.fake.Requests["GET ports"]
-	if err := e.r.verify(context.Background(), q); err != nil {
+	nets, err := e.r.Settings.Networks(context.Background())
+	if err != nil {
 		t.Fatal(err)
 	}
+	e.r.Settings.Networks = func(context.Context) (clusternet.Networks, error) { return nets, nil } // only the ports counted
+	gets := e.fake.Requests["GET ports"]
+	e.verify(t, nil)
+	e.reconcile(t, "n2")
 	if got := e.fake.Requests["GET ports"] - gets; got != 1 {
-		t.Errorf("%d Neutron requests to check 2 nodes, want 1", got)
-	}
-	if q.Len() != 1 {
-		t.Fatalf("%d nodes enqueued, want n1 only", q.Len())
-	}
-	if req, _ := q.Get(); req.Name != "n1" {
-		t.Fatalf("enqueued %s, want n1", req.Name)
+		t.Errorf("%d port reads to list the ports and reconcile n2, want 1 (the listing)", got)
 	}
 	e.reconcile(t, "n1")
 	if got, ok := e.annotation(t, "n1"); !ok || got.PortID == np.PortID || e.fake.Get("ports", got.PortID) == nil {
 		t.Errorf("annotation %+v after its port was deleted", got)
 	}
+
+	// The listing fails: every node reads its own port.
+	gets = e.fake.Requests["GET ports"]
+	e.fake.Fail = func(method, collection string) (int, string) {
+		if method == "GET" && collection == "ports" && e.fake.Requests["GET ports"] == gets+1 {
+			return 503, "{}"
+		}
+		return 0, ""
+	}
+	e.verify(t, errors.New("503"))
+	e.reconcile(t, "n2")
+	if got := e.fake.Requests["GET ports"] - gets; got != 2 {
+		t.Errorf("%d port reads after a failed listing and n2's reconcile, want 2 (the listing, n2's port by id)", got)
+	}
+}
+
+// verify runs a verification round, checks its error (nil or not), and
+// returns the nodes it enqueued.
+func (e *env) verify(t *testing.T, wantErr error) []string {
+	t.Helper()
+	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
+	defer q.ShutDown()
+	if err := e.r.verify(context.Background(), q); (err != nil) != (wantErr != nil) {
+		t.Fatalf("verify: %v", err)
+	}
+	var out []string
+	for q.Len() > 0 {
+		req, _ := q.Get()
+		q.Done(req)
+		out = append(out, req.Name)
+	}
+	slices.Sort(out)
+	if !slices.Equal(out, []string{"n1", "n2"}) {
+		t.Fatalf("enqueued %v, want every node", out)
+	}
+	return out
 }
 
 // The node routes every subnet of its router through its port (VMs'

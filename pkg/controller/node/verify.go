@@ -2,6 +2,8 @@ package node
 
 import (
 	"context"
+	"errors"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -21,12 +23,15 @@ const verifyPeriod = 5 * time.Minute
 type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
 
 // verifySource checks, every period, that the ports the nodes' annotations
-// name still exist, with one listing of the cluster's node ports rather
-// than a request per node (10 000 nodes would cost Neutron 67 requests a
-// second, with nothing changing), and enqueues the nodes whose port is not
-// listed: their reconcile reads the port by id and replaces one deleted
-// behind kuryr's back. Neutron is listed first and the nodes read after,
-// so that a port annotated meanwhile is at worst read once more.
+// name still exist, with one (paged) listing of the cluster's node ports
+// rather than a request per node (10 000 nodes would cost Neutron 67
+// requests a second, with nothing changing), and enqueues every node: its
+// reconcile refreshes its routes (the cluster's networks may have grown)
+// and, for a port the listing does not show, reads it by id and replaces
+// one deleted behind kuryr's back. Neutron is listed first and the nodes
+// read after, so that a port annotated meanwhile is at worst read once
+// more. When the listing fails the nodes are enqueued all the same, and
+// read their ports by id.
 func (r *Reconciler) verifySource(period time.Duration) source.Source {
 	return source.Func(func(ctx context.Context, q queue) error {
 		go func() {
@@ -39,7 +44,7 @@ func (r *Reconciler) verifySource(period time.Duration) source.Source {
 				case <-t.C:
 				}
 				if err := r.verify(ctx, q); err != nil {
-					log.FromContext(ctx).Info("checking the nodes' ports failed: trying again next period", "reason", err.Error(), "period", period.String())
+					log.FromContext(ctx).Info("checking the nodes' ports failed: each node reads its own", "reason", err.Error())
 				}
 			}
 		}()
@@ -47,6 +52,7 @@ func (r *Reconciler) verifySource(period time.Duration) source.Source {
 	})
 }
 
+// verify lists the node ports, then enqueues every node.
 func (r *Reconciler) verify(ctx context.Context, q queue) error {
 	var owners []string
 	for _, k := range r.kinds() {
@@ -54,34 +60,42 @@ func (r *Reconciler) verify(ctx context.Context, q queue) error {
 			owners = append(owners, k.deviceOwner)
 		}
 	}
-	if len(owners) == 0 {
-		return nil
-	}
-	ids, err := r.Neutron.ListPortIDsByOwner(ctx, []string{names.ClusterTag(r.Settings.Cluster)}, owners)
-	if err != nil {
-		return err
+	var listErr error
+	if len(owners) > 0 {
+		var ids map[string]bool
+		ids, listErr = r.Neutron.ListPortIDsByOwner(ctx, []string{names.ClusterTag(r.Settings.Cluster)}, owners)
+		r.listed.set(ids, listErr == nil)
 	}
 	var nodes corev1.NodeList
 	if err := r.List(ctx, &nodes); err != nil {
-		return err
+		return errors.Join(listErr, err)
 	}
-	for _, name := range unlisted(nodes.Items, r.kinds(), ids) {
-		q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Name: name}})
+	for _, n := range nodes.Items {
+		q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Name: n.Name}})
 	}
-	return nil
+	return listErr
 }
 
-// unlisted are the nodes an annotation of which names a port not in ids.
-// Pure.
-func unlisted(nodes []corev1.Node, kinds []kind, ids map[string]bool) []string {
-	var out []string
-	for _, n := range nodes {
-		for _, k := range kinds {
-			if np, ok := recorded(n.Annotations, k.annotation); ok && !ids[np.PortID] {
-				out = append(out, n.Name)
-				break
-			}
-		}
+// listing is the last listing of the node ports, for the reconciles the
+// verification enqueues: a port it shows is not read again by id.
+type listing struct {
+	mu  sync.Mutex
+	ids map[string]bool
+}
+
+// set keeps ids, or forgets the last listing when the new one failed.
+func (l *listing) set(ids map[string]bool, ok bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !ok {
+		ids = nil
 	}
-	return out
+	l.ids = ids
+}
+
+// shows says whether the last listing holds id.
+func (l *listing) shows(id string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.ids[id]
 }

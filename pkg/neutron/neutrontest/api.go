@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -80,7 +81,24 @@ func (f *Fake) listLocked(w http.ResponseWriter, collection string, q map[string
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return fmt.Sprint(out[i]["id"]) < fmt.Sprint(out[j]["id"]) })
-	openstacktest.WriteJSON(w, 200, Object{jsonKey(collection): out})
+	openstacktest.WriteJSON(w, 200, Object{jsonKey(collection): page(out, q)})
+}
+
+// page applies limit and marker as Neutron's native pagination does with
+// the default sort (by id): the objects after the marker's id, at most
+// limit of them. out is sorted by id (and must hold "id" when marker is
+// used).
+func page(out []Object, q map[string][]string) []Object {
+	if m := q["marker"]; len(m) > 0 {
+		i := sort.Search(len(out), func(i int) bool { return fmt.Sprint(out[i]["id"]) > m[0] })
+		out = out[i:]
+	}
+	if l := q["limit"]; len(l) > 0 {
+		if n, err := strconv.Atoi(l[0]); err == nil && n > 0 && n < len(out) {
+			out = out[:n]
+		}
+	}
+	return out
 }
 
 // project keeps the fields asked for (?fields=id&fields=name), all when

@@ -170,6 +170,8 @@ func TestRouterSubnets(t *testing.T) {
 	a := f.Add("subnets", Object{"network_id": "n-a", "cidr": "10.20.0.0/24"})
 	b := f.Add("subnets", Object{"network_id": "n-b", "cidr": "10.21.0.0/24"})
 	f.Add("ports", Object{"device_id": "r1", "device_owner": "network:router_gateway", "fixed_ips": []Object{{"subnet_id": "ext"}}})
+	// A pod's port on b, listed before the interface when all are.
+	f.Add("ports", Object{"id": "0-pod", "device_id": "pod", "device_owner": "compute:kuryr", "fixed_ips": []Object{{"subnet_id": b}}})
 	for _, s := range []string{a, b} {
 		if err := c.EnsureRouterInterface(ctx, "r1", s); err != nil {
 			t.Fatal(err)
