@@ -15,6 +15,7 @@ import (
 	"github.com/kuryr-k8s/kuryr/pkg/cni/nodeport"
 	"github.com/kuryr-k8s/kuryr/pkg/cni/refuse"
 	"github.com/kuryr-k8s/kuryr/pkg/cni/svcports"
+	"github.com/kuryr-k8s/kuryr/pkg/controller/cleanup"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/kuryrport"
 	"github.com/kuryr-k8s/kuryr/pkg/controller/quota"
 	"github.com/kuryr-k8s/kuryr/pkg/openstack"
@@ -46,7 +47,7 @@ var (
 func kuryrMetrics(t *testing.T) map[string][]string {
 	r := &described{}
 	for _, register := range []func(prometheus.Registerer){
-		openstack.MustRegister, kuryrport.MustRegister, quota.MustRegister, version.MustRegister, // the controller's
+		openstack.MustRegister, kuryrport.MustRegister, quota.MustRegister, version.MustRegister, cleanup.MustRegister, // the controller's
 		daemon.MustRegister, nodeport.MustRegister, refuse.MustRegister, conntrack.MustRegister, svcports.MustRegister,
 	} {
 		register(r)
