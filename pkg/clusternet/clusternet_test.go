@@ -40,17 +40,11 @@ func (n *slowNeutron) SubnetPoolPrefixes(context.Context, string) ([]string, err
 func TestReadOncePerTTL(t *testing.T) {
 	n := &slowNeutron{}
 	s := &Source{Neutron: n, Info: n, Subnets: []string{"s1"}, TTL: time.Minute}
-	var wg sync.WaitGroup
-	for range 20 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if got, err := s.Read(context.Background()); err != nil || len(got.Subnets) != 1 {
-				t.Errorf("read %+v, %v", got, err)
-			}
-		}()
-	}
-	wg.Wait()
+	readTogether(s, 20, func(got Networks, err error) {
+		if err != nil || len(got.Subnets) != 1 {
+			t.Errorf("read %+v, %v", got, err)
+		}
+	})
 	if got := n.routerOf.Load(); got != 1 {
 		t.Errorf("%d router lookups for 20 concurrent readers, want 1", got)
 	}
@@ -62,18 +56,25 @@ func TestFailedReadIsShared(t *testing.T) {
 	n := &slowNeutron{}
 	n.fail.Store(true)
 	s := &Source{Neutron: n, Info: n, Subnets: []string{"s1"}, TTL: time.Minute}
-	var wg sync.WaitGroup
-	for range 20 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if _, err := s.Read(context.Background()); err == nil {
-				t.Error("no error from a failed read")
-			}
-		}()
-	}
-	wg.Wait()
+	readTogether(s, 20, func(_ Networks, err error) {
+		if err == nil {
+			t.Error("no error from a failed read")
+		}
+	})
 	if got := n.routerOf.Load(); got != 1 {
 		t.Errorf("%d router lookups for 20 concurrent readers of a failing Neutron, want 1", got)
 	}
+}
+
+// readTogether has n callers read s at once, and checks each answer.
+func readTogether(s *Source, n int, check func(Networks, error)) {
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			check(s.Read(context.Background()))
+		}()
+	}
+	wg.Wait()
 }

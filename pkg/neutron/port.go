@@ -2,19 +2,13 @@ package neutron
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/url"
-	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/portsbinding"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/extensions/portsecurity"
 	"github.com/gophercloud/gophercloud/v2/openstack/networking/v2/ports"
-
-	"github.com/kuryr-k8s/kuryr/pkg/openstack"
 )
 
 // Port is a Neutron port with its binding details.
@@ -192,99 +186,6 @@ func (c *Client) ListPorts(ctx context.Context, tags []string, status string) ([
 		return nil, fmt.Errorf("decode ports: %w", err)
 	}
 	return out, nil
-}
-
-// ListPortIDs lists only the ids of the ports carrying all of tags and the
-// given status: the cheap query used to learn which ports became ACTIVE.
-func (c *Client) ListPortIDs(ctx context.Context, tags []string, status string) (map[string]bool, error) {
-	var body struct {
-		Ports []struct {
-			ID string `json:"id"`
-		} `json:"ports"`
-	}
-	q := url.Values{"fields": {"id"}, "status": {status}, "tags": {strings.Join(tags, ",")}}
-	if _, err := c.sc.Get(ctx, c.sc.ServiceURL("ports")+"?"+q.Encode(), &body, nil); err != nil {
-		return nil, fmt.Errorf("list %s port ids tagged %v: %w", status, tags, err)
-	}
-	ids := make(map[string]bool, len(body.Ports))
-	for _, p := range body.Ports {
-		ids[p.ID] = true
-	}
-	return ids, nil
-}
-
-// idsPerPage is how many ports a page of ListPortIDsByOwner holds: a page
-// Neutron answers well inside its timeout even when busy (about 1.2 ms a
-// listed port on 2 busy cores).
-const idsPerPage = 1000
-
-// ListPortIDsByOwner lists the ids of the ports carrying all of tags whose
-// device_owner is one of owners (Neutron reads a repeated filter as "any
-// of"): a kind of port cluster-wide (the nodes' ports) in one paged
-// listing, instead of a request per port.
-func (c *Client) ListPortIDsByOwner(ctx context.Context, tags, owners []string) (map[string]bool, error) {
-	ids := map[string]bool{}
-	for marker := ""; ; {
-		var body struct {
-			Ports []struct {
-				ID string `json:"id"`
-			} `json:"ports"`
-		}
-		q := url.Values{"fields": {"id"}, "tags": {strings.Join(tags, ",")}, "device_owner": owners,
-			"limit": {strconv.Itoa(idsPerPage)}, "sort_key": {"id"}, "sort_dir": {"asc"}}
-		if marker != "" {
-			q.Set("marker", marker)
-		}
-		if _, err := c.sc.Get(ctx, c.sc.ServiceURL("ports")+"?"+q.Encode(), &body, nil); err != nil {
-			return nil, fmt.Errorf("list port ids of %v tagged %v: %w", owners, tags, err)
-		}
-		for _, p := range body.Ports {
-			ids[p.ID] = true
-		}
-		// A short page is the last; so is one that does not move past the
-		// marker (a server that ignores it).
-		if len(body.Ports) < idsPerPage || body.Ports[len(body.Ports)-1].ID <= marker {
-			return ids, nil
-		}
-		marker = body.Ports[len(body.Ports)-1].ID
-	}
-}
-
-// idsPerQuery is how many ids one ActivePorts request carries: 50 ids
-// make a request line of about 2 KB, inside the 4 KB that uWSGI accepts
-// for the request line and headers by default (eventlet: 8 KB) with room
-// for a token.
-const idsPerQuery = 50
-
-// ActivePorts says which of ids are ACTIVE. It asks for those ports only
-// (id=A&id=B&...&status=ACTIVE: Neutron reads a repeated filter as "any
-// of"), so that its cost follows the ports asked about and found ACTIVE,
-// not every port of the cluster: Neutron builds each listed port in full
-// whatever fields are asked for. When a query fails, the ports found by
-// the others are returned with the error (after a refusal the next queries
-// are made, after a timeout or a server error not).
-func (c *Client) ActivePorts(ctx context.Context, ids []string) (map[string]bool, error) {
-	active := make(map[string]bool)
-	var errs []error
-	for chunk := range slices.Chunk(ids, idsPerQuery) {
-		var body struct {
-			Ports []struct {
-				ID string `json:"id"`
-			} `json:"ports"`
-		}
-		q := url.Values{"fields": {"id"}, "status": {"ACTIVE"}, "id": chunk}
-		if _, err := c.sc.Get(ctx, c.sc.ServiceURL("ports")+"?"+q.Encode(), &body, nil); err != nil {
-			errs = append(errs, fmt.Errorf("list which of %d ports are ACTIVE: %w", len(chunk), err))
-			if !openstack.Refused(err) {
-				break // unanswered or failing: the next queries would wait as long
-			}
-			continue // this query refused: the others are asked all the same
-		}
-		for _, p := range body.Ports {
-			active[p.ID] = true
-		}
-	}
-	return active, errors.Join(errs...)
 }
 
 func containsAll(have, want []string) bool {

@@ -41,11 +41,7 @@ func TestActivityAsksAboutWaitingPortsOnly(t *testing.T) {
 	fn.Add("ports", neutrontest.Object{"status": "ACTIVE"}) // another port of the cluster
 	objs = append(objs, done, unplugged)
 
-	scheme := runtime.NewScheme()
-	if err := kuryrv1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).WithStatusSubresource(&kuryrv1.KuryrPort{}).Build()
+	c := kuryrPorts(t, objs...)
 	w := &ActivityWatcher{Client: c, Neutron: neutron.New(fn.Client(t)), Interval: time.Second}
 	if _, err := w.sweep(context.Background()); err != nil {
 		t.Fatal(err)
@@ -109,11 +105,7 @@ func TestActivityPartialAnswers(t *testing.T) {
 		k.Status.VIFs = map[string]kuryrv1.VIF{kuryrv1.DefaultInterface: {PortID: fn.Add("ports", neutrontest.Object{"status": "ACTIVE"})}}
 		objs = append(objs, k)
 	}
-	scheme := runtime.NewScheme()
-	if err := kuryrv1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).WithStatusSubresource(&kuryrv1.KuryrPort{}).Build()
+	c := kuryrPorts(t, objs...)
 	w := &ActivityWatcher{Client: c, Neutron: neutron.New(fn.Client(t)), Interval: time.Second}
 	active := func() int {
 		var list kuryrv1.KuryrPortList
@@ -161,11 +153,7 @@ func TestActivityStuckPortsAskedLessOften(t *testing.T) {
 	fn := neutrontest.New(t)
 	k := kp("stuck", "uid-stuck")
 	k.Status.VIFs = map[string]kuryrv1.VIF{kuryrv1.DefaultInterface: {PortID: fn.Add("ports", neutrontest.Object{"status": "DOWN"})}}
-	scheme := runtime.NewScheme()
-	if err := kuryrv1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(k).WithStatusSubresource(&kuryrv1.KuryrPort{}).Build()
+	c := kuryrPorts(t, k)
 	now := time.Now()
 	w := &ActivityWatcher{Client: c, Neutron: neutron.New(fn.Client(t)), Interval: time.Second, timeNow: func() time.Time { return now }}
 	queries := 0
@@ -181,4 +169,15 @@ func TestActivityStuckPortsAskedLessOften(t *testing.T) {
 	if queries != 64 {
 		t.Errorf("%d queries in 150 s about a port that never becomes ACTIVE, want 64", queries)
 	}
+}
+
+// kuryrPorts is a fake Kubernetes client holding objs, KuryrPorts with a
+// status subresource.
+func kuryrPorts(t *testing.T, objs ...client.Object) client.Client {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	if err := kuryrv1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	return fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).WithStatusSubresource(&kuryrv1.KuryrPort{}).Build()
 }

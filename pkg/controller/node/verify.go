@@ -64,7 +64,7 @@ func (r *Reconciler) verify(ctx context.Context, q queue) error {
 	if len(owners) > 0 {
 		var ids map[string]bool
 		ids, listErr = r.Neutron.ListPortIDsByOwner(ctx, []string{names.ClusterTag(r.Settings.Cluster)}, owners)
-		r.listed.set(ids, listErr == nil)
+		r.listed.set(ids) // nil when it failed: each node reads its own
 	}
 	var nodes corev1.NodeList
 	if err := r.List(ctx, &nodes); err != nil {
@@ -83,13 +83,10 @@ type listing struct {
 	ids map[string]bool
 }
 
-// set keeps ids, or forgets the last listing when the new one failed.
-func (l *listing) set(ids map[string]bool, ok bool) {
+// set keeps ids (nil: no listing to go by).
+func (l *listing) set(ids map[string]bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if !ok {
-		ids = nil
-	}
 	l.ids = ids
 }
 
