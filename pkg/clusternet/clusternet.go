@@ -45,7 +45,7 @@ type Source struct {
 	Pools []string
 	TTL   time.Duration
 
-	reading sync.Mutex // one read at a time: callers that find it stale together share it
+	reading sync.Mutex // one read at a time: callers that find it stale meanwhile use what is known
 	mu      sync.Mutex
 	known   Networks
 	readAt  time.Time
@@ -84,26 +84,35 @@ func (n Networks) Prefixes() []netip.Prefix {
 }
 
 // Read returns the networks, read again once TTL has passed. A failed
-// read serves the last one when there is one.
+// read serves the last one when there is one, and so does a read under
+// way: only callers that know nothing yet wait for it (a read that Neutron
+// is slow to answer must not hold every reconciler that needs the
+// networks).
 func (s *Source) Read(ctx context.Context) (Networks, error) {
-	if known, fresh := s.last(); fresh {
+	known, fresh := s.last()
+	if fresh {
 		return known, nil
 	}
-	s.reading.Lock()
+	if !s.reading.TryLock() {
+		if known.Subnets != nil {
+			return known, nil // being read again: what was known serves meanwhile
+		}
+		s.reading.Lock() // nothing known yet: wait for the read under way
+	}
 	defer s.reading.Unlock()
 	known, young := s.last() // read meanwhile by another caller
 	if young {
 		return known, nil
 	}
 	err := s.recentFailure()
-	var fresh Networks
+	var latest Networks
 	if err == nil {
-		if fresh, err = s.read(ctx); err != nil {
+		if latest, err = s.read(ctx); err != nil {
 			err = fmt.Errorf("the cluster's networks: %w", err)
 		}
 		s.mu.Lock()
 		if err == nil {
-			s.known, s.readAt, s.failed = fresh, time.Now(), nil
+			s.known, s.readAt, s.failed = latest, time.Now(), nil
 		} else {
 			s.failed, s.failedAt = err, time.Now()
 		}
@@ -111,7 +120,7 @@ func (s *Source) Read(ctx context.Context) (Networks, error) {
 	}
 	switch {
 	case err == nil:
-		return fresh, nil
+		return latest, nil
 	case known.Subnets != nil:
 		return known, nil
 	default:

@@ -78,3 +78,34 @@ func readTogether(s *Source, n int, check func(Networks, error)) {
 	}
 	wg.Wait()
 }
+
+// While the networks are read again, callers that find them stale get
+// what was known at once instead of waiting for Neutron.
+func TestStaleServedDuringRead(t *testing.T) {
+	n := &slowNeutron{}
+	s := &Source{Neutron: n, Info: n, Subnets: []string{"s1"}, TTL: time.Minute}
+	if _, err := s.Read(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	s.readAt = time.Now().Add(-2 * time.Minute) // stale
+	s.mu.Unlock()
+	s.reading.Lock() // a read under way
+	done := make(chan error)
+	go func() {
+		got, err := s.Read(context.Background())
+		if err == nil && len(got.Subnets) != 1 {
+			err = errors.New("not what was known")
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Error(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("a caller with stale networks waited for the read under way")
+	}
+	s.reading.Unlock()
+}
