@@ -90,8 +90,8 @@ func TestStaleServedDuringRead(t *testing.T) {
 	s.mu.Lock()
 	s.readAt = time.Now().Add(-2 * time.Minute) // stale
 	s.mu.Unlock()
-	s.reading.Lock() // a read under way
-	done := make(chan error)
+	s.reading.Lock()            // a read under way
+	done := make(chan error, 1) // a blocked reader ends once the lock is released, not blocked on the send
 	go func() {
 		got, err := s.Read(context.Background())
 		if err == nil && len(got.Subnets) != 1 {
